@@ -1,0 +1,88 @@
+//! `detectEngine` and the `EngineOptions`/`EngineInfo` objects (CONTRACT §1).
+
+use std::time::Duration;
+
+use napi_derive::napi;
+
+use super::error::Outcome;
+use crate::engine::{self, EngineKind};
+use crate::error::{Error, Result};
+
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct EngineOptions {
+    /// Unix socket path, e.g. /var/run/docker.sock.
+    pub socket_path: Option<String>,
+    /// DOCKER_HOST-style URL: unix://, tcp://, http://.
+    pub host: Option<String>,
+    /// Restrict auto-detection to one family.
+    #[napi(ts_type = "'docker' | 'podman'")]
+    pub kind: Option<String>,
+    /// Per request, in milliseconds; default 120000.
+    pub timeout_ms: Option<f64>,
+}
+
+#[napi(object)]
+pub struct EngineInfo {
+    #[napi(ts_type = "'docker' | 'podman'")]
+    pub kind: String,
+    pub endpoint: String,
+    pub version: String,
+    pub api_version: String,
+    pub os: String,
+    pub arch: String,
+}
+
+pub fn engine_options(opts: Option<EngineOptions>) -> Result<engine::EngineOptions> {
+    let opts = opts.unwrap_or_default();
+    let kind = match opts.kind.as_deref() {
+        None => None,
+        Some("docker") => Some(EngineKind::Docker),
+        Some("podman") => Some(EngineKind::Podman),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "engine kind '{other}' is not 'docker' or 'podman'"
+            )))
+        }
+    };
+    let timeout = match opts.timeout_ms {
+        None => engine::DEFAULT_TIMEOUT,
+        Some(ms) if ms.is_finite() && ms > 0.0 => Duration::from_millis(ms.ceil() as u64),
+        Some(ms) => {
+            return Err(Error::invalid_argument(format!(
+                "engine timeoutMs {ms} must be a positive number"
+            )))
+        }
+    };
+    Ok(engine::EngineOptions {
+        socket_path: opts.socket_path.filter(|s| !s.is_empty()),
+        host: opts.host.filter(|s| !s.is_empty()),
+        kind,
+        timeout,
+    })
+}
+
+impl From<&engine::EngineInfo> for EngineInfo {
+    fn from(info: &engine::EngineInfo) -> Self {
+        EngineInfo {
+            kind: info.kind.as_str().to_string(),
+            endpoint: info.endpoint.clone(),
+            version: info.version.clone(),
+            api_version: info.api_version.clone(),
+            os: info.os.clone(),
+            arch: info.arch.clone(),
+        }
+    }
+}
+
+/// Finds the engine these options point at (or auto-detects one) and reports what it is.
+#[napi(ts_return_type = "Promise<EngineInfo>")]
+pub async fn detect_engine(opts: Option<EngineOptions>) -> Outcome<EngineInfo> {
+    async {
+        let options = engine_options(opts)?;
+        let engine = engine::Engine::connect(&options).await?;
+        Ok(EngineInfo::from(engine.info()))
+    }
+    .await
+    .into()
+}

@@ -1,0 +1,8 @@
+//! The N-API binding: converts JavaScript values to core types and back, maps core errors to
+//! coded JS errors, and bridges callbacks. No engine logic lives here.
+
+mod container_types;
+mod docker_runtime;
+mod engine;
+mod error;
+mod naming;

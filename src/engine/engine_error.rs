@@ -1,0 +1,138 @@
+//! Turns bollard's errors into the library's coded errors, naming what the call was about.
+
+use bollard::errors::Error as BollardError;
+
+use crate::error::{Error, ErrorCode};
+
+/// Maps an Engine API failure. `subject` names the container, image or path involved,
+/// e.g. `container 'ci-1a2b3c4d'`.
+pub fn from_bollard(err: BollardError, subject: &str) -> Error {
+    match err {
+        BollardError::DockerResponseServerError {
+            status_code,
+            message,
+        } => {
+            let code = code_for_status(status_code, &message);
+            Error::new(code, format!("{subject}: {}", message.trim()))
+        }
+        BollardError::RequestTimeoutError => Error::new(
+            ErrorCode::Timeout,
+            format!("{subject}: the engine did not answer in time"),
+        ),
+        BollardError::SocketNotFoundError(path) => Error::new(
+            ErrorCode::EngineUnavailable,
+            format!("{subject}: engine socket {path} does not exist"),
+        ),
+        BollardError::DockerContainerWaitError { error, code } => Error::new(
+            ErrorCode::EngineError,
+            format!("{subject}: wait failed with exit code {code}: {error}"),
+        ),
+        other if is_connection_failure(&other) => Error::new(
+            ErrorCode::EngineUnavailable,
+            format!("{subject}: cannot reach the engine: {}", describe(&other)),
+        ),
+        other => Error::new(
+            ErrorCode::EngineError,
+            format!("{subject}: {}", describe(&other)),
+        ),
+    }
+}
+
+/// The code a server error stands for, read from its status and (for 404s) its wording,
+/// which differs between Docker ("No such container") and Podman ("no such container").
+pub fn code_for_status(status: u16, message: &str) -> ErrorCode {
+    let lower = message.to_ascii_lowercase();
+    match status {
+        404 if lower.contains("no such image")
+            || lower.contains("image not known")
+            || lower.contains("unable to find image")
+            || lower.contains("pull access denied") =>
+        {
+            ErrorCode::ImageNotFound
+        }
+        404 if lower.contains("no such container") => ErrorCode::ContainerNotFound,
+        404 if lower.contains("no such exec") => ErrorCode::EngineError,
+        404 => ErrorCode::Enoent,
+        409 if lower.contains("not running") || lower.contains("is paused") => {
+            ErrorCode::ContainerNotRunning
+        }
+        409 if lower.contains("already in use") => ErrorCode::Eexist,
+        400 => ErrorCode::InvalidArgument,
+        _ => ErrorCode::EngineError,
+    }
+}
+
+fn is_connection_failure(err: &BollardError) -> bool {
+    matches!(
+        err,
+        BollardError::IOError { .. }
+            | BollardError::HyperResponseError { .. }
+            | BollardError::HyperLegacyError { .. }
+    )
+}
+
+/// bollard's Display stops at the outermost layer; the cause (e.g. "Connection refused")
+/// is what a person needs, so walk the source chain.
+pub fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_and_podman_wordings_map_to_the_same_codes() {
+        assert_eq!(
+            code_for_status(404, "No such container: x"),
+            ErrorCode::ContainerNotFound
+        );
+        assert_eq!(
+            code_for_status(
+                404,
+                "no container with name or ID \"x\" found: no such container"
+            ),
+            ErrorCode::ContainerNotFound
+        );
+        assert_eq!(
+            code_for_status(404, "No such image: nope:latest"),
+            ErrorCode::ImageNotFound
+        );
+        assert_eq!(
+            code_for_status(404, "nope: image not known"),
+            ErrorCode::ImageNotFound
+        );
+        assert_eq!(
+            code_for_status(409, "Container abc is not running"),
+            ErrorCode::ContainerNotRunning
+        );
+        assert_eq!(
+            code_for_status(404, "Could not find the file /x in container y"),
+            ErrorCode::Enoent
+        );
+        assert_eq!(code_for_status(500, "boom"), ErrorCode::EngineError);
+    }
+
+    #[test]
+    fn server_errors_name_the_subject() {
+        let err = from_bollard(
+            BollardError::DockerResponseServerError {
+                status_code: 404,
+                message: "No such container: abc".into(),
+            },
+            "container 'abc'",
+        );
+        assert_eq!(err.code, ErrorCode::ContainerNotFound);
+        assert_eq!(err.message, "container 'abc': No such container: abc");
+    }
+}

@@ -1,0 +1,13 @@
+//! The Engine API side: finding an engine, connecting to it, and reading its errors.
+
+mod connection;
+mod endpoint;
+mod engine_error;
+mod info;
+mod options;
+
+pub use connection::{detect, Engine};
+pub use endpoint::{candidates, Candidate, DetectionEnv, Endpoint};
+pub use engine_error::{code_for_status, describe, from_bollard};
+pub use info::EngineInfo;
+pub use options::{EngineKind, EngineOptions, DEFAULT_TIMEOUT};

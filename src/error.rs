@@ -1,0 +1,76 @@
+//! The one error type of the core: a stable code plus a message naming what was involved.
+
+use std::fmt;
+
+/// Stable error codes, as the JavaScript contract lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    EngineUnavailable,
+    ImageNotFound,
+    ContainerNotFound,
+    ContainerNotRunning,
+    Enoent,
+    Eisdir,
+    Enotdir,
+    Eacces,
+    Eexist,
+    Timeout,
+    InvalidArgument,
+    Git,
+    Devcontainer,
+    /// The engine answered with an error that none of the codes above describes.
+    EngineError,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::EngineUnavailable => "ENGINE_UNAVAILABLE",
+            ErrorCode::ImageNotFound => "IMAGE_NOT_FOUND",
+            ErrorCode::ContainerNotFound => "CONTAINER_NOT_FOUND",
+            ErrorCode::ContainerNotRunning => "CONTAINER_NOT_RUNNING",
+            ErrorCode::Enoent => "ENOENT",
+            ErrorCode::Eisdir => "EISDIR",
+            ErrorCode::Enotdir => "ENOTDIR",
+            ErrorCode::Eacces => "EACCES",
+            ErrorCode::Eexist => "EEXIST",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::Git => "GIT",
+            ErrorCode::Devcontainer => "DEVCONTAINER",
+            ErrorCode::EngineError => "ENGINE_ERROR",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
+    }
+
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::Timeout, message)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,12 @@
+//! container-isolation: isolated, per-session containers for AI coding agents.
+//!
+//! The core modules (`engine`, `runtime`, `output`) are plain Rust and know nothing of N-API;
+//! `binding` is the thin layer that exposes them to Node.js.
+
+pub mod base_dir;
+pub mod engine;
+pub mod error;
+pub mod output;
+pub mod runtime;
+
+mod binding;

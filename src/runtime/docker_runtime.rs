@@ -1,0 +1,595 @@
+//! `DockerRuntime`: Lace's `ContainerRuntime` over the Engine API.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bollard::models::{
+    ContainerCreateBody, ContainerInspectResponse, ContainerSummary, HostConfig, Mount, MountPoint,
+    MountType,
+};
+use bollard::query_parameters::{
+    ContainerArchiveInfoOptionsBuilder, CreateContainerOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+    WaitContainerOptionsBuilder,
+};
+use futures_util::StreamExt;
+
+use super::container_config::{ContainerConfig, ContainerMount};
+use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
+use super::exec::{run_buffered, ExecOutcome, ExecRequest};
+use super::keepalive::{sandbox_command, SHELL};
+use super::labels::{self, container_labels, LabelContext};
+use super::logs::{stream_logs, LogsRequest};
+use super::naming::container_name;
+use super::owner::OwnerIdentity;
+use super::path_translation::{translate, Direction};
+use crate::base_dir::resolve_base_dir;
+use crate::engine::{Engine, EngineOptions};
+use crate::error::{Error, ErrorCode, Result};
+use crate::output::OutputLine;
+
+/// Grace period of `stop` when the caller gives none (Docker's own default).
+const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    pub engine: EngineOptions,
+    pub image: Option<String>,
+    pub base_dir: Option<String>,
+}
+
+pub struct DockerRuntime {
+    engine_options: EngineOptions,
+    default_image: Option<String>,
+    base_dir: PathBuf,
+    /// Bind mounts per container name and engine id, for the synchronous translations.
+    mounts: Mutex<HashMap<String, Vec<ContainerMount>>>,
+}
+
+fn container_subject(id: &str) -> String {
+    format!("container '{id}'")
+}
+
+impl DockerRuntime {
+    pub fn new(options: RuntimeOptions) -> Self {
+        DockerRuntime {
+            engine_options: options.engine,
+            default_image: options.image.filter(|s| !s.is_empty()),
+            base_dir: resolve_base_dir(options.base_dir.as_deref()),
+            mounts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+
+    pub async fn engine(&self) -> Result<Engine> {
+        Engine::connect(&self.engine_options).await
+    }
+
+    pub async fn create(&self, config: ContainerConfig) -> Result<String> {
+        validate(&config)?;
+        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
+        let image = config
+            .image
+            .clone()
+            .or_else(|| self.default_image.clone())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "container '{name}': no image given (set config.image or the runtime's image)"
+                ))
+            })?;
+        for mount in &config.mounts {
+            ensure_mount_source(&mount.source, &name).await?;
+        }
+        let engine = self.engine().await?;
+        let base_dir = self.base_dir.to_string_lossy().into_owned();
+        let session = config
+            .session_id
+            .clone()
+            .or_else(|| config.id.clone())
+            .unwrap_or_else(|| name.clone());
+        let labels = container_labels(
+            &config.labels,
+            &LabelContext {
+                session: &session,
+                lifetime: config.lifetime,
+                base_dir: &base_dir,
+                clone_path: config.clone_path.as_deref().unwrap_or(""),
+                project_dir: config.project_dir.as_deref().unwrap_or(""),
+                job: config.command.is_some(),
+                owner: OwnerIdentity::current(),
+                created_at_ms: chrono::Utc::now().timestamp_millis(),
+            },
+        );
+        let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
+        let body = create_body(&config, &image, labels.clone(), entrypoint);
+        self.create_container(&engine, &name, &image, body).await?;
+
+        if config.command.is_none() && !self.has_shell(&engine, &name).await? {
+            // An image without a shell cannot run our keep-alive: its own default process
+            // becomes the main process, if it has one.
+            self.discard(&engine, &name).await;
+            let defaults = self.image_default_command(&engine, &image).await?;
+            if !defaults {
+                return Err(Error::invalid_argument(format!(
+                    "container '{name}': image '{image}' has no {SHELL} for a keep-alive and no default command; pass `command`"
+                )));
+            }
+            let body = create_body(&config, &image, labels, None);
+            self.create_container(&engine, &name, &image, body).await?;
+        }
+        self.remember_mounts(&name, None, config.mounts.clone());
+        Ok(name)
+    }
+
+    async fn create_container(
+        &self,
+        engine: &Engine,
+        name: &str,
+        image: &str,
+        body: ContainerCreateBody,
+    ) -> Result<()> {
+        let options = CreateContainerOptionsBuilder::default().name(name).build();
+        let subject = format!("container '{name}' from image '{image}'");
+        match engine
+            .call(&subject, engine.docker().create_container(Some(options), body))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(err) if err.code == ErrorCode::ImageNotFound || err.code == ErrorCode::Enoent => {
+                Err(Error::new(
+                    ErrorCode::ImageNotFound,
+                    format!(
+                        "image '{image}' is not present in the engine {} (this library never pulls; pull or build it first): {}",
+                        engine.endpoint(),
+                        err.message
+                    ),
+                ))
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn has_shell(&self, engine: &Engine, name: &str) -> Result<bool> {
+        let options = ContainerArchiveInfoOptionsBuilder::default()
+            .path(SHELL)
+            .build();
+        let subject = format!("{SHELL} in container '{name}'");
+        match engine
+            .call(
+                &subject,
+                engine
+                    .docker()
+                    .get_container_archive_info(name, Some(options)),
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(err) if err.code == ErrorCode::Enoent => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn image_default_command(&self, engine: &Engine, image: &str) -> Result<bool> {
+        let subject = format!("image '{image}'");
+        let inspected = engine
+            .call(&subject, engine.docker().inspect_image(image))
+            .await?;
+        let config = inspected.config.unwrap_or_default();
+        let non_empty = |v: &Option<Vec<String>>| v.as_ref().is_some_and(|v| !v.is_empty());
+        Ok(non_empty(&config.entrypoint) || non_empty(&config.cmd))
+    }
+
+    /// Removes a container we just created and cannot use; failures are moot.
+    async fn discard(&self, engine: &Engine, name: &str) {
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        let _ = engine
+            .call(name, engine.docker().remove_container(name, Some(options)))
+            .await;
+    }
+
+    pub async fn start(&self, id: &str) -> Result<()> {
+        let engine = self.engine().await?;
+        let subject = container_subject(id);
+        // An already running container answers 304, which is success.
+        engine
+            .call(&subject, engine.docker().start_container(id, None))
+            .await
+    }
+
+    /// Stops with SIGTERM, then SIGKILL after `timeout` (rounded up to whole seconds, the
+    /// API's unit). Stopping a container that is not running is not an error.
+    pub async fn stop(&self, id: &str, timeout: Option<Duration>) -> Result<()> {
+        let engine = self.engine().await?;
+        let grace = timeout.unwrap_or(DEFAULT_STOP_TIMEOUT);
+        let seconds = grace.as_millis().div_ceil(1000);
+        let options = StopContainerOptionsBuilder::default()
+            .t(i32::try_from(seconds).unwrap_or(i32::MAX))
+            .build();
+        let subject = container_subject(id);
+        let request = engine.docker().stop_container(id, Some(options));
+        let limit = engine.timeout() + Duration::from_secs(seconds as u64);
+        let answered = tokio::time::timeout(limit, request).await.map_err(|_| {
+            Error::timeout(format!(
+                "{subject}: stop did not finish within {} ms",
+                limit.as_millis()
+            ))
+        })?;
+        answered.map_err(|e| engine.annotate(crate::engine::from_bollard(e, &subject)))
+    }
+
+    /// Stops the container first if it runs (so its processes end in order), then removes
+    /// it with its anonymous volumes.
+    pub async fn remove(&self, id: &str) -> Result<()> {
+        let info = self.inspect(id).await?;
+        if info.state == ContainerState::Running {
+            self.stop(id, None).await?;
+        }
+        let engine = self.engine().await?;
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        engine
+            .call(
+                &container_subject(id),
+                engine.docker().remove_container(id, Some(options)),
+            )
+            .await?;
+        let mut mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
+        mounts.remove(id);
+        mounts.remove(&info.id);
+        mounts.remove(&info.engine_id);
+        Ok(())
+    }
+
+    pub async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
+        let engine = self.engine().await?;
+        run_buffered(&engine, id, request).await
+    }
+
+    pub async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
+        let engine = self.engine().await?;
+        let inspected = engine
+            .call(
+                &container_subject(id),
+                engine.docker().inspect_container(id, None),
+            )
+            .await?;
+        let (info, mounts) = info_from_inspect(inspected);
+        self.remember_mounts(&info.id, Some(&info.engine_id), mounts);
+        if info.id != id && info.engine_id != id {
+            self.remember_mounts(id, None, self.known_mounts(&info.id).unwrap_or_default());
+        }
+        Ok(info)
+    }
+
+    /// Containers this library created with this runtime's base directory.
+    pub async fn list(&self) -> Result<Vec<ContainerInfo>> {
+        let engine = self.engine().await?;
+        let base_dir = self.base_dir.to_string_lossy().into_owned();
+        let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
+        filters.insert(
+            "label",
+            vec![
+                format!("{}=true", labels::MANAGED),
+                format!("{}={base_dir}", labels::BASE_DIR),
+            ],
+        );
+        let options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let summaries = engine
+            .call(
+                "list of managed containers",
+                engine.docker().list_containers(Some(options)),
+            )
+            .await?;
+        Ok(summaries
+            .into_iter()
+            .map(|summary| {
+                let (info, mounts) = info_from_summary(summary);
+                self.remember_mounts(&info.id, Some(&info.engine_id), mounts);
+                info
+            })
+            .collect())
+    }
+
+    /// Waits for the main process to exit and returns its exit code.
+    pub async fn wait(&self, id: &str) -> Result<i64> {
+        let engine = self.engine().await?;
+        let subject = container_subject(id);
+        let options = WaitContainerOptionsBuilder::default()
+            .condition("not-running")
+            .build();
+        let mut stream = engine.docker().wait_container(id, Some(options));
+        match stream.next().await {
+            Some(Ok(answer)) => Ok(answer.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(err)) => Err(engine.annotate(crate::engine::from_bollard(err, &subject))),
+            None => Err(Error::new(
+                ErrorCode::EngineError,
+                format!("{subject}: the engine closed the wait without an exit code"),
+            )),
+        }
+    }
+
+    pub async fn logs(
+        &self,
+        id: &str,
+        request: LogsRequest,
+        on_line: impl FnMut(OutputLine),
+    ) -> Result<()> {
+        let engine = self.engine().await?;
+        stream_logs(&engine, id, request, on_line).await
+    }
+
+    /// Translates through the mounts known for `id` (from `create`, `inspect` or `list` in
+    /// this process); an id not known here is `CONTAINER_NOT_FOUND`.
+    pub fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
+        let mounts = self.known_mounts(id).ok_or_else(|| {
+            Error::new(
+                ErrorCode::ContainerNotFound,
+                format!(
+                    "container '{id}' is not known to this runtime: create or inspect it first to translate '{path}'"
+                ),
+            )
+        })?;
+        Ok(translate(path, &mounts, direction))
+    }
+
+    fn known_mounts(&self, id: &str) -> Option<Vec<ContainerMount>> {
+        let mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
+        mounts.get(id).cloned()
+    }
+
+    fn remember_mounts(&self, name: &str, engine_id: Option<&str>, list: Vec<ContainerMount>) {
+        let mut mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(engine_id) = engine_id.filter(|s| !s.is_empty()) {
+            mounts.insert(engine_id.to_string(), list.clone());
+        }
+        mounts.insert(name.to_string(), list);
+    }
+}
+
+fn validate(config: &ContainerConfig) -> Result<()> {
+    let absolute = |p: &str| p.starts_with('/');
+    if !absolute(&config.working_directory) {
+        return Err(Error::invalid_argument(format!(
+            "workingDirectory '{}' must be an absolute container path",
+            config.working_directory
+        )));
+    }
+    for mount in &config.mounts {
+        if !Path::new(&mount.source).is_absolute() || !absolute(&mount.target) {
+            return Err(Error::invalid_argument(format!(
+                "mount '{}' -> '{}': source and target must be absolute paths",
+                mount.source, mount.target
+            )));
+        }
+    }
+    if let Some(command) = &config.command {
+        if command.first().is_none_or(|c| c.is_empty()) {
+            return Err(Error::invalid_argument("command must not be empty"));
+        }
+    }
+    if config.memory.is_some_and(|m| m <= 0) || config.cpu_shares.is_some_and(|c| c < 0) {
+        return Err(Error::invalid_argument(
+            "memory must be a positive number of bytes and cpuShares non-negative",
+        ));
+    }
+    for key in config.environment.keys() {
+        if key.is_empty() || key.contains('=') {
+            return Err(Error::invalid_argument(format!(
+                "environment variable name '{key}' is invalid"
+            )));
+        }
+    }
+    Ok(())
+}
+
+async fn ensure_mount_source(source: &str, name: &str) -> Result<()> {
+    match tokio::fs::metadata(source).await {
+        Ok(_) => Ok(()),
+        Err(_) => tokio::fs::create_dir_all(source).await.map_err(|err| {
+            Error::new(
+                if err.kind() == std::io::ErrorKind::PermissionDenied {
+                    ErrorCode::Eacces
+                } else {
+                    ErrorCode::Enoent
+                },
+                format!("container '{name}': cannot create mount source '{source}': {err}"),
+            )
+        }),
+    }
+}
+
+fn create_body(
+    config: &ContainerConfig,
+    image: &str,
+    labels: BTreeMap<String, String>,
+    entrypoint: Option<Vec<String>>,
+) -> ContainerCreateBody {
+    let mounts = config
+        .mounts
+        .iter()
+        .map(|m| Mount {
+            typ: Some(MountType::BIND),
+            source: Some(m.source.clone()),
+            target: Some(m.target.clone()),
+            read_only: Some(m.readonly),
+            ..Default::default()
+        })
+        .collect();
+    let env = config
+        .environment
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let cmd = entrypoint.as_ref().map(|_| Vec::new());
+    ContainerCreateBody {
+        image: Some(image.to_string()),
+        working_dir: Some(config.working_directory.clone()),
+        entrypoint,
+        cmd,
+        env: Some(env),
+        labels: Some(labels.into_iter().collect()),
+        user: config.user.clone(),
+        attach_stdin: Some(false),
+        open_stdin: Some(false),
+        tty: Some(false),
+        host_config: Some(HostConfig {
+            init: Some(true),
+            mounts: Some(mounts),
+            memory: config.memory,
+            cpu_shares: config.cpu_shares,
+            network_mode: config.network.clone(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
+    points
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            p.typ
+                .as_ref()
+                .is_none_or(|t| t.to_string().eq_ignore_ascii_case("bind"))
+        })
+        .filter_map(|p| {
+            Some(ContainerMount {
+                source: p.source?,
+                target: p.destination?,
+                readonly: p.rw == Some(false),
+            })
+        })
+        .collect()
+}
+
+fn info_from_inspect(inspected: ContainerInspectResponse) -> (ContainerInfo, Vec<ContainerMount>) {
+    let state = inspected.state.unwrap_or_default();
+    let status = state
+        .status
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "created".to_string());
+    let running = state.running == Some(true);
+    let exit_code = (!running && status != "created")
+        .then_some(state.exit_code)
+        .flatten();
+    let name = inspected
+        .name
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default();
+    let engine_id = inspected.id.unwrap_or_default();
+    let config = inspected.config.unwrap_or_default();
+    let info = ContainerInfo {
+        id: if name.is_empty() {
+            engine_id.clone()
+        } else {
+            name.clone()
+        },
+        name: (!name.is_empty()).then_some(name),
+        engine_id,
+        state: ContainerState::from_engine(&status, exit_code),
+        pid: state
+            .pid
+            .filter(|p| running && *p > 0)
+            .and_then(|p| u32::try_from(p).ok()),
+        started_at: parse_engine_time(state.started_at.as_deref()),
+        stopped_at: parse_engine_time(state.finished_at.as_deref()),
+        exit_code,
+        image: config.image,
+        labels: config.labels.unwrap_or_default().into_iter().collect(),
+    };
+    (info, bind_mounts(inspected.mounts))
+}
+
+fn info_from_summary(summary: ContainerSummary) -> (ContainerInfo, Vec<ContainerMount>) {
+    let status = summary
+        .state
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "created".to_string());
+    let exit_code = summary.status.as_deref().and_then(exit_code_from_status);
+    let name = summary
+        .names
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .map(|n| n.trim_start_matches('/').to_string())
+        .unwrap_or_default();
+    let engine_id = summary.id.unwrap_or_default();
+    let labels: BTreeMap<String, String> = summary.labels.unwrap_or_default().into_iter().collect();
+    let info = ContainerInfo {
+        id: if name.is_empty() {
+            engine_id.clone()
+        } else {
+            name.clone()
+        },
+        name: (!name.is_empty()).then_some(name),
+        engine_id,
+        state: ContainerState::from_engine(&status, exit_code),
+        pid: None,
+        started_at: None,
+        stopped_at: None,
+        exit_code,
+        image: summary.image,
+        labels,
+    };
+    (info, bind_mounts(summary.mounts))
+}
+
+/// `Exited (7) 3 seconds ago` → 7.
+fn exit_code_from_status(status: &str) -> Option<i64> {
+    let rest = status.strip_prefix("Exited (")?;
+    rest[..rest.find(')')?].parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_read_from_list_status() {
+        assert_eq!(exit_code_from_status("Exited (7) 3 seconds ago"), Some(7));
+        assert_eq!(exit_code_from_status("Up 2 minutes"), None);
+    }
+
+    #[test]
+    fn relative_paths_and_empty_commands_are_invalid() {
+        let mut config = ContainerConfig {
+            working_directory: "work".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&config).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        config.working_directory = "/work".into();
+        config.command = Some(vec![]);
+        assert_eq!(
+            validate(&config).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        config.command = None;
+        config.mounts.push(ContainerMount {
+            source: "rel".into(),
+            target: "/w".into(),
+            readonly: false,
+        });
+        assert_eq!(
+            validate(&config).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! Running a command in a container with its output buffered: the exec is marked with a
+//! token so its whole tree can be killed, its exit code is read only after the stream has
+//! ended and the engine reports it (the exit-code race of PITFALLS), and a timeout kills
+//! the tree inside the container before the call rejects.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+
+use super::process_kill::{new_exec_token, signal_exec_tree, token_entry, Signal};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+
+/// After a kill, how long the output stream may take to close before we give up on it.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
+/// How long the engine may take to publish an exit code after the stream closed.
+const EXIT_CODE_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    pub command: Vec<String>,
+    pub working_dir: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Option<Duration>,
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecOutcome {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub exit_code: i64,
+}
+
+/// A started exec whose output is read by the caller.
+pub struct StartedExec {
+    pub exec_id: String,
+    pub token: String,
+    pub output: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>,
+    >,
+}
+
+pub fn subject(container: &str, command: &[String]) -> String {
+    format!("exec {:?} in container '{container}'", command.join(" "))
+}
+
+/// Creates and starts an exec marked with a fresh token, writing `stdin` (then closing it).
+pub async fn start(engine: &Engine, container: &str, req: &ExecRequest) -> Result<StartedExec> {
+    if req.command.is_empty() || req.command[0].is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "exec in container '{container}': the command is empty"
+        )));
+    }
+    let what = subject(container, &req.command);
+    let token = new_exec_token();
+    let mut env: Vec<String> = req.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    env.push(token_entry(&token));
+    let options = CreateExecOptions {
+        cmd: Some(req.command.clone()),
+        env: Some(env),
+        working_dir: req.working_dir.clone(),
+        user: req.user.clone(),
+        attach_stdin: Some(req.stdin.is_some()),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        tty: Some(false),
+        ..Default::default()
+    };
+    let docker = engine.docker();
+    let created = engine
+        .call(&what, docker.create_exec(container, options))
+        .await?;
+    let started = engine
+        .call(
+            &what,
+            docker.start_exec(
+                &created.id,
+                Some(StartExecOptions {
+                    detach: false,
+                    tty: false,
+                    output_capacity: Some(64 * 1024),
+                }),
+            ),
+        )
+        .await?;
+    let StartExecResults::Attached { output, mut input } = started else {
+        return Err(Error::new(
+            ErrorCode::EngineError,
+            format!("{what}: the engine started the exec detached"),
+        ));
+    };
+    if let Some(bytes) = &req.stdin {
+        let bytes = bytes.clone();
+        // Written concurrently so that a command that fills its output pipe before
+        // reading all of stdin cannot deadlock us.
+        tokio::spawn(async move {
+            let _ = input.write_all(&bytes).await;
+            let _ = input.shutdown().await;
+        });
+    } else {
+        drop(input);
+    }
+    Ok(StartedExec {
+        exec_id: created.id,
+        token,
+        output,
+    })
+}
+
+/// Polls the exec until the engine reports it finished with an exit code.
+pub async fn exit_code(engine: &Engine, exec_id: &str, what: &str) -> Result<i64> {
+    let deadline = tokio::time::Instant::now() + EXIT_CODE_WAIT;
+    let mut delay = Duration::from_millis(2);
+    loop {
+        let inspected = engine
+            .call(what, engine.docker().inspect_exec(exec_id))
+            .await?;
+        if inspected.running != Some(true) {
+            if let Some(code) = inspected.exit_code {
+                return Ok(code);
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::new(
+                ErrorCode::EngineError,
+                format!("{what}: the engine reported no exit code after the output ended"),
+            ));
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Runs a command to completion with buffered output. A non-zero exit is a result; a
+/// timeout kills the command's whole tree in the container and rejects with `TIMEOUT`.
+pub async fn run_buffered(
+    engine: &Engine,
+    container: &str,
+    req: ExecRequest,
+) -> Result<ExecOutcome> {
+    let what = subject(container, &req.command);
+    let mut started = start(engine, container, &req).await?;
+    let mut outcome = ExecOutcome::default();
+    let drain = async {
+        while let Some(frame) = started.output.next().await {
+            match frame {
+                Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
+                    outcome.stdout.extend_from_slice(&message)
+                }
+                Ok(LogOutput::StdErr { message }) => outcome.stderr.extend_from_slice(&message),
+                Ok(LogOutput::StdIn { .. }) => {}
+                Err(err) => return Err(engine.annotate(crate::engine::from_bollard(err, &what))),
+            }
+        }
+        Ok(())
+    };
+    let finished = match req.timeout {
+        Some(limit) => tokio::time::timeout(limit, drain).await.ok(),
+        None => Some(drain.await),
+    };
+    match finished {
+        Some(result) => {
+            result?;
+            outcome.exit_code = exit_code(engine, &started.exec_id, &what).await?;
+            Ok(outcome)
+        }
+        None => {
+            signal_exec_tree(
+                engine,
+                container,
+                &started.exec_id,
+                &started.token,
+                Signal::Kill,
+            )
+            .await?;
+            let _ = tokio::time::timeout(DRAIN_AFTER_KILL, async {
+                while started.output.next().await.is_some() {}
+            })
+            .await;
+            Err(Error::timeout(format!(
+                "{what} ran past its timeout of {} ms and was killed inside the container",
+                req.timeout.unwrap_or_default().as_millis()
+            )))
+        }
+    }
+}
+
+/// A helper exec of our own (output discarded), bounded by the engine's request timeout
+/// but never killed (it is itself what kills): returns its exit code.
+pub async fn run_plain(
+    engine: &Engine,
+    container: &str,
+    command: Vec<String>,
+    user: Option<&str>,
+) -> Result<i64> {
+    let req = ExecRequest {
+        command,
+        user: user.map(str::to_string),
+        ..Default::default()
+    };
+    let what = subject(container, &req.command);
+    let limit = engine.timeout();
+    tokio::time::timeout(limit, async {
+        let mut started = start(engine, container, &req).await?;
+        while started.output.next().await.is_some() {}
+        exit_code(engine, &started.exec_id, &what).await
+    })
+    .await
+    .map_err(|_| {
+        Error::timeout(format!(
+            "{what} did not finish within {} ms",
+            limit.as_millis()
+        ))
+    })?
+}

@@ -1,0 +1,110 @@
+//! The labels every container of this library carries, so that it can be found again and
+//! reaped safely (CONTRACT §6).
+
+use std::collections::BTreeMap;
+
+use super::container_config::Lifetime;
+use super::owner::OwnerIdentity;
+
+pub const PREFIX: &str = "dev.container-isolation";
+pub const MANAGED: &str = "dev.container-isolation.managed";
+pub const SESSION: &str = "dev.container-isolation.session";
+pub const LIFETIME: &str = "dev.container-isolation.lifetime";
+pub const OWNER_PID: &str = "dev.container-isolation.owner-pid";
+pub const OWNER_START: &str = "dev.container-isolation.owner-start";
+pub const OWNER_BOOT_ID: &str = "dev.container-isolation.owner-boot-id";
+pub const OWNER_HOST: &str = "dev.container-isolation.owner-host";
+pub const BASE_DIR: &str = "dev.container-isolation.base-dir";
+pub const CLONE_PATH: &str = "dev.container-isolation.clone-path";
+pub const PROJECT_DIR: &str = "dev.container-isolation.project-dir";
+pub const CREATED_AT: &str = "dev.container-isolation.created-at";
+/// `sandbox` (kept alive by us) or `job` (the caller's command is the main process).
+pub const KIND: &str = "dev.container-isolation.kind";
+
+pub struct LabelContext<'a> {
+    pub session: &'a str,
+    pub lifetime: Lifetime,
+    pub base_dir: &'a str,
+    pub clone_path: &'a str,
+    pub project_dir: &'a str,
+    pub job: bool,
+    pub owner: &'a OwnerIdentity,
+    pub created_at_ms: i64,
+}
+
+/// The caller's labels plus ours; ours win, so that nobody can forge ownership by accident.
+pub fn container_labels(
+    user_labels: &BTreeMap<String, String>,
+    ctx: &LabelContext<'_>,
+) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = user_labels
+        .iter()
+        .filter(|(k, _)| !k.starts_with(PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let ours = [
+        (MANAGED, "true".to_string()),
+        (SESSION, ctx.session.to_string()),
+        (LIFETIME, ctx.lifetime.as_str().to_string()),
+        (OWNER_PID, ctx.owner.pid.to_string()),
+        (OWNER_START, ctx.owner.start.clone()),
+        (OWNER_BOOT_ID, ctx.owner.boot_id.clone()),
+        (OWNER_HOST, ctx.owner.host.clone()),
+        (BASE_DIR, ctx.base_dir.to_string()),
+        (CLONE_PATH, ctx.clone_path.to_string()),
+        (PROJECT_DIR, ctx.project_dir.to_string()),
+        (CREATED_AT, ctx.created_at_ms.to_string()),
+        (KIND, if ctx.job { "job" } else { "sandbox" }.to_string()),
+    ];
+    for (key, value) in ours {
+        labels.insert(key.to_string(), value);
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_labels_cannot_be_overridden_by_the_caller() {
+        let owner = OwnerIdentity {
+            pid: 42,
+            start: "7".into(),
+            boot_id: "b".into(),
+            host: "h".into(),
+        };
+        let mut user = BTreeMap::new();
+        user.insert(MANAGED.to_string(), "false".to_string());
+        user.insert("team".to_string(), "x".to_string());
+        let labels = container_labels(
+            &user,
+            &LabelContext {
+                session: "s1",
+                lifetime: Lifetime::Process,
+                base_dir: "/b",
+                clone_path: "",
+                project_dir: "",
+                job: false,
+                owner: &owner,
+                created_at_ms: 1,
+            },
+        );
+        assert_eq!(labels[MANAGED], "true");
+        assert_eq!(labels["team"], "x");
+        assert_eq!(labels[OWNER_PID], "42");
+        assert_eq!(labels[LIFETIME], "process");
+        for key in [
+            SESSION,
+            OWNER_START,
+            OWNER_BOOT_ID,
+            OWNER_HOST,
+            BASE_DIR,
+            CLONE_PATH,
+            PROJECT_DIR,
+            CREATED_AT,
+        ] {
+            assert!(labels.contains_key(key), "{key}");
+        }
+    }
+}

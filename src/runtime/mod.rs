@@ -1,0 +1,23 @@
+//! Containers through the Engine API: create/start/stop/remove, exec, logs, inspect, list,
+//! and path translation (CONTRACT §2).
+
+mod container_config;
+mod container_info;
+mod docker_runtime;
+pub mod exec;
+mod keepalive;
+pub mod labels;
+mod logs;
+mod naming;
+mod owner;
+mod path_translation;
+pub mod process_kill;
+
+pub use container_config::{ContainerConfig, ContainerMount, Lifetime};
+pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
+pub use docker_runtime::{DockerRuntime, RuntimeOptions};
+pub use exec::{ExecOutcome, ExecRequest};
+pub use logs::LogsRequest;
+pub use naming::{compute_container_name, container_name, validate_name};
+pub use owner::{process_start_ticks, OwnerIdentity};
+pub use path_translation::{translate, Direction};

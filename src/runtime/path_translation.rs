@@ -1,0 +1,121 @@
+//! Host ↔ container path translation through a container's bind mounts: by path segments
+//! (`/workspace2` is not under `/workspace`), longest mount first, unchanged when under none.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::container_config::ContainerMount;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    ToContainer,
+    ToHost,
+}
+
+pub fn translate(path: &str, mounts: &[ContainerMount], direction: Direction) -> String {
+    let target = normalize(path);
+    let mut best: Option<(usize, String)> = None;
+    for mount in mounts {
+        let (from, to) = match direction {
+            Direction::ToContainer => (&mount.source, &mount.target),
+            Direction::ToHost => (&mount.target, &mount.source),
+        };
+        let from = normalize(from);
+        if let Ok(rest) = target.strip_prefix(&from) {
+            let depth = from.components().count();
+            if best.as_ref().is_none_or(|(d, _)| depth > *d) {
+                let mapped = if rest.as_os_str().is_empty() {
+                    normalize(to)
+                } else {
+                    normalize(to).join(rest)
+                };
+                best = Some((depth, mapped.to_string_lossy().into_owned()));
+            }
+        }
+    }
+    best.map(|(_, p)| p).unwrap_or_else(|| path.to_string())
+}
+
+/// Lexical normalisation: removes `.` and empty segments and applies `..` without touching
+/// the file system (a container path cannot be resolved on the host).
+fn normalize(path: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::ParentDir => {
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mounts() -> Vec<ContainerMount> {
+        vec![
+            ContainerMount {
+                source: "/home/u/proj".into(),
+                target: "/workspace".into(),
+                readonly: false,
+            },
+            ContainerMount {
+                source: "/home/u/cache".into(),
+                target: "/workspace/cache".into(),
+                readonly: true,
+            },
+        ]
+    }
+
+    #[test]
+    fn translates_by_segments_longest_first() {
+        let m = mounts();
+        assert_eq!(
+            translate("/home/u/proj/src/a.ts", &m, Direction::ToContainer),
+            "/workspace/src/a.ts"
+        );
+        assert_eq!(
+            translate("/workspace/cache/x", &m, Direction::ToHost),
+            "/home/u/cache/x"
+        );
+        assert_eq!(
+            translate("/workspace", &m, Direction::ToHost),
+            "/home/u/proj"
+        );
+        assert_eq!(
+            translate("/workspace/", &m, Direction::ToHost),
+            "/home/u/proj"
+        );
+    }
+
+    #[test]
+    fn sibling_prefixes_are_not_mounts() {
+        let m = mounts();
+        assert_eq!(
+            translate("/workspace2/x", &m, Direction::ToHost),
+            "/workspace2/x"
+        );
+        assert_eq!(
+            translate("/home/u/project/x", &m, Direction::ToContainer),
+            "/home/u/project/x"
+        );
+    }
+
+    #[test]
+    fn dot_dot_cannot_escape_into_a_mount_lexically() {
+        let m = mounts();
+        assert_eq!(
+            translate("/workspace/../etc/passwd", &m, Direction::ToHost),
+            "/workspace/../etc/passwd"
+        );
+        assert_eq!(
+            translate("/workspace/a/../b", &m, Direction::ToHost),
+            "/home/u/proj/b"
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! Signalling everything a command started inside a container. The Engine API cannot kill
+//! an exec (moby #9098), so every exec we start carries a unique token in its environment,
+//! which its whole tree inherits — also children that left its process group. We signal
+//! that tree from the host when the engine is local and we may (`kill` on host pids found
+//! by cgroup and token), else from inside the container with a second exec.
+
+use crate::engine::Engine;
+use crate::error::Result;
+
+/// Environment variable whose value marks every process of one exec.
+pub const EXEC_TOKEN_VAR: &str = "CONTAINER_ISOLATION_EXEC";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Term,
+    Kill,
+}
+
+impl Signal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Term => "TERM",
+            Signal::Kill => "KILL",
+        }
+    }
+
+    #[cfg(unix)]
+    fn number(self) -> i32 {
+        match self {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        }
+    }
+}
+
+pub fn new_exec_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+pub fn token_entry(token: &str) -> String {
+    format!("{EXEC_TOKEN_VAR}={token}")
+}
+
+/// Kills by token from inside the container. `$1` is the signal, `$2` the `VAR=token`
+/// entry; nothing is interpolated into the script.
+const IN_CONTAINER_SCRIPT: &str = r#"self=$$
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  [ "$p" = "$self" ] && continue
+  if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$2"; then
+    kill -s "$1" "$p" 2>/dev/null
+  fi
+done
+exit 0"#;
+
+/// Sends `signal` to every process of the exec marked with `token` in `container`.
+/// `exec_id` gives the exec's own host pid, whose process group is signalled too.
+pub async fn signal_exec_tree(
+    engine: &Engine,
+    container: &str,
+    exec_id: &str,
+    token: &str,
+    signal: Signal,
+) -> Result<()> {
+    if engine.is_local() {
+        if let Some(done) = signal_from_host(engine, container, exec_id, token, signal).await {
+            if done {
+                return Ok(());
+            }
+        }
+    }
+    signal_from_container(engine, container, token, signal).await
+}
+
+/// `Some(true)` when every matching process was signalled from the host, `Some(false)` when
+/// permission was lacking for some, `None` when the host cannot see the container.
+#[cfg(target_os = "linux")]
+async fn signal_from_host(
+    engine: &Engine,
+    container: &str,
+    exec_id: &str,
+    token: &str,
+    signal: Signal,
+) -> Option<bool> {
+    let docker = engine.docker();
+    let exec_pid = docker.inspect_exec(exec_id).await.ok()?.pid.unwrap_or(0);
+    let container_id = docker.inspect_container(container, None).await.ok()?.id?;
+    let entry = token_entry(token);
+    let signal_number = signal.number();
+    tokio::task::spawn_blocking(move || {
+        let pids = host::pids_in_container_with_entry(&container_id, entry.as_bytes());
+        if pids.is_empty() && exec_pid <= 0 {
+            return None;
+        }
+        let mut all_permitted = true;
+        if exec_pid > 0 && host::belongs_to(exec_pid as u32, &container_id) {
+            all_permitted &= host::kill(-(exec_pid as i32), signal_number);
+        }
+        for pid in pids {
+            all_permitted &= host::kill(pid as i32, signal_number);
+        }
+        Some(all_permitted)
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn signal_from_host(
+    _engine: &Engine,
+    _container: &str,
+    _exec_id: &str,
+    _token: &str,
+    _signal: Signal,
+) -> Option<bool> {
+    None
+}
+
+async fn signal_from_container(
+    engine: &Engine,
+    container: &str,
+    token: &str,
+    signal: Signal,
+) -> Result<()> {
+    let command = vec![
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        IN_CONTAINER_SCRIPT.to_string(),
+        "sh".to_string(),
+        signal.name().to_string(),
+        token_entry(token),
+    ];
+    super::exec::run_plain(engine, container, command, Some("0")).await?;
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+mod host {
+    use std::fs;
+
+    /// Whether a host process runs in the container (its cgroup path names the container).
+    pub fn belongs_to(pid: u32, container_id: &str) -> bool {
+        fs::read_to_string(format!("/proc/{pid}/cgroup"))
+            .map(|cgroup| cgroup.contains(container_id))
+            .unwrap_or(false)
+    }
+
+    pub fn pids_in_container_with_entry(container_id: &str, entry: &[u8]) -> Vec<u32> {
+        let Ok(dir) = fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| belongs_to(pid, container_id))
+            .filter(|&pid| {
+                fs::read(format!("/proc/{pid}/environ"))
+                    .map(|env| env.split(|&b| b == 0).any(|var| var == entry))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+
+    /// `false` only when we lack permission; a process already gone counts as done.
+    pub fn kill(pid: i32, signal: i32) -> bool {
+        // SAFETY: kill(2) takes plain integers and has no memory effects.
+        let rc = unsafe { libc::kill(pid, signal) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM)
+    }
+}
