@@ -9,4 +9,5 @@ pub mod error;
 pub mod output;
 pub mod runtime;
 
+#[cfg_attr(test, allow(dead_code))]
 mod binding;

@@ -117,7 +117,9 @@ async fn signal_from_host(
     None
 }
 
-async fn signal_from_container(
+/// Signals the token's processes by an exec inside the container (needs `/bin/sh`, `tr`,
+/// `grep` and `kill` there); the path for remote engines and for hosts without permission.
+pub async fn signal_from_container(
     engine: &Engine,
     container: &str,
     token: &str,

@@ -1,0 +1,44 @@
+// Shared set-up for the suites: the engine under test, the offline test images, and a
+// runtime whose containers are all removed after the suite.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+export const addon: typeof import('../index') = require('../index.js')
+
+export const IMAGES = {
+  debian: 'container-isolation-test:debian',
+  busybox: 'container-isolation-test:busybox',
+  noshell: 'container-isolation-test:noshell',
+} as const
+
+export const engine = { socketPath: process.env.TEST_ENGINE_SOCKET ?? '/var/run/docker.sock' }
+
+export function tempDir(prefix: string): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), `ci-${prefix}-`))
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** A runtime with its own base directory, so `list()` sees only this suite's containers. */
+export function suiteRuntime(prefix: string) {
+  const base = tempDir(prefix)
+  const runtime = new addon.DockerRuntime({ engine, image: IMAGES.debian, baseDir: base.path })
+  const cleanup = async () => {
+    for (const c of await runtime.list()) {
+      await runtime.remove(c.id).catch(() => {})
+    }
+    base.cleanup()
+  }
+  return { runtime, baseDir: base.path, cleanup }
+}
+
+export async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  try {
+    await promise
+  } catch (err) {
+    return err as Error & { code?: string }
+  }
+  throw new Error('expected the promise to reject')
+}

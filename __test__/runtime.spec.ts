@@ -1,0 +1,376 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { OutputLine } from '../index'
+import { addon, engine, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+
+const { runtime, baseDir, cleanup } = suiteRuntime('runtime')
+afterAll(cleanup)
+
+const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
+const docker = (...args: string[]) => execFileSync(DOCKER, args, { encoding: 'utf8' }).trim()
+
+async function sandbox(extra: Partial<Parameters<typeof runtime.create>[0]> = {}) {
+  const id = await runtime.create({ workingDirectory: '/', mounts: [], ...extra })
+  await runtime.start(id)
+  return id
+}
+
+async function processes(id: string): Promise<string> {
+  return (await runtime.exec(id, { command: ['ps', '-eo', 'pid,args'] })).stdout
+}
+
+describe('create', () => {
+  it('names, labels and runs a sandbox under an init process, creating mount sources', async () => {
+    const host = tempDir('mount')
+    const source = join(host.path, 'not', 'yet')
+    const id = await runtime.create({
+      id: 'sess1',
+      workingDirectory: '/workspace',
+      mounts: [{ source, target: '/workspace' }],
+      labels: { team: 'x', 'dev.container-isolation.managed': 'false' },
+      environment: { GREETING: 'hello world' },
+    })
+    expect(id).toMatch(/^sess1-[0-9a-f]{8}$/)
+    expect(statSync(source).isDirectory()).toBe(true)
+    const labels = JSON.parse(docker('inspect', '-f', '{{json .Config.Labels}}', id))
+    expect(labels).toMatchObject({
+      team: 'x',
+      'dev.container-isolation.managed': 'true',
+      'dev.container-isolation.session': 'sess1',
+      'dev.container-isolation.lifetime': 'session',
+      'dev.container-isolation.owner-pid': String(process.pid),
+      'dev.container-isolation.base-dir': baseDir,
+    })
+    for (const key of ['owner-start', 'owner-boot-id', 'owner-host', 'clone-path', 'project-dir', 'created-at']) {
+      expect(labels).toHaveProperty(`dev.container-isolation.${key}`)
+    }
+    expect(docker('inspect', '-f', '{{.HostConfig.Init}}', id)).toBe('true')
+    await runtime.start(id)
+    const pid1 = await runtime.exec(id, { command: ['cat', '/proc/1/cmdline'] })
+    expect(pid1.stdout.split('\0')[0]).toMatch(/init/)
+    const env = await runtime.exec(id, { command: ['sh', '-c', 'echo "$GREETING"; pwd'] })
+    expect(env.stdout).toBe('hello world\n/workspace\n')
+    host.cleanup()
+  })
+
+  it('uses config.name as given and gives generated names a ci- prefix', async () => {
+    const name = `named-${process.pid}`
+    expect(await runtime.create({ name, workingDirectory: '/', mounts: [] })).toBe(name)
+    expect(await runtime.create({ workingDirectory: '/', mounts: [] })).toMatch(/^ci-[0-9a-f]{8}$/)
+    const again = await rejection(runtime.create({ name, workingDirectory: '/', mounts: [] }))
+    expect(again.code).toBe('EEXIST')
+  })
+
+  it('rejects a missing image with IMAGE_NOT_FOUND and never pulls', async () => {
+    const err = await rejection(
+      runtime.create({ image: 'container-isolation-test:absent', workingDirectory: '/', mounts: [] }),
+    )
+    expect(err.code).toBe('IMAGE_NOT_FOUND')
+    expect(err.message).toContain('container-isolation-test:absent')
+  })
+
+  it('rejects malformed configs with INVALID_ARGUMENT before touching the engine', async () => {
+    const cases = [
+      { workingDirectory: 'relative', mounts: [] },
+      { workingDirectory: '/', mounts: [{ source: 'rel', target: '/x' }] },
+      { workingDirectory: '/', mounts: [], command: [] },
+      { workingDirectory: '/', mounts: [], name: '../x' },
+      { workingDirectory: '/', mounts: [], id: '$(id)' },
+      { workingDirectory: '/', mounts: [], lifetime: 'forever' as never },
+      { workingDirectory: '/', mounts: [], memory: -5 },
+    ]
+    for (const config of cases) {
+      const err = await rejection(runtime.create(config))
+      expect(err.code, JSON.stringify(config)).toBe('INVALID_ARGUMENT')
+    }
+  })
+
+  it('runs images without a shell on their own default process', async () => {
+    const id = await runtime.create({ image: IMAGES.noshell, workingDirectory: '/', mounts: [] })
+    await runtime.start(id)
+    expect((await runtime.inspect(id)).state).toBe('running')
+    const started = Date.now()
+    await runtime.stop(id)
+    expect(Date.now() - started).toBeLessThan(1500)
+    expect((await runtime.inspect(id)).state).toBe('stopped')
+  })
+
+  it('applies memory, cpuShares, user and network', async () => {
+    const id = await sandbox({ memory: 256 * 1024 * 1024, cpuShares: 512, user: 'agent', network: 'none' })
+    expect(docker('inspect', '-f', '{{.HostConfig.Memory}} {{.HostConfig.CpuShares}} {{.HostConfig.NetworkMode}}', id)).toBe(
+      `${256 * 1024 * 1024} 512 none`,
+    )
+    expect((await runtime.exec(id, { command: ['id', '-u'] })).stdout.trim()).toBe('1000')
+  })
+})
+
+describe('start and stop', () => {
+  it('start is a no-op on a running container', async () => {
+    const id = await sandbox()
+    await runtime.start(id)
+    expect((await runtime.inspect(id)).state).toBe('running')
+  })
+
+  it('stop returns in under 1.5 s and the container is stopped with exit 0', async () => {
+    const id = await sandbox()
+    const started = Date.now()
+    await runtime.stop(id)
+    const elapsed = Date.now() - started
+    expect(elapsed).toBeLessThan(1500)
+    const info = await runtime.inspect(id)
+    expect(info.state).toBe('stopped')
+    expect(info.exitCode).toBe(0)
+    expect(info.stoppedAt).toBeInstanceOf(Date)
+    await runtime.stop(id) // stopping a stopped container is fine
+  })
+
+  it('stop of a busybox sandbox is fast too', async () => {
+    const id = await sandbox({ image: IMAGES.busybox })
+    const started = Date.now()
+    await runtime.stop(id)
+    expect(Date.now() - started).toBeLessThan(1500)
+  })
+
+  it('stop(timeout) SIGKILLs a main process that ignores SIGTERM; 137 counts as stopped', async () => {
+    const id = await runtime.create({
+      workingDirectory: '/',
+      mounts: [],
+      command: ['bash', '-c', "trap '' TERM; while :; do sleep 0.1; done"],
+    })
+    await runtime.start(id)
+    const started = Date.now()
+    await runtime.stop(id, 1000)
+    expect(Date.now() - started).toBeLessThan(5000)
+    const info = await runtime.inspect(id)
+    expect(info.exitCode).toBe(137)
+    expect(info.state).toBe('stopped')
+  })
+
+  it('unknown containers reject with CONTAINER_NOT_FOUND naming them', async () => {
+    for (const call of [
+      runtime.start('no-such-container-x'),
+      runtime.stop('no-such-container-x'),
+      runtime.remove('no-such-container-x'),
+      runtime.inspect('no-such-container-x'),
+      runtime.wait('no-such-container-x'),
+      runtime.exec('no-such-container-x', { command: ['true'] }),
+      runtime.logs('no-such-container-x'),
+    ]) {
+      const err = await rejection(call)
+      expect(err.code).toBe('CONTAINER_NOT_FOUND')
+      expect(err.message).toContain('no-such-container-x')
+    }
+  })
+})
+
+describe('remove', () => {
+  it('stops a running container first and removes it', async () => {
+    const id = await sandbox()
+    await runtime.remove(id)
+    expect((await rejection(runtime.inspect(id))).code).toBe('CONTAINER_NOT_FOUND')
+    expect((await runtime.list()).map((c) => c.id)).not.toContain(id)
+  })
+})
+
+describe('exec', () => {
+  it('returns stdout, stderr and non-zero exit codes as results', async () => {
+    const id = await sandbox()
+    const result = await runtime.exec(id, { command: ['bash', '-c', 'echo out; echo err >&2; exit 42'] })
+    expect(result).toEqual({ stdout: 'out\n', stderr: 'err\n', exitCode: 42 })
+  })
+
+  it('honours workingDirectory, environment, stdin and user', async () => {
+    const id = await sandbox()
+    const result = await runtime.exec(id, {
+      command: ['bash', '-c', 'pwd; echo "$A"; cat; id -un'],
+      workingDirectory: '/tmp',
+      environment: { A: 'a b $c' },
+      stdin: 'from stdin\n',
+      user: 'agent',
+    })
+    expect(result.stdout).toBe('/tmp\na b $c\nfrom stdin\nagent\n')
+  })
+
+  it('passes argv as data, never through a shell', async () => {
+    const id = await sandbox()
+    const result = await runtime.exec(id, { command: ['echo', '$(id)', '; rm -rf /', '`x`'] })
+    expect(result.stdout).toBe('$(id) ; rm -rf / `x`\n')
+  })
+
+  it('keeps binary-ish output and large output intact', async () => {
+    const id = await sandbox()
+    const result = await runtime.exec(id, { command: ['bash', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a'] })
+    expect(result.stdout.length).toBe(3_000_000)
+  })
+
+  it('timeout rejects with TIMEOUT in under 2 s and leaves no process behind', async () => {
+    const id = await sandbox()
+    const started = Date.now()
+    const err = await rejection(runtime.exec(id, { command: ['sleep', '30'], timeout: 500 }))
+    const elapsed = Date.now() - started
+    expect(err.code).toBe('TIMEOUT')
+    expect(err.message).toContain(id)
+    expect(elapsed).toBeLessThan(2000)
+    expect(await processes(id)).not.toContain('sleep 30')
+  })
+
+  it('timeout kills the whole tree, background children included', async () => {
+    const id = await sandbox()
+    const err = await rejection(
+      runtime.exec(id, { command: ['bash', '-c', 'sleep 301 & setsid sleep 302 & sleep 303; wait'], timeout: 500 }),
+    )
+    expect(err.code).toBe('TIMEOUT')
+    const ps = await processes(id)
+    for (const leftover of ['sleep 301', 'sleep 302', 'sleep 303']) expect(ps).not.toContain(leftover)
+  })
+
+  it('timeout works on the busybox image', async () => {
+    const id = await sandbox({ image: IMAGES.busybox })
+    const err = await rejection(runtime.exec(id, { command: ['sleep', '30'], timeout: 300 }))
+    expect(err.code).toBe('TIMEOUT')
+    expect((await runtime.exec(id, { command: ['ps'] })).stdout).not.toContain('sleep 30')
+  })
+
+  it('rejects an empty command with INVALID_ARGUMENT and a stopped container with CONTAINER_NOT_RUNNING', async () => {
+    const id = await sandbox()
+    expect((await rejection(runtime.exec(id, { command: [] }))).code).toBe('INVALID_ARGUMENT')
+    await runtime.stop(id)
+    const err = await rejection(runtime.exec(id, { command: ['true'] }))
+    expect(err.code).toBe('CONTAINER_NOT_RUNNING')
+    expect(err.message).toContain(id)
+  })
+})
+
+describe('inspect and list', () => {
+  it('inspect reports state, dates, image and labels', async () => {
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], labels: { k: 'v' } })
+    const created = await runtime.inspect(id)
+    expect(created).toMatchObject({ id, name: id, state: 'created', image: IMAGES.debian })
+    expect(created.startedAt).toBeUndefined()
+    expect(created.labels?.k).toBe('v')
+    await runtime.start(id)
+    const running = await runtime.inspect(id)
+    expect(running.state).toBe('running')
+    expect(running.pid).toBeGreaterThan(0)
+    expect(running.startedAt).toBeInstanceOf(Date)
+    expect(Math.abs(running.startedAt!.getTime() - Date.now())).toBeLessThan(60_000)
+  })
+
+  it('list shows only containers this library created under this base directory', async () => {
+    const ours = await runtime.create({ workingDirectory: '/', mounts: [] })
+    const other = suiteRuntime('other-base')
+    const theirs = await other.runtime.create({ workingDirectory: '/', mounts: [] })
+    const foreign = docker('create', '--label', 'dev.container-isolation.session=fake', IMAGES.debian, 'true')
+    try {
+      const ids = (await runtime.list()).map((c) => c.id)
+      expect(ids).toContain(ours)
+      expect(ids).not.toContain(theirs)
+      expect(ids.some((id) => foreign.startsWith(id) || id === foreign)).toBe(false)
+      const entry = (await runtime.list()).find((c) => c.id === ours)!
+      expect(entry.state).toBe('created')
+      expect(entry.labels?.['dev.container-isolation.managed']).toBe('true')
+    } finally {
+      docker('rm', '-f', foreign)
+      await other.cleanup()
+    }
+  })
+})
+
+describe('jobs: wait and logs', () => {
+  const job = ['sh', '-c', 'for i in 1 2 3; do echo "{\\"i\\":$i}"; sleep 0.3; done; exit 7']
+
+  it('wait resolves with the exit code and logs delivers every line', async () => {
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], command: job })
+    await runtime.start(id)
+    const lines: OutputLine[] = []
+    const [, code] = await Promise.all([
+      runtime.logs(id, { follow: true, onLine: (l) => lines.push(l) }),
+      runtime.wait(id),
+    ])
+    expect(code).toBe(7)
+    expect(lines.map((l) => JSON.parse(l.text).i)).toEqual([1, 2, 3])
+    expect(lines.every((l) => l.stream === 'stdout')).toBe(true)
+    const info = await runtime.inspect(id)
+    expect(info).toMatchObject({ state: 'failed', exitCode: 7 })
+    expect(await runtime.wait(id)).toBe(7) // already exited
+  })
+
+  it('follows the log live: each line arrives within 100 ms of being printed', async () => {
+    const stamped = [
+      'bash',
+      '-c',
+      'for i in 1 2 3; do echo "{\\"i\\":$i,\\"t\\":$(date +%s%3N)}"; echo "e$i" >&2; sleep 0.3; done; exit 7',
+    ]
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], command: stamped })
+    await runtime.start(id)
+    const delays: number[] = []
+    const errors: string[] = []
+    await runtime.logs(id, {
+      follow: true,
+      onLine: (line) => {
+        if (line.stream === 'stderr') return errors.push(line.text)
+        delays.push(Date.now() - JSON.parse(line.text).t)
+      },
+    })
+    expect(delays).toHaveLength(3)
+    for (const delay of delays) expect(delay).toBeLessThan(100)
+    expect(errors).toEqual(['e1', 'e2', 'e3'])
+    expect(await runtime.wait(id)).toBe(7)
+  })
+
+  it('logs without follow returns what is there; since filters by time', async () => {
+    const id = await runtime.create({
+      workingDirectory: '/',
+      mounts: [],
+      command: ['bash', '-c', 'echo early; sleep 1.2; echo late'],
+    })
+    await runtime.start(id)
+    await runtime.wait(id)
+    const all: string[] = []
+    await runtime.logs(id, { onLine: (l) => all.push(l.text) })
+    expect(all).toEqual(['early', 'late'])
+    const started = (await runtime.inspect(id)).startedAt!.getTime()
+    const late: string[] = []
+    await runtime.logs(id, { since: started + 600, onLine: (l) => late.push(l.text) })
+    expect(late).toEqual(['late'])
+  })
+})
+
+describe('path translation', () => {
+  it('translates by segments, longest mount first, and leaves other paths alone', async () => {
+    const a = tempDir('ta')
+    const b = tempDir('tb')
+    const id = await runtime.create({
+      workingDirectory: '/workspace',
+      mounts: [
+        { source: a.path, target: '/workspace' },
+        { source: b.path, target: '/workspace/cache', readonly: true },
+      ],
+    })
+    expect(runtime.translateToContainer(join(a.path, 'src/x.ts'), id)).toBe('/workspace/src/x.ts')
+    expect(runtime.translateToContainer(join(b.path, 'y'), id)).toBe('/workspace/cache/y')
+    expect(runtime.translateToHost('/workspace/cache/y', id)).toBe(join(b.path, 'y'))
+    expect(runtime.translateToHost('/workspace', id)).toBe(a.path)
+    expect(runtime.translateToHost('/workspace2/x', id)).toBe('/workspace2/x')
+    expect(runtime.translateToHost('/etc/passwd', id)).toBe('/etc/passwd')
+    // A fresh runtime learns the mounts from inspect.
+    const fresh = new addon.DockerRuntime({ engine, baseDir })
+    await fresh.inspect(id)
+    expect(fresh.translateToHost('/workspace/z', id)).toBe(join(a.path, 'z'))
+    a.cleanup()
+    b.cleanup()
+  })
+
+  it('throws CONTAINER_NOT_FOUND for a container it does not know', () => {
+    let caught: (Error & { code?: string }) | undefined
+    try {
+      runtime.translateToHost('/workspace', 'never-created')
+    } catch (err) {
+      caught = err as Error & { code?: string }
+    }
+    expect(caught?.code).toBe('CONTAINER_NOT_FOUND')
+    expect(caught?.message).toContain('never-created')
+  })
+})
