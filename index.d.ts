@@ -38,6 +38,17 @@ export declare class DockerRuntime {
   translateToHost(containerPath: string, containerId: string): string
 }
 
+export declare class DockerShell {
+  constructor(opts: DockerShellOptions)
+  /** Runs `command` in the container; output arrives line by line on `onOutput`. */
+  execute(command: string, opts: ExecuteOptions): Promise<ShellResult>
+  /**
+   * SIGTERM to the running command's whole process tree inside the container, SIGKILL
+   * after 1 s to whatever survives; the pending `execute` resolves with `signal` set.
+   */
+  terminate(): void
+}
+
 /** `'agentbox-' + sha256(projectDir)` hex, first 12 digits. */
 export declare function computeContainerName(projectDir: string): string
 
@@ -91,6 +102,25 @@ export interface DockerRuntimeOptions {
   baseDir?: string
 }
 
+export interface DockerShellOptions {
+  container: string
+  /** Absolute container path the commands run in. */
+  cwd: string
+  threadId: string
+  /** Host directory for command logs; default `${os.tmpdir()}/container-isolation`. */
+  logDir?: string
+  /** Per command; default 300000. */
+  timeoutMs?: number
+  env?: Record<string, string>
+  user?: string
+  /**
+   * Program and leading arguments; default `['bash', '-c']`, or `['/bin/sh', '-c']`
+   * where the image has no bash.
+   */
+  shell?: Array<string>
+  engine?: EngineOptions
+}
+
 export interface EngineInfo {
   kind: 'docker' | 'podman'
   endpoint: string
@@ -130,6 +160,12 @@ export interface ExecResult {
   exitCode: number
 }
 
+export interface ExecuteOptions {
+  toolRequestId: string
+  onOutput?: (line: OutputLine) => void
+  onStart?: () => void
+}
+
 export interface LogsOptions {
   follow?: boolean
   /** Unix milliseconds. */
@@ -140,4 +176,16 @@ export interface LogsOptions {
 export interface OutputLine {
   stream: 'stdout' | 'stderr'
   text: string
+}
+
+export interface ShellResult {
+  exitCode: number
+  /**
+   * Set when `terminate()` ended the command. The key is always present, as in
+   * Magenta's type.
+   */
+  signal: NodeJS.Signals | undefined
+  output: Array<OutputLine>
+  logFilePath: string | undefined
+  durationMs: number
 }

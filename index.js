@@ -836,5 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
+module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.detectEngine = nativeBinding.detectEngine

@@ -6,7 +6,7 @@ import { IMAGES } from './helpers'
 // A process that used the addon must exit by itself: no handle (engine connection,
 // callback) may keep its event loop alive after its last line.
 const script = `
-const { DockerRuntime } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+const { DockerRuntime, DockerShell } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
 ;(async () => {
   const runtime = new DockerRuntime({ image: ${JSON.stringify(IMAGES.debian)}, baseDir: process.argv[1] })
   const id = await runtime.create({ workingDirectory: '/', mounts: [], command: ['sh', '-c', 'echo job-line'] })
@@ -15,6 +15,8 @@ const { DockerRuntime } = require(${JSON.stringify(join(__dirname, '..', 'index.
   const sandbox = await runtime.create({ workingDirectory: '/', mounts: [] })
   await runtime.start(sandbox)
   const result = await runtime.exec(sandbox, { command: ['echo', 'hi'] })
+  const shell = new DockerShell({ container: sandbox, cwd: '/', threadId: 'exit-test' })
+  await shell.execute('echo streamed', { toolRequestId: 'r1', onOutput: () => {}, onStart: () => {} })
   await runtime.remove(sandbox)
   await runtime.remove(id)
   console.log('LAST ' + result.stdout.trim())
@@ -22,7 +24,7 @@ const { DockerRuntime } = require(${JSON.stringify(join(__dirname, '..', 'index.
 `
 
 describe('process exit', () => {
-  it('a node process that ran an exec exits within 1 s of its last line', async () => {
+  it('a node process that ran an exec, logs and a shell command exits within 1 s of its last line', async () => {
     const child = spawn(process.execPath, ['-e', script, `/tmp/ci-exit-${process.pid}`], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod output;
 pub mod runtime;
+pub mod shell;
 
 #[cfg_attr(test, allow(dead_code))]
 mod binding;

@@ -3,6 +3,7 @@
 
 mod container_types;
 mod docker_runtime;
+mod docker_shell;
 mod engine;
 mod error;
 mod naming;

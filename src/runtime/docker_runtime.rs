@@ -10,9 +10,8 @@ use bollard::models::{
     MountType,
 };
 use bollard::query_parameters::{
-    ContainerArchiveInfoOptionsBuilder, CreateContainerOptionsBuilder,
-    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
-    WaitContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+    StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 
@@ -24,6 +23,7 @@ use super::labels::{self, container_labels, LabelContext};
 use super::logs::{stream_logs, LogsRequest};
 use super::naming::container_name;
 use super::owner::OwnerIdentity;
+use super::path_exists::path_exists;
 use super::path_translation::{translate, Direction};
 use crate::base_dir::resolve_base_dir;
 use crate::engine::{Engine, EngineOptions};
@@ -109,7 +109,7 @@ impl DockerRuntime {
         let body = create_body(&config, &image, labels.clone(), entrypoint);
         self.create_container(&engine, &name, &image, body).await?;
 
-        if config.command.is_none() && !self.has_shell(&engine, &name).await? {
+        if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
             // An image without a shell cannot run our keep-alive: its own default process
             // becomes the main process, if it has one.
             self.discard(&engine, &name).await;
@@ -150,26 +150,6 @@ impl DockerRuntime {
                     ),
                 ))
             }
-            Err(err) => Err(err),
-        }
-    }
-
-    async fn has_shell(&self, engine: &Engine, name: &str) -> Result<bool> {
-        let options = ContainerArchiveInfoOptionsBuilder::default()
-            .path(SHELL)
-            .build();
-        let subject = format!("{SHELL} in container '{name}'");
-        match engine
-            .call(
-                &subject,
-                engine
-                    .docker()
-                    .get_container_archive_info(name, Some(options)),
-            )
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(err) if err.code == ErrorCode::Enoent => Ok(false),
             Err(err) => Err(err),
         }
     }

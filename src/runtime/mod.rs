@@ -10,6 +10,7 @@ pub mod labels;
 mod logs;
 mod naming;
 mod owner;
+mod path_exists;
 mod path_translation;
 pub mod process_kill;
 
@@ -20,4 +21,5 @@ pub use exec::{ExecOutcome, ExecRequest};
 pub use logs::LogsRequest;
 pub use naming::{compute_container_name, container_name, validate_name};
 pub use owner::{process_start_ticks, OwnerIdentity};
+pub use path_exists::path_exists;
 pub use path_translation::{translate, Direction};

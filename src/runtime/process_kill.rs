@@ -24,6 +24,14 @@ impl Signal {
         }
     }
 
+    /// The name Node uses (`NodeJS.Signals`).
+    pub fn node_name(self) -> &'static str {
+        match self {
+            Signal::Term => "SIGTERM",
+            Signal::Kill => "SIGKILL",
+        }
+    }
+
     #[cfg(unix)]
     fn number(self) -> i32 {
         match self {
@@ -135,6 +143,28 @@ pub async fn signal_from_container(
     ];
     super::exec::run_plain(engine, container, command, Some("0")).await?;
     Ok(())
+}
+
+/// Whether any process of the token's tree still runs: `Some` from the host's `/proc` when
+/// the engine is local, `None` when this cannot be seen from here.
+pub async fn tree_alive(engine: &Engine, container: &str, token: &str) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    if engine.is_local() {
+        let container_id = engine
+            .docker()
+            .inspect_container(container, None)
+            .await
+            .ok()?
+            .id?;
+        let entry = token_entry(token);
+        return tokio::task::spawn_blocking(move || {
+            !host::pids_in_container_with_entry(&container_id, entry.as_bytes()).is_empty()
+        })
+        .await
+        .ok();
+    }
+    let _ = (engine, container, token);
+    None
 }
 
 #[cfg(target_os = "linux")]

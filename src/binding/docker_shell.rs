@@ -1,0 +1,152 @@
+//! The `DockerShell` class (CONTRACT §4): converts options, bridges `onOutput`/`onStart`,
+//! and releases both callbacks as soon as the command ends.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Either, Undefined};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use super::container_types::{duration_ms, OutputLine};
+use super::docker_runtime::LineCallback;
+use super::engine::{engine_options, EngineOptions};
+use super::error::{sync_error, Code, Outcome};
+use crate::shell;
+
+#[napi(object, object_to_js = false)]
+pub struct DockerShellOptions {
+    pub container: String,
+    /// Absolute container path the commands run in.
+    pub cwd: String,
+    pub thread_id: String,
+    /// Host directory for command logs; default `${os.tmpdir()}/container-isolation`.
+    pub log_dir: Option<String>,
+    /// Per command; default 300000.
+    pub timeout_ms: Option<f64>,
+    pub env: Option<HashMap<String, String>>,
+    pub user: Option<String>,
+    /// Program and leading arguments; default `['bash', '-c']`, or `['/bin/sh', '-c']`
+    /// where the image has no bash.
+    pub shell: Option<Vec<String>>,
+    pub engine: Option<EngineOptions>,
+}
+
+pub type StartCallback = ThreadsafeFunction<(), (), (), napi::Status, false>;
+
+#[napi(object, object_to_js = false)]
+pub struct ExecuteOptions {
+    pub tool_request_id: String,
+    #[napi(ts_type = "(line: OutputLine) => void")]
+    pub on_output: Option<LineCallback>,
+    #[napi(ts_type = "() => void")]
+    pub on_start: Option<StartCallback>,
+}
+
+#[napi(object)]
+pub struct ShellResult {
+    pub exit_code: i64,
+    /// Set when `terminate()` ended the command. The key is always present, as in
+    /// Magenta's type.
+    #[napi(ts_type = "NodeJS.Signals | undefined")]
+    pub signal: Either<String, Undefined>,
+    pub output: Vec<OutputLine>,
+    #[napi(ts_type = "string | undefined")]
+    pub log_file_path: Either<String, Undefined>,
+    pub duration_ms: f64,
+}
+
+fn present_or_undefined(value: Option<String>) -> Either<String, Undefined> {
+    match value {
+        Some(v) => Either::A(v),
+        None => Either::B(()),
+    }
+}
+
+#[napi]
+pub struct DockerShell {
+    inner: Arc<shell::DockerShell>,
+}
+
+pub fn shell_options(opts: DockerShellOptions) -> crate::error::Result<shell::ShellOptions> {
+    Ok(shell::ShellOptions {
+        container: opts.container,
+        cwd: opts.cwd,
+        thread_id: opts.thread_id,
+        log_dir: opts
+            .log_dir
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(shell::default_log_dir),
+        timeout: duration_ms(opts.timeout_ms, "shell timeoutMs")?.unwrap_or(shell::DEFAULT_TIMEOUT),
+        env: opts.env.unwrap_or_default().into_iter().collect(),
+        user: opts.user,
+        shell: opts.shell,
+        engine: engine_options(opts.engine)?,
+    })
+}
+
+impl DockerShell {
+    pub fn from_core(inner: shell::DockerShell) -> Self {
+        DockerShell {
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+#[napi]
+impl DockerShell {
+    #[napi(constructor)]
+    pub fn new(opts: DockerShellOptions) -> napi::Result<Self, Code> {
+        let options = shell_options(opts).map_err(sync_error)?;
+        Ok(DockerShell::from_core(
+            shell::DockerShell::new(options).map_err(sync_error)?,
+        ))
+    }
+
+    /// Runs `command` in the container; output arrives line by line on `onOutput`.
+    #[napi(ts_return_type = "Promise<ShellResult>")]
+    pub async fn execute(&self, command: String, opts: ExecuteOptions) -> Outcome<ShellResult> {
+        let shell = self.inner.clone();
+        let ExecuteOptions {
+            tool_request_id,
+            on_output,
+            on_start,
+        } = opts;
+        let result = shell
+            .execute(
+                &command,
+                &tool_request_id,
+                |line| {
+                    if let Some(callback) = &on_output {
+                        callback.call(line.clone().into(), ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                },
+                || {
+                    if let Some(callback) = &on_start {
+                        callback.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                },
+            )
+            .await;
+        drop(on_output);
+        drop(on_start);
+        result
+            .map(|r| ShellResult {
+                exit_code: r.exit_code,
+                signal: present_or_undefined(r.signal.map(str::to_string)),
+                output: r.output.into_iter().map(OutputLine::from).collect(),
+                log_file_path: present_or_undefined(r.log_file_path),
+                duration_ms: r.duration_ms as f64,
+            })
+            .into()
+    }
+
+    /// SIGTERM to the running command's whole process tree inside the container, SIGKILL
+    /// after 1 s to whatever survives; the pending `execute` resolves with `signal` set.
+    #[napi]
+    pub fn terminate(&self) {
+        self.inner.terminate();
+    }
+}

@@ -1,0 +1,29 @@
+//! How a `DockerShell` runs its commands (CONTRACT §4).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::engine::EngineOptions;
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
+
+#[derive(Debug, Clone)]
+pub struct ShellOptions {
+    pub container: String,
+    pub cwd: String,
+    pub thread_id: String,
+    pub log_dir: PathBuf,
+    pub timeout: Duration,
+    pub env: BTreeMap<String, String>,
+    pub user: Option<String>,
+    /// The program and leading arguments the command string is appended to; `None` picks
+    /// `bash -c`, or `/bin/sh -c` where the image has no bash.
+    pub shell: Option<Vec<String>>,
+    pub engine: EngineOptions,
+}
+
+/// `${os.tmpdir()}/container-isolation`.
+pub fn default_log_dir() -> PathBuf {
+    std::env::temp_dir().join("container-isolation")
+}
