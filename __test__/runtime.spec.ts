@@ -150,15 +150,15 @@ describe('start and stop', () => {
 
   it('unknown containers reject with CONTAINER_NOT_FOUND naming them', async () => {
     for (const call of [
-      runtime.start('no-such-container-x'),
-      runtime.stop('no-such-container-x'),
-      runtime.remove('no-such-container-x'),
-      runtime.inspect('no-such-container-x'),
-      runtime.wait('no-such-container-x'),
-      runtime.exec('no-such-container-x', { command: ['true'] }),
-      runtime.logs('no-such-container-x'),
+      () => runtime.start('no-such-container-x'),
+      () => runtime.stop('no-such-container-x'),
+      () => runtime.remove('no-such-container-x'),
+      () => runtime.inspect('no-such-container-x'),
+      () => runtime.wait('no-such-container-x'),
+      () => runtime.exec('no-such-container-x', { command: ['true'] }),
+      () => runtime.logs('no-such-container-x'),
     ]) {
-      const err = await rejection(call)
+      const err = await rejection(call())
       expect(err.code).toBe('CONTAINER_NOT_FOUND')
       expect(err.message).toContain('no-such-container-x')
     }

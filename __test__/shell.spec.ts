@@ -78,7 +78,7 @@ describe('DockerShell.execute', () => {
 
   it('strips ANSI colours, drops blank lines, replaces invalid UTF-8, tags streams', async () => {
     const r = await shell(id).execute(
-      "printf '\\033[1;31mred\\033[0m\\n\\n\\n'; echo oops >&2; printf 'bad\\xffbyte\\n'",
+      "printf '\\033[1;31mred\\033[0m\\n\\n\\n'; sleep 0.1; echo oops >&2; sleep 0.1; printf 'bad\\xffbyte\\n'",
       { toolRequestId: req() },
     )
     expect(r.output).toEqual([
@@ -90,10 +90,12 @@ describe('DockerShell.execute', () => {
 
   it('writes the log file in the contract format and place', async () => {
     const tool = req()
-    const r = await shell(id).execute('echo one; echo two >&2; echo three; exit 3', { toolRequestId: tool })
+    // stdout and stderr are separate pipes: pauses make their order deterministic.
+    const command = 'echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three; exit 3'
+    const r = await shell(id).execute(command, { toolRequestId: tool })
     expect(r.logFilePath).toBe(`${logs.path}/threads/thread-1/tools/${tool}/bashCommand.log`)
     expect(readFileSync(r.logFilePath!, 'utf8')).toBe(
-      '$ echo one; echo two >&2; echo three; exit 3\nstdout:\none\nstderr:\ntwo\nstdout:\nthree\nexit code 3\n',
+      `$ ${command}\nstdout:\none\nstderr:\ntwo\nstdout:\nthree\nexit code 3\n`,
     )
   })
 
