@@ -100,6 +100,11 @@ export interface DockerRuntimeOptions {
   image?: string
   /** Where this library keeps state; recorded in labels so `list` sees only its own. */
   baseDir?: string
+  /**
+   * Start a detached watchdog process that removes this process's `process`-lifetime
+   * containers within seconds if it dies without running its exit hooks (SIGKILL).
+   */
+  watchdog?: boolean
 }
 
 export interface DockerShellOptions {
@@ -177,6 +182,12 @@ export interface OutputLine {
   stream: 'stdout' | 'stderr'
   text: string
 }
+
+/**
+ * Internal: the watchdog process's entry point. Blocks until the owner described by
+ * `config` is gone, removes its `process` containers, and returns.
+ */
+export declare function runWatchdog(config: string): void
 
 export interface ShellResult {
   exitCode: number

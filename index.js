@@ -839,3 +839,4 @@ module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.detectEngine = nativeBinding.detectEngine
+module.exports.runWatchdog = nativeBinding.runWatchdog

@@ -7,6 +7,7 @@ pub mod base_dir;
 pub mod engine;
 pub mod error;
 pub mod output;
+pub mod reaper;
 pub mod runtime;
 pub mod shell;
 

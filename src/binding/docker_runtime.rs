@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Env;
 use napi_derive::napi;
 
 use super::container_types::{
@@ -11,6 +12,8 @@ use super::container_types::{
 };
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::exit_hooks;
+use super::watchdog;
 use crate::error::Result;
 use crate::runtime::{self, Direction, LogsRequest, RuntimeOptions};
 
@@ -21,6 +24,9 @@ pub struct DockerRuntimeOptions {
     pub image: Option<String>,
     /// Where this library keeps state; recorded in labels so `list` sees only its own.
     pub base_dir: Option<String>,
+    /// Start a detached watchdog process that removes this process's `process`-lifetime
+    /// containers within seconds if it dies without running its exit hooks (SIGKILL).
+    pub watchdog: Option<bool>,
 }
 
 pub type LineCallback = ThreadsafeFunction<OutputLine, (), OutputLine, napi::Status, false>;
@@ -42,12 +48,16 @@ pub struct DockerRuntime {
 #[napi]
 impl DockerRuntime {
     #[napi(constructor)]
-    pub fn new(opts: Option<DockerRuntimeOptions>) -> napi::Result<Self, Code> {
-        let (engine, image, base_dir) = match opts {
-            Some(o) => (o.engine, o.image, o.base_dir),
-            None => (None, None, None),
+    pub fn new(env: Env, opts: Option<DockerRuntimeOptions>) -> napi::Result<Self, Code> {
+        exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
+        let (engine, image, base_dir, watchdog) = match opts {
+            Some(o) => (o.engine, o.image, o.base_dir, o.watchdog.unwrap_or(false)),
+            None => (None, None, None, false),
         };
         let engine = engine_options(engine).map_err(sync_error)?;
+        if watchdog {
+            watchdog::ensure_started(&engine).map_err(sync_error)?;
+        }
         Ok(DockerRuntime {
             inner: Arc::new(runtime::DockerRuntime::new(RuntimeOptions {
                 engine,

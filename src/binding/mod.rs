@@ -6,4 +6,6 @@ mod docker_runtime;
 mod docker_shell;
 mod engine;
 mod error;
+mod exit_hooks;
 mod naming;
+mod watchdog;

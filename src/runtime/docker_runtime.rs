@@ -15,7 +15,7 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use super::container_config::{ContainerConfig, ContainerMount};
+use super::container_config::{ContainerConfig, ContainerMount, Lifetime};
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
 use super::keepalive::{sandbox_command, SHELL};
@@ -84,6 +84,9 @@ impl DockerRuntime {
             })?;
         for mount in &config.mounts {
             ensure_mount_source(&mount.source, &name).await?;
+        }
+        if config.lifetime == Lifetime::Process {
+            crate::reaper::note_process_container(&self.engine_options);
         }
         let engine = self.engine().await?;
         let base_dir = self.base_dir.to_string_lossy().into_owned();

@@ -1,0 +1,15 @@
+//! Orphan cleanup: which containers have lost their owner, and removing them safely
+//! (CONTRACT §6).
+
+mod exit_registry;
+mod owner_status;
+mod reap;
+mod watchdog;
+
+pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
+pub use owner_status::{owner_status, OwnerStatus};
+pub use reap::{
+    is_orphan, managed_containers, reap_containers, remove_own_process_containers, remove_quietly,
+    ContainerReap, ManagedContainer,
+};
+pub use watchdog::{watch_owner, POLL as WATCHDOG_POLL};

@@ -1,0 +1,198 @@
+//! Finding and removing orphaned containers, never touching what is not ours: only
+//! containers labelled with this base directory are considered; a `process` container goes
+//! once its owner is gone (same host), a `session` container only when the caller names
+//! the active sessions and it is not among them.
+
+use std::collections::{HashMap, HashSet};
+
+use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
+
+use super::owner_status::{owner_status, OwnerStatus};
+use crate::engine::Engine;
+use crate::error::{ErrorCode, Result};
+use crate::runtime::{labels, Lifetime, OwnerIdentity};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerReap {
+    /// Container names removed (or, in a dry run, that would be).
+    pub removed: Vec<String>,
+    pub kept: Vec<String>,
+    /// Sessions whose containers were removed.
+    pub sessions: Vec<String>,
+}
+
+/// A managed container as the reaper sees it.
+#[derive(Debug, Clone)]
+pub struct ManagedContainer {
+    pub name: String,
+    pub labels: HashMap<String, String>,
+}
+
+impl ManagedContainer {
+    fn label(&self, key: &str) -> &str {
+        self.labels.get(key).map(String::as_str).unwrap_or("")
+    }
+
+    pub fn session(&self) -> &str {
+        self.label(labels::SESSION)
+    }
+
+    pub fn lifetime(&self) -> Lifetime {
+        Lifetime::parse(self.label(labels::LIFETIME)).unwrap_or(Lifetime::Session)
+    }
+}
+
+/// Lists the containers carrying our labels and the given extra label filters.
+pub async fn managed_containers(
+    engine: &Engine,
+    filters: &[String],
+) -> Result<Vec<ManagedContainer>> {
+    let mut label_filters = vec![format!("{}=true", labels::MANAGED)];
+    label_filters.extend(filters.iter().cloned());
+    let filter_map: HashMap<&str, Vec<String>> = HashMap::from([("label", label_filters)]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filter_map)
+        .build();
+    let listed = engine
+        .call(
+            "list of managed containers",
+            engine.docker().list_containers(Some(options)),
+        )
+        .await?;
+    Ok(listed
+        .into_iter()
+        .filter_map(|c| {
+            let name = c
+                .names?
+                .into_iter()
+                .next()?
+                .trim_start_matches('/')
+                .to_string();
+            Some(ManagedContainer {
+                name,
+                labels: c.labels.unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+/// Whether the reaper should remove this container.
+pub fn is_orphan(
+    container: &ManagedContainer,
+    active_sessions: Option<&HashSet<String>>,
+    me: &OwnerIdentity,
+) -> bool {
+    match container.lifetime() {
+        Lifetime::Process => owner_status(&container.labels, me) == OwnerStatus::Gone,
+        Lifetime::Session => {
+            active_sessions.is_some_and(|active| !active.contains(container.session()))
+        }
+    }
+}
+
+/// Force-removes a container; one already gone (another reaper was faster) is fine.
+pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
+    let options = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    match engine
+        .call(
+            &format!("container '{name}'"),
+            engine.docker().remove_container(name, Some(options)),
+        )
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(false),
+        Err(err) if err.message.contains("already in progress") => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+pub async fn reap_containers(
+    engine: &Engine,
+    base_dir: &str,
+    active_sessions: Option<&HashSet<String>>,
+    dry_run: bool,
+) -> Result<ContainerReap> {
+    let me = OwnerIdentity::current();
+    let listed = managed_containers(engine, &[format!("{}={base_dir}", labels::BASE_DIR)]).await?;
+    let mut report = ContainerReap::default();
+    for container in listed {
+        if !is_orphan(&container, active_sessions, me) {
+            report.kept.push(container.name);
+            continue;
+        }
+        if dry_run || remove_quietly(engine, &container.name).await? {
+            report.sessions.push(container.session().to_string());
+            report.removed.push(container.name);
+        }
+    }
+    Ok(report)
+}
+
+/// Removes the `process`-lifetime containers this very process created, whatever their base
+/// directory: what exit hooks and the watchdog do.
+pub async fn remove_own_process_containers(
+    engine: &Engine,
+    owner: &OwnerIdentity,
+) -> Result<Vec<String>> {
+    let filters = [
+        format!("{}={}", labels::LIFETIME, Lifetime::Process.as_str()),
+        format!("{}={}", labels::OWNER_PID, owner.pid),
+        format!("{}={}", labels::OWNER_START, owner.start),
+        format!("{}={}", labels::OWNER_BOOT_ID, owner.boot_id),
+    ];
+    let mut removed = Vec::new();
+    for container in managed_containers(engine, &filters).await? {
+        if remove_quietly(engine, &container.name).await? {
+            removed.push(container.name);
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(lifetime: &str, session: &str, owner: &OwnerIdentity) -> ManagedContainer {
+        ManagedContainer {
+            name: format!("c-{session}"),
+            labels: HashMap::from([
+                (labels::LIFETIME.to_string(), lifetime.to_string()),
+                (labels::SESSION.to_string(), session.to_string()),
+                (labels::OWNER_PID.to_string(), owner.pid.to_string()),
+                (labels::OWNER_START.to_string(), owner.start.clone()),
+                (labels::OWNER_BOOT_ID.to_string(), owner.boot_id.clone()),
+                (labels::OWNER_HOST.to_string(), owner.host.clone()),
+            ]),
+        }
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn lifetimes_decide() {
+        let me = OwnerIdentity::current();
+        let dead = OwnerIdentity {
+            start: "1".into(),
+            ..me.clone()
+        };
+        let active: HashSet<String> = ["s1".to_string()].into();
+        assert!(!is_orphan(&container("process", "p", me), None, me));
+        assert!(is_orphan(&container("process", "p", &dead), None, me));
+        assert!(!is_orphan(&container("session", "s2", &dead), None, me));
+        assert!(!is_orphan(
+            &container("session", "s1", &dead),
+            Some(&active),
+            me
+        ));
+        assert!(is_orphan(
+            &container("session", "s2", me),
+            Some(&active),
+            me
+        ));
+    }
+}
