@@ -184,6 +184,28 @@ export interface OutputLine {
 }
 
 /**
+ * Removes this base directory's orphaned containers: `process` ones whose owner process is
+ * gone (same host), `session` ones not in `activeSessionIds` when that is given. Containers
+ * of other base directories and unlabelled ones are never touched.
+ */
+export declare function reapOrphans(opts?: ReapOrphansOptions | undefined | null): Promise<ReapReport>
+
+export interface ReapOrphansOptions {
+  baseDir?: string
+  engine?: EngineOptions
+  /** When given, `session` containers of sessions not listed are removed too. */
+  activeSessionIds?: Array<string>
+  /** Report what would be removed without removing anything. */
+  dryRun?: boolean
+}
+
+export interface ReapReport {
+  containersRemoved: Array<string>
+  clonesTrashed: Array<string>
+  kept: Array<string>
+}
+
+/**
  * Internal: the watchdog process's entry point. Blocks until the owner described by
  * `config` is gone, removes its `process` containers, and returns.
  */

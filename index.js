@@ -839,4 +839,5 @@ module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.detectEngine = nativeBinding.detectEngine
+module.exports.reapOrphans = nativeBinding.reapOrphans
 module.exports.runWatchdog = nativeBinding.runWatchdog

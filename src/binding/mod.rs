@@ -8,4 +8,5 @@ mod engine;
 mod error;
 mod exit_hooks;
 mod naming;
+mod reap_orphans;
 mod watchdog;

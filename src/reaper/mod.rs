@@ -4,6 +4,7 @@
 mod exit_registry;
 mod owner_status;
 mod reap;
+mod reap_orphans;
 mod watchdog;
 
 pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
@@ -12,4 +13,5 @@ pub use reap::{
     is_orphan, managed_containers, reap_containers, remove_own_process_containers, remove_quietly,
     ContainerReap, ManagedContainer,
 };
+pub use reap_orphans::{reap_orphans, ReapOptions, ReapReport};
 pub use watchdog::{watch_owner, POLL as WATCHDOG_POLL};

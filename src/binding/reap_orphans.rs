@@ -1,0 +1,54 @@
+//! `reapOrphans` (CONTRACT §6).
+
+use napi_derive::napi;
+
+use super::engine::{engine_options, EngineOptions};
+use super::error::Outcome;
+use crate::base_dir::resolve_base_dir;
+use crate::reaper;
+
+#[napi(object, object_to_js = false)]
+pub struct ReapOrphansOptions {
+    pub base_dir: Option<String>,
+    pub engine: Option<EngineOptions>,
+    /// When given, `session` containers of sessions not listed are removed too.
+    pub active_session_ids: Option<Vec<String>>,
+    /// Report what would be removed without removing anything.
+    pub dry_run: Option<bool>,
+}
+
+#[napi(object)]
+pub struct ReapReport {
+    pub containers_removed: Vec<String>,
+    pub clones_trashed: Vec<String>,
+    pub kept: Vec<String>,
+}
+
+/// Removes this base directory's orphaned containers: `process` ones whose owner process is
+/// gone (same host), `session` ones not in `activeSessionIds` when that is given. Containers
+/// of other base directories and unlabelled ones are never touched.
+#[napi(ts_return_type = "Promise<ReapReport>")]
+pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapReport> {
+    async {
+        let opts = opts.unwrap_or(ReapOrphansOptions {
+            base_dir: None,
+            engine: None,
+            active_session_ids: None,
+            dry_run: None,
+        });
+        let options = reaper::ReapOptions {
+            base_dir: resolve_base_dir(opts.base_dir.as_deref()),
+            engine: engine_options(opts.engine)?,
+            active_session_ids: opts.active_session_ids.map(|ids| ids.into_iter().collect()),
+            dry_run: opts.dry_run.unwrap_or(false),
+        };
+        let report = reaper::reap_orphans(&options).await?;
+        Ok(ReapReport {
+            containers_removed: report.containers_removed,
+            clones_trashed: report.clones_trashed,
+            kept: report.kept,
+        })
+    }
+    .await
+    .into()
+}
