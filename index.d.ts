@@ -91,7 +91,10 @@ export interface ContainerMount {
   readonly?: boolean
 }
 
-/** Finds the engine these options point at (or auto-detects one) and reports what it is. */
+/**
+ * Probes the engine these options point at (or auto-detects one), now, and reports what
+ * it is.
+ */
 export declare function detectEngine(opts?: EngineOptions | undefined | null): Promise<EngineInfo>
 
 export interface DockerRuntimeOptions {

@@ -46,8 +46,9 @@ wait_for() { # socket seconds
 }
 
 if ! pings "$DOCKER_SOCK"; then
+  # --live-restore keeps containers running while the daemon restarts (the restart test).
   log "starting dockerd (log: /var/log/dockerd.log)"
-  nohup setsid /usr/sbin/dockerd >/var/log/dockerd.log 2>&1 </dev/null &
+  nohup setsid /usr/sbin/dockerd --live-restore >/var/log/dockerd.log 2>&1 </dev/null &
   wait_for "$DOCKER_SOCK" 30 || { tail -n 20 /var/log/dockerd.log >&2; die "dockerd did not answer on $DOCKER_SOCK"; }
 fi
 

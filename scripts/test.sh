@@ -25,3 +25,6 @@ npx tsc --noEmit -p .
 
 step "vitest"
 npx vitest run "$@"
+
+step "vitest, serial suites (restart the engine)"
+npx vitest run -c vitest.serial.config.ts

@@ -75,12 +75,13 @@ impl From<&engine::EngineInfo> for EngineInfo {
     }
 }
 
-/// Finds the engine these options point at (or auto-detects one) and reports what it is.
+/// Probes the engine these options point at (or auto-detects one), now, and reports what
+/// it is.
 #[napi(ts_return_type = "Promise<EngineInfo>")]
 pub async fn detect_engine(opts: Option<EngineOptions>) -> Outcome<EngineInfo> {
     async {
         let options = engine_options(opts)?;
-        let engine = engine::Engine::connect(&options).await?;
+        let engine = engine::detect(&options).await?;
         Ok(EngineInfo::from(engine.info()))
     }
     .await
