@@ -23,7 +23,7 @@ missing=()
 need() { dpkg -s "$1" >/dev/null 2>&1 || missing+=("$1"); }
 need docker.io; need busybox-static; need bash-static; need debootstrap; need curl
 need gcc; need libc6-dev; need ca-certificates
-[ "$PROVISION_PODMAN" = 1 ] && need podman
+if [ "$PROVISION_PODMAN" = 1 ]; then need podman; need catatonit; fi
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
