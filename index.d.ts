@@ -9,6 +9,23 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class DockerFileIO {
+  constructor(opts: DockerFileIoOptions)
+  /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
+  readFile(path: string): Promise<string>
+  readBinaryFile(path: string): Promise<Buffer>
+  writeFile(path: string, content: string | Buffer): Promise<void>
+  /** File or directory (symlinks followed); never rejects for a missing path. */
+  fileExists(path: string): Promise<boolean>
+  /** Recursive, like `mkdir -p`. */
+  mkdir(path: string): Promise<void>
+  /** `undefined` for a missing path. */
+  stat(path: string): Promise<FileStat | undefined>
+  /** Names, dotfiles included, sorted. */
+  readdir(path: string): Promise<string[]>
+  isDirectory(path: string): Promise<boolean>
+}
+
 export declare class DockerRuntime {
   constructor(opts?: DockerRuntimeOptions | undefined | null)
   /** Creates the container and returns its name, which every method accepts as its id. */
@@ -92,10 +109,43 @@ export interface ContainerMount {
 }
 
 /**
+ * The FileIO, Shell, cwd and home directory a host needs to run an agent thread inside
+ * `container`.
+ */
+export declare function createDockerEnvironment(opts: DockerEnvironmentOptions): Promise<DockerEnvironment>
+
+/**
  * Probes the engine these options point at (or auto-detects one), now, and reports what
  * it is.
  */
 export declare function detectEngine(opts?: EngineOptions | undefined | null): Promise<EngineInfo>
+
+export interface DockerEnvironment {
+  fileIO: DockerFileIO
+  shell: DockerShell
+  cwd: string
+  homeDir: string
+  /** `['file-io', 'shell', 'threads']`. */
+  availableCapabilities: Array<string>
+  environmentConfig: EnvironmentConfig
+}
+
+export interface DockerEnvironmentOptions {
+  container: string
+  /** Default: the container's working directory. */
+  cwd?: string
+  threadId: string
+  engine?: EngineOptions
+}
+
+export interface DockerFileIoOptions {
+  container: string
+  /** Relative paths resolve against this; default the container's working directory. */
+  cwd?: string
+  /** Owner of written files: a name, `uid`, or `uid:gid`; default the container's user. */
+  user?: string
+  engine?: EngineOptions
+}
 
 export interface DockerRuntimeOptions {
   engine?: EngineOptions
@@ -149,6 +199,12 @@ export interface EngineOptions {
   timeoutMs?: number
 }
 
+export interface EnvironmentConfig {
+  type: 'docker'
+  container: string
+  cwd: string
+}
+
 export interface ExecOptions {
   command: Array<string>
   workingDirectory?: string
@@ -172,6 +228,11 @@ export interface ExecuteOptions {
   toolRequestId: string
   onOutput?: (line: OutputLine) => void
   onStart?: () => void
+}
+
+export interface FileStat {
+  mtimeMs: number
+  size: number
 }
 
 export interface LogsOptions {

@@ -835,9 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.computeContainerName = nativeBinding.computeContainerName
+module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine
 module.exports.reapOrphans = nativeBinding.reapOrphans
 module.exports.runWatchdog = nativeBinding.runWatchdog

@@ -14,6 +14,8 @@ pub enum ErrorCode {
     Enotdir,
     Eacces,
     Eexist,
+    /// Too many levels of symbolic links.
+    Eloop,
     Timeout,
     InvalidArgument,
     Git,
@@ -34,6 +36,7 @@ impl ErrorCode {
             ErrorCode::Enotdir => "ENOTDIR",
             ErrorCode::Eacces => "EACCES",
             ErrorCode::Eexist => "EEXIST",
+            ErrorCode::Eloop => "ELOOP",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Git => "GIT",

@@ -6,6 +6,7 @@
 pub mod base_dir;
 pub mod engine;
 pub mod error;
+pub mod fileio;
 pub mod output;
 pub mod reaper;
 pub mod runtime;

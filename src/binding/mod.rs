@@ -2,6 +2,8 @@
 //! coded JS errors, and bridges callbacks. No engine logic lives here.
 
 mod container_types;
+mod docker_environment;
+mod docker_file_io;
 mod docker_runtime;
 mod docker_shell;
 mod engine;

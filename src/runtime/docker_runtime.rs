@@ -441,7 +441,8 @@ fn create_body(
     }
 }
 
-fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
+/// The bind mounts among an inspect or list answer's mount points.
+pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
     points
         .unwrap_or_default()
         .into_iter()

@@ -16,7 +16,7 @@ pub mod process_kill;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
-pub use docker_runtime::{DockerRuntime, RuntimeOptions};
+pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};
 pub use exec::{ExecOutcome, ExecRequest};
 pub use logs::LogsRequest;
 pub use naming::{compute_container_name, container_name, validate_name};

@@ -1,0 +1,230 @@
+import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addon, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+
+const { runtime, cleanup } = suiteRuntime('fileio')
+const host = tempDir('fileio-host')
+const outside = tempDir('fileio-outside')
+afterAll(async () => {
+  await cleanup()
+  host.cleanup()
+  outside.cleanup()
+})
+
+const BYTES = Buffer.from([0, 1, 2, 0xff, 0xfe, 0x80, 0x0a, 0x00, 0xc3, 0x28, 0x41])
+
+async function container(image: string, mounts = [{ source: host.path, target: '/workspace' }]) {
+  const id = await runtime.create({ image, workingDirectory: '/workspace', mounts })
+  await runtime.start(id)
+  return id
+}
+
+async function inContainer(id: string, script: string) {
+  return (await runtime.exec(id, { command: ['sh', '-c', script] })).stdout
+}
+
+// The same behaviour on every image, under a mount (host fast path) and outside it (engine).
+for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
+  describe(`DockerFileIO on ${image}`, () => {
+    let id = ''
+    let io: InstanceType<typeof addon.DockerFileIO>
+    beforeAll(async () => {
+      id = await container(image)
+      io = new addon.DockerFileIO({ container: id })
+    })
+
+    for (const base of ['/workspace', '/tmp']) {
+      const where = base === '/workspace' ? 'under a bind mount' : 'in the container fs'
+      const dir = `${base}/t-${image.split(':')[1]}`
+
+      it(`${where}: mkdir -p, write, read, stat, readdir, exists, isDirectory`, async () => {
+        await io.mkdir(`${dir}/a/b`)
+        await io.mkdir(`${dir}/a/b`) // again: fine
+        expect(await io.isDirectory(`${dir}/a/b`)).toBe(true)
+        await io.writeFile(`${dir}/a/text.txt`, 'héllo\nworld')
+        expect(await io.readFile(`${dir}/a/text.txt`)).toBe('héllo\nworld')
+        await io.writeFile(`${dir}/a/text.txt`, 'short') // overwrite
+        expect(await io.readFile(`${dir}/a/text.txt`)).toBe('short')
+        await io.writeFile(`${dir}/a/.hidden`, '')
+        expect(await io.readdir(`${dir}/a`)).toEqual(['.hidden', 'b', 'text.txt'])
+        expect(await io.fileExists(`${dir}/a/text.txt`)).toBe(true)
+        expect(await io.fileExists(`${dir}/a`)).toBe(true)
+        expect(await io.fileExists(`${dir}/nope`)).toBe(false)
+        expect(await io.isDirectory(`${dir}/a/text.txt`)).toBe(false)
+        expect(await io.isDirectory(`${dir}/nope`)).toBe(false)
+        const st = await io.stat(`${dir}/a/text.txt`)
+        expect(st?.size).toBe(5)
+        expect(Math.abs(st!.mtimeMs - Date.now())).toBeLessThan(60_000)
+        expect(await io.stat(`${dir}/nope`)).toBeUndefined()
+      })
+
+      it(`${where}: NUL bytes and invalid UTF-8 round-trip byte-exact`, async () => {
+        await io.mkdir(dir)
+        await io.writeFile(`${dir}/bin`, BYTES)
+        expect(Buffer.compare(await io.readBinaryFile(`${dir}/bin`), BYTES)).toBe(0)
+        expect(await io.readFile(`${dir}/bin`)).toBe(BYTES.toString('utf8'))
+      })
+
+      it(`${where}: errors have Node's codes and name the path`, async () => {
+        await io.mkdir(`${dir}/e`)
+        await io.writeFile(`${dir}/e/file`, 'x')
+        const cases: Array<[Promise<unknown>, string]> = [
+          [io.readFile(`${dir}/e/missing`), 'ENOENT'],
+          [io.readFile(`${dir}/e`), 'EISDIR'],
+          [io.readFile(`${dir}/e/file/below`), 'ENOTDIR'],
+          [io.readdir(`${dir}/e/missing`), 'ENOENT'],
+          [io.readdir(`${dir}/e/file`), 'ENOTDIR'],
+          [io.writeFile(`${dir}/e/missing/x`, 'x'), 'ENOENT'],
+          [io.writeFile(`${dir}/e`, 'x'), 'EISDIR'],
+          [io.writeFile(`${dir}/e/file/x`, 'x'), 'ENOTDIR'],
+          [io.mkdir(`${dir}/e/file`), 'EEXIST'],
+          [io.mkdir(`${dir}/e/file/sub`), 'ENOTDIR'],
+        ]
+        for (const [call, code] of cases) {
+          const err = await rejection(call)
+          expect(err.code, err.message).toBe(code)
+          expect(err.message).toContain(id)
+        }
+        expect(await io.stat(`${dir}/e/file/below`)).toBeUndefined()
+        expect(await io.fileExists(`${dir}/e/file/below`)).toBe(false)
+      })
+
+      it(`${where}: a write to a missing parent leaves nothing behind`, async () => {
+        await io.mkdir(`${dir}/clean`)
+        await rejection(io.writeFile(`${dir}/clean/missing/x`, 'x'))
+        expect(await io.readdir(`${dir}/clean`)).toEqual([])
+      })
+
+      it(`${where}: relative paths resolve against cwd`, async () => {
+        const rel = new addon.DockerFileIO({ container: id, cwd: base })
+        await rel.mkdir(`t-rel-${image.split(':')[1]}/x`)
+        await rel.writeFile(`t-rel-${image.split(':')[1]}/x/../f.txt`, 'rel')
+        expect(await io.readFile(`${base}/t-rel-${image.split(':')[1]}/f.txt`)).toBe('rel')
+      })
+    }
+
+    it('relative paths default to the container working directory', async () => {
+      await io.writeFile(`wd-${image.split(':')[1]}.txt`, 'wd')
+      expect(readFileSync(join(host.path, `wd-${image.split(':')[1]}.txt`), 'utf8')).toBe('wd')
+    })
+
+    it("files written as user 'agent' are owned by uid 1000, on both paths", async () => {
+      const agent = new addon.DockerFileIO({ container: id, user: 'agent' })
+      const name = image.split(':')[1]
+      await agent.writeFile(`/tmp/agent-${name}.txt`, 'a')
+      await agent.writeFile(`/workspace/agent-${name}.txt`, 'a')
+      await agent.mkdir(`/tmp/agent-dir-${name}/sub`)
+      expect(statSync(join(host.path, `agent-${name}.txt`)).uid).toBe(1000)
+      // The container's own view; the noshell image has no `stat` to ask.
+      if (image !== IMAGES.noshell) {
+        const owners = await inContainer(id, `stat -c '%u %g' /tmp/agent-${name}.txt /workspace/agent-${name}.txt /tmp/agent-dir-${name}/sub`)
+        expect(owners.trim().split('\n')).toEqual(['1000 1000', '1000 1000', '1000 1000'])
+      }
+    })
+  })
+}
+
+describe('DockerFileIO symlinks', () => {
+  let id = ''
+  let io: InstanceType<typeof addon.DockerFileIO>
+  beforeAll(async () => {
+    writeFileSync(join(outside.path, 'secret'), 'HOST SECRET')
+    const mount = join(host.path, 'links')
+    mkdirSync(mount, { recursive: true })
+    writeFileSync(join(mount, 'real.txt'), 'real')
+    symlinkSync(join(outside.path, 'secret'), join(mount, 'abs-escape')) // a host path
+    symlinkSync('/etc/hostname', join(mount, 'abs-container')) // a container path
+    symlinkSync('../../../../../../../..' + join(outside.path, 'secret'), join(mount, 'dotdot-escape'))
+    symlinkSync(outside.path, join(mount, 'dir-escape'))
+    symlinkSync('real.txt', join(mount, 'inside'))
+    symlinkSync('loop', join(mount, 'loop'))
+    id = await container(IMAGES.debian, [{ source: mount, target: '/workspace' }])
+    io = new addon.DockerFileIO({ container: id })
+  })
+
+  it('links inside the mount resolve on the fast path', async () => {
+    expect(await io.readFile('/workspace/inside')).toBe('real')
+  })
+
+  it('absolute and .. links resolve as the container resolves them, never to host files', async () => {
+    const hostname = (await runtime.exec(id, { command: ['cat', '/etc/hostname'] })).stdout
+    expect(await io.readFile('/workspace/abs-container')).toBe(hostname)
+    for (const link of ['abs-escape', 'dotdot-escape']) {
+      const err = await rejection(io.readFile(`/workspace/${link}`))
+      expect(err.code).toBe('ENOENT') // that path does not exist inside the container
+    }
+    expect(await io.fileExists('/workspace/dir-escape/secret')).toBe(false)
+    expect(await io.stat('/workspace/abs-escape')).toBeUndefined()
+    expect((await rejection(io.readdir('/workspace/dir-escape'))).code).toBe('ENOENT')
+  })
+
+  it('a write through an escaping link never touches the host file', async () => {
+    await io.mkdir('/tmp/escape-target').catch(() => {})
+    await rejection(io.writeFile('/workspace/dir-escape/secret', 'overwritten')).catch(() => {})
+    expect(readFileSync(join(outside.path, 'secret'), 'utf8')).toBe('HOST SECRET')
+    expect(readdirSync(outside.path)).toEqual(['secret'])
+  })
+
+  it('a link loop is ELOOP', async () => {
+    expect((await rejection(io.readFile('/workspace/loop'))).code).toBe('ELOOP')
+  })
+})
+
+describe('DockerFileIO large files', () => {
+  it('reads and writes a 100 MB file byte-exact, in the container fs and under a mount', async () => {
+    const id = await container(IMAGES.debian)
+    const io = new addon.DockerFileIO({ container: id })
+    const big = Buffer.alloc(100 * 1024 * 1024)
+    for (let i = 0; i < big.length; i += 4096) big[i] = i % 251
+    for (const path of ['/tmp/big.bin', '/workspace/big.bin']) {
+      await io.writeFile(path, big)
+      expect((await io.stat(path))?.size).toBe(big.length)
+      const back = await io.readBinaryFile(path)
+      expect(back.length).toBe(big.length)
+      expect(Buffer.compare(back, big)).toBe(0)
+    }
+  })
+})
+
+describe('DockerFileIO errors of the container itself', () => {
+  it('unknown container → CONTAINER_NOT_FOUND; malformed options → INVALID_ARGUMENT', async () => {
+    const io = new addon.DockerFileIO({ container: 'no-such-container-z' })
+    const err = await rejection(io.readFile('/etc/passwd'))
+    expect(err.code).toBe('CONTAINER_NOT_FOUND')
+    expect(err.message).toContain('no-such-container-z')
+    expect(() => new addon.DockerFileIO({ container: 'x', cwd: 'relative' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    )
+  })
+
+  it('a read-only mount rejects writes with EACCES', async () => {
+    const ro = tempDir('fileio-ro')
+    const id = await runtime.create({
+      image: IMAGES.debian,
+      workingDirectory: '/',
+      mounts: [{ source: ro.path, target: '/ro', readonly: true }],
+    })
+    await runtime.start(id)
+    const io = new addon.DockerFileIO({ container: id })
+    expect((await rejection(io.writeFile('/ro/x', 'x'))).code).toBe('EACCES')
+    expect(readdirSync(ro.path)).toEqual([])
+    ro.cleanup()
+  })
+})
+
+describe('createDockerEnvironment', () => {
+  it('returns FileIO and Shell bound to the container, its cwd and the user home', async () => {
+    const id = await container(IMAGES.debian)
+    const env = await addon.createDockerEnvironment({ container: id, threadId: 'env-thread' })
+    expect(env.cwd).toBe('/workspace')
+    expect(env.homeDir).toBe('/root')
+    expect(env.availableCapabilities).toEqual(['file-io', 'shell', 'threads'])
+    expect(env.environmentConfig).toEqual({ type: 'docker', container: id, cwd: '/workspace' })
+    await env.fileIO.writeFile('env.txt', 'from fileIO\n')
+    const r = await env.shell.execute('cat env.txt; pwd', { toolRequestId: 'env-1' })
+    expect(r.output.map((l) => l.text)).toEqual(['from fileIO', '/workspace'])
+    const custom = await addon.createDockerEnvironment({ container: id, threadId: 't', cwd: '/tmp' })
+    expect(custom.cwd).toBe('/tmp')
+  })
+})

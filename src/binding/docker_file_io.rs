@@ -1,0 +1,121 @@
+//! The `DockerFileIO` class (CONTRACT §3): converts paths and contents, nothing else.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Buffer, Either, Undefined};
+use napi_derive::napi;
+
+use super::engine::{engine_options, EngineOptions};
+use super::error::{sync_error, Code, Outcome};
+use crate::fileio;
+
+#[napi(object, object_to_js = false)]
+pub struct DockerFileIoOptions {
+    pub container: String,
+    /// Relative paths resolve against this; default the container's working directory.
+    pub cwd: Option<String>,
+    /// Owner of written files: a name, `uid`, or `uid:gid`; default the container's user.
+    pub user: Option<String>,
+    pub engine: Option<EngineOptions>,
+}
+
+#[napi(object)]
+pub struct FileStat {
+    pub mtime_ms: f64,
+    pub size: f64,
+}
+
+#[napi(js_name = "DockerFileIO")]
+pub struct DockerFileIO {
+    inner: Arc<fileio::DockerFileIo>,
+}
+
+impl DockerFileIO {
+    pub fn from_core(inner: fileio::DockerFileIo) -> Self {
+        DockerFileIO {
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+#[napi]
+impl DockerFileIO {
+    #[napi(constructor)]
+    pub fn new(opts: DockerFileIoOptions) -> napi::Result<Self, Code> {
+        let options = fileio::FileIoOptions {
+            container: opts.container,
+            cwd: opts.cwd,
+            user: opts.user,
+            engine: engine_options(opts.engine).map_err(sync_error)?,
+        };
+        Ok(DockerFileIO::from_core(
+            fileio::DockerFileIo::new(options).map_err(sync_error)?,
+        ))
+    }
+
+    /// UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub async fn read_file(&self, path: String) -> Outcome<String> {
+        self.inner
+            .read_file(&path)
+            .await
+            .map(|bytes| match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+            })
+            .into()
+    }
+
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub async fn read_binary_file(&self, path: String) -> Outcome<Buffer> {
+        self.inner.read_file(&path).await.map(Buffer::from).into()
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn write_file(&self, path: String, content: Either<String, Buffer>) -> Outcome<()> {
+        let bytes = match content {
+            Either::A(text) => bytes::Bytes::from(text.into_bytes()),
+            Either::B(buffer) => bytes::Bytes::from_owner(buffer),
+        };
+        self.inner.write_file(&path, bytes).await.into()
+    }
+
+    /// File or directory (symlinks followed); never rejects for a missing path.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub async fn file_exists(&self, path: String) -> Outcome<bool> {
+        self.inner.file_exists(&path).await.into()
+    }
+
+    /// Recursive, like `mkdir -p`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn mkdir(&self, path: String) -> Outcome<()> {
+        self.inner.mkdir(&path).await.into()
+    }
+
+    /// `undefined` for a missing path.
+    #[napi(ts_return_type = "Promise<FileStat | undefined>")]
+    pub async fn stat(&self, path: String) -> Outcome<Either<FileStat, Undefined>> {
+        self.inner
+            .stat(&path)
+            .await
+            .map(|found| match found {
+                Some(s) => Either::A(FileStat {
+                    mtime_ms: s.mtime_ms,
+                    size: s.size as f64,
+                }),
+                None => Either::B(()),
+            })
+            .into()
+    }
+
+    /// Names, dotfiles included, sorted.
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub async fn readdir(&self, path: String) -> Outcome<Vec<String>> {
+        self.inner.read_dir(&path).await.into()
+    }
+
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub async fn is_directory(&self, path: String) -> Outcome<bool> {
+        self.inner.is_directory(&path).await.into()
+    }
+}

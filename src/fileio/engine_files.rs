@@ -1,0 +1,258 @@
+//! File operations through the Engine API's archive endpoints only — no exec, so they work
+//! on images without a shell and on stopped containers. The engine resolves paths inside
+//! the container's root, as the container would.
+
+use bollard::query_parameters::{
+    ContainerArchiveInfoOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    UploadToContainerOptionsBuilder,
+};
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use super::container_path::{normalize, split};
+use super::path_stat::PathStat;
+use super::tar_stream::{directories, single_file, EntryOwner, TarReader};
+use crate::engine::{from_bollard, Engine};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Symlinks followed before giving up with ELOOP (Linux's limit).
+const MAX_LINKS: usize = 40;
+
+pub struct EngineFiles<'a> {
+    pub engine: &'a Engine,
+    pub container: &'a str,
+}
+
+pub fn subject(container: &str, path: &str) -> String {
+    format!("'{path}' in container '{container}'")
+}
+
+/// A stat that found nothing at the path, or found it under a non-directory.
+fn is_missing(err: &Error) -> bool {
+    matches!(err.code, ErrorCode::Enoent | ErrorCode::Enotdir)
+}
+
+impl EngineFiles<'_> {
+    fn refine(&self, mut err: Error) -> Error {
+        if err.code == ErrorCode::EngineError && err.message.contains("not a directory") {
+            err.code = ErrorCode::Enotdir;
+        }
+        err
+    }
+
+    /// The path itself (a final symlink is not followed).
+    pub async fn lstat(&self, path: &str) -> Result<PathStat> {
+        match self.head(path).await {
+            Err(err) if err.code == ErrorCode::EngineError => Err(self.classify(path, err).await),
+            other => other,
+        }
+    }
+
+    /// `HEAD` answers a path through a regular file with a bare 500: find that file.
+    async fn classify(&self, path: &str, err: Error) -> Error {
+        let mut current = path.to_string();
+        while let Some((parent, _)) = split(&current) {
+            match self.head(&parent).await {
+                Ok(stat) if stat.is_dir() || stat.is_symlink() => return err,
+                Ok(_) => {
+                    return Error::new(
+                        ErrorCode::Enotdir,
+                        format!("{}: not a directory", subject(self.container, path)),
+                    )
+                }
+                Err(e) if e.code == ErrorCode::Enoent => {
+                    return Error::new(ErrorCode::Enoent, e.message.replace(&parent, path))
+                }
+                Err(_) => current = parent,
+            }
+        }
+        err
+    }
+
+    async fn head(&self, path: &str) -> Result<PathStat> {
+        let options = ContainerArchiveInfoOptionsBuilder::default()
+            .path(path)
+            .build();
+        let stat = self
+            .engine
+            .call(
+                &subject(self.container, path),
+                self.engine
+                    .docker()
+                    .get_container_archive_info(self.container, Some(options)),
+            )
+            .await
+            .map_err(|e| self.refine(e))?;
+        Ok(PathStat::from_engine(&stat))
+    }
+
+    /// Follows symlinks: returns the path finally reached and its stat.
+    pub async fn stat(&self, path: &str) -> Result<(String, PathStat)> {
+        let mut current = normalize(path);
+        for _ in 0..MAX_LINKS {
+            let stat = self.lstat(&current).await?;
+            if !stat.is_symlink() {
+                return Ok((current, stat));
+            }
+            current = link_destination(&current, &stat.link_target);
+        }
+        Err(Error::new(
+            ErrorCode::Eloop,
+            format!(
+                "{}: too many levels of symbolic links",
+                subject(self.container, path)
+            ),
+        ))
+    }
+
+    /// `stat`, with a missing path (or one under a file) as `None`.
+    pub async fn stat_if_exists(&self, path: &str) -> Result<Option<(String, PathStat)>> {
+        match self.stat(path).await {
+            Ok(found) => Ok(Some(found)),
+            Err(err) if is_missing(&err) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Streams a regular file's content (at a path with no symlink left to follow).
+    pub async fn read_file(&self, path: &str, mut sink: impl FnMut(Bytes)) -> Result<()> {
+        let what = subject(self.container, path);
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let engine = self.engine;
+        let stream = engine
+            .docker()
+            .download_from_container(self.container, Some(options))
+            .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
+        let mut reader = TarReader::new(Box::pin(stream), what.clone());
+        let first = reader.next_entry().await.map_err(|e| self.refine(e))?;
+        match first {
+            Some(entry) if entry.is_regular() => reader.read_content(entry.size, &mut sink).await,
+            Some(entry) if entry.is_dir() => Err(Error::new(
+                ErrorCode::Eisdir,
+                format!("{what}: illegal operation on a directory"),
+            )),
+            _ => Err(Error::new(
+                ErrorCode::EngineError,
+                format!("{what}: not a regular file"),
+            )),
+        }
+    }
+
+    /// Reads a whole small file (e.g. /etc/passwd); `None` when it does not exist.
+    pub async fn read_small(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let mut data = Vec::new();
+        match self.read_file(path, |b| data.extend_from_slice(&b)).await {
+            Ok(()) => Ok(Some(data)),
+            Err(err) if is_missing(&err) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Names directly inside a directory, from the archive of the directory. Its cost grows
+    /// with the whole subtree, so callers prefer a listing exec where a shell exists.
+    pub async fn list_dir(&self, path: &str) -> Result<Vec<String>> {
+        let what = subject(self.container, path);
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let engine = self.engine;
+        let stream = engine
+            .docker()
+            .download_from_container(self.container, Some(options))
+            .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
+        let mut reader = TarReader::new(Box::pin(stream), subject(self.container, path));
+        let mut names = Vec::new();
+        while let Some(entry) = reader.next_entry().await.map_err(|e| self.refine(e))? {
+            let parts: Vec<&str> = entry.path.split('/').filter(|p| !p.is_empty()).collect();
+            if parts.len() == 2 {
+                names.push(parts[1].to_string());
+            }
+            reader.skip_content(entry.size).await?;
+        }
+        Ok(names)
+    }
+
+    /// Writes `content` as `dir/name` with the given mode and owner, via a one-file archive
+    /// extracted into `dir` (which must exist).
+    pub async fn write_file(
+        &self,
+        dir: &str,
+        name: &str,
+        content: Bytes,
+        mode: u32,
+        owner: EntryOwner,
+    ) -> Result<()> {
+        let parts = single_file(name, content, mode, owner)?;
+        self.upload(
+            dir,
+            &format!("{dir}/{name}"),
+            futures_util::stream::iter(parts),
+        )
+        .await
+    }
+
+    /// Creates `relative` directories (parents first) inside the existing `base`.
+    pub async fn make_dirs(
+        &self,
+        base: &str,
+        relative: &[String],
+        owner: EntryOwner,
+    ) -> Result<()> {
+        let archive = directories(relative, 0o755, owner)?;
+        let target = format!(
+            "{base}/{}",
+            relative.last().map(String::as_str).unwrap_or("")
+        );
+        self.upload(base, &target, futures_util::stream::iter([archive]))
+            .await
+    }
+
+    async fn upload(
+        &self,
+        dir: &str,
+        target: &str,
+        tar: impl futures_util::Stream<Item = Bytes> + Send + 'static,
+    ) -> Result<()> {
+        let options = UploadToContainerOptionsBuilder::default()
+            .path(dir)
+            .no_overwrite_dir_non_dir("true")
+            .build();
+        let what = subject(self.container, target);
+        let engine = self.engine;
+        engine
+            .call(
+                &what,
+                engine.docker().upload_to_container(
+                    self.container,
+                    Some(options),
+                    bollard::body_stream(tar),
+                ),
+            )
+            .await
+            .map_err(|e| match e.code {
+                ErrorCode::EngineError | ErrorCode::InvalidArgument
+                    if e.message.contains("read-only") =>
+                {
+                    Error::new(ErrorCode::Eacces, format!("{what}: read-only file system"))
+                }
+                ErrorCode::EngineError | ErrorCode::InvalidArgument
+                    if e.message.contains("cannot overwrite") =>
+                {
+                    Error::new(ErrorCode::Eisdir, e.message)
+                }
+                _ => self.refine(e),
+            })
+    }
+}
+
+/// Where a symlink at `path` leads, as a container path.
+pub fn link_destination(path: &str, target: &str) -> String {
+    if target.starts_with('/') {
+        normalize(target)
+    } else {
+        let parent = split(path).map(|(p, _)| p).unwrap_or_else(|| "/".into());
+        normalize(&format!("{parent}/{target}"))
+    }
+}

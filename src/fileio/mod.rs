@@ -1,0 +1,16 @@
+//! Magenta's `FileIO` inside a container (CONTRACT §3): the archive endpoints for any image,
+//! the host file system for bind mounts, never a container-controlled symlink followed on
+//! the host.
+
+mod container_path;
+mod docker_file_io;
+mod engine_files;
+#[cfg(target_os = "linux")]
+mod host_files;
+mod path_stat;
+mod tar_stream;
+mod user_ids;
+
+pub use container_path::{normalize, resolve};
+pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
+pub use path_stat::PathStat;

@@ -1,0 +1,143 @@
+//! A container user spec (`name`, `uid`, `name:group`, `uid:gid`) resolved to numeric ids
+//! from the container's own /etc/passwd and /etc/group, read through the archive endpoint
+//! so that images without a shell work too.
+
+use super::engine_files::EngineFiles;
+use super::tar_stream::EntryOwner;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserIds {
+    pub uid: u32,
+    pub gid: u32,
+    pub home: Option<String>,
+}
+
+impl UserIds {
+    pub fn root() -> UserIds {
+        UserIds {
+            uid: 0,
+            gid: 0,
+            home: Some("/root".into()),
+        }
+    }
+
+    pub fn owner(&self) -> EntryOwner {
+        EntryOwner {
+            uid: self.uid,
+            gid: self.gid,
+        }
+    }
+}
+
+struct PasswdEntry {
+    name: String,
+    uid: u32,
+    gid: u32,
+    home: String,
+}
+
+fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            if f.len() < 6 {
+                return None;
+            }
+            Some(PasswdEntry {
+                name: f[0].to_string(),
+                uid: f[2].parse().ok()?,
+                gid: f[3].parse().ok()?,
+                home: f[5].to_string(),
+            })
+        })
+        .collect()
+}
+
+fn parse_group(text: &str) -> Vec<(String, u32)> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            if f.len() < 3 {
+                return None;
+            }
+            Some((f[0].to_string(), f[2].parse().ok()?))
+        })
+        .collect()
+}
+
+/// Resolves `spec` (empty means root) the way the engine resolves `--user`.
+pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds> {
+    if spec.is_empty() || spec == "root" || spec == "0" {
+        return Ok(UserIds::root());
+    }
+    let (user, group) = match spec.split_once(':') {
+        Some((u, g)) => (u, Some(g)),
+        None => (spec, None),
+    };
+    let passwd = files
+        .read_small("/etc/passwd")
+        .await?
+        .map(|b| parse_passwd(&String::from_utf8_lossy(&b)))
+        .unwrap_or_default();
+    let entry = passwd
+        .iter()
+        .find(|e| e.name == user || user.parse::<u32>().ok() == Some(e.uid));
+    let uid = match (user.parse::<u32>(), entry) {
+        (Ok(uid), _) => uid,
+        (Err(_), Some(e)) => e.uid,
+        (Err(_), None) => {
+            return Err(Error::invalid_argument(format!(
+                "user '{user}' is not in /etc/passwd of container '{}'",
+                files.container
+            )))
+        }
+    };
+    let gid = match group {
+        None => entry.map(|e| e.gid).unwrap_or(0),
+        Some(g) => match g.parse::<u32>() {
+            Ok(gid) => gid,
+            Err(_) => {
+                let groups = files
+                    .read_small("/etc/group")
+                    .await?
+                    .map(|b| parse_group(&String::from_utf8_lossy(&b)))
+                    .unwrap_or_default();
+                groups
+                    .into_iter()
+                    .find(|(name, _)| name == g)
+                    .map(|(_, gid)| gid)
+                    .ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "group '{g}' is not in /etc/group of container '{}'",
+                            files.container
+                        ))
+                    })?
+            }
+        },
+    };
+    Ok(UserIds {
+        uid,
+        gid,
+        home: entry.map(|e| e.home.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_passwd_and_group() {
+        let passwd = parse_passwd(
+            "root:x:0:0:root:/root:/bin/bash\nagent:x:1000:1001::/home/agent:/bin/sh\nbad line\n",
+        );
+        assert_eq!(passwd.len(), 2);
+        assert_eq!((passwd[1].uid, passwd[1].gid), (1000, 1001));
+        assert_eq!(passwd[1].home, "/home/agent");
+        assert_eq!(
+            parse_group("agent:x:1001:\n"),
+            vec![("agent".to_string(), 1001)]
+        );
+    }
+}
