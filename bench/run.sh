@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm run bench`: a release build of the addon, then every benchmark against the real engine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PROVISION_PODMAN=0 bash scripts/provision.sh
+[ -x node_modules/.bin/napi ] || npm ci --no-audit --no-fund
+npx napi build --platform --release --no-const-enum >&2
+for bench in bench/fileio.mjs bench/shell.mjs; do
+  echo "## $bench"
+  node "$bench"
+  echo
+done
