@@ -9,6 +9,21 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class CloneManager {
+  constructor(opts?: CloneManagerOptions | undefined | null)
+  /**
+   * `${baseDir}/sessions/session-<id>` on branch `session-<id>` from the project's HEAD
+   * (uncommitted changes are not carried over). Idempotent.
+   */
+  createSessionClone(projectDir: string, sessionId: string): Promise<string>
+  /** Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path. */
+  removeSessionClone(sessionId: string): Promise<string | undefined>
+  listSessionClones(): Promise<string[]>
+  /** Deletes trash entries at least `olderThanMs` old; resolves with the deleted paths. */
+  emptyTrash(opts?: EmptyTrashOptions | undefined | null): Promise<string[]>
+  isGitRepo(dir: string): boolean
+}
+
 export declare class DockerFileIO {
   constructor(opts: DockerFileIoOptions)
   /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
@@ -64,6 +79,11 @@ export declare class DockerShell {
    * after 1 s to whatever survives; the pending `execute` resolves with `signal` set.
    */
   terminate(): void
+}
+
+export interface CloneManagerOptions {
+  /** Default `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`. */
+  baseDir?: string
 }
 
 /** `'agentbox-' + sha256(projectDir)` hex, first 12 digits. */
@@ -177,6 +197,11 @@ export interface DockerShellOptions {
    */
   shell?: Array<string>
   engine?: EngineOptions
+}
+
+export interface EmptyTrashOptions {
+  /** Only entries at least this old; default 0 (everything). */
+  olderThanMs?: number
 }
 
 export interface EngineInfo {

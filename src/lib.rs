@@ -4,6 +4,7 @@
 //! `binding` is the thin layer that exposes them to Node.js.
 
 pub mod base_dir;
+pub mod clone;
 pub mod engine;
 pub mod error;
 pub mod fileio;

@@ -1,0 +1,108 @@
+//! The `CloneManager` class (CONTRACT §5); git work runs on the blocking pool.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::{Either, Undefined};
+use napi_derive::napi;
+
+use super::error::Outcome;
+use crate::base_dir::resolve_base_dir;
+use crate::clone;
+use crate::error::{Error, ErrorCode, Result};
+
+#[napi(object, object_to_js = false)]
+pub struct CloneManagerOptions {
+    /// Default `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`.
+    pub base_dir: Option<String>,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct EmptyTrashOptions {
+    /// Only entries at least this old; default 0 (everything).
+    pub older_than_ms: Option<f64>,
+}
+
+#[napi]
+pub struct CloneManager {
+    inner: Arc<clone::CloneManager>,
+}
+
+/// Runs blocking work off the event loop and the async workers.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::new(ErrorCode::Git, format!("background task failed: {e}")))?
+}
+
+#[napi]
+impl CloneManager {
+    #[napi(constructor)]
+    pub fn new(opts: Option<CloneManagerOptions>) -> Self {
+        let base = resolve_base_dir(opts.and_then(|o| o.base_dir).as_deref());
+        CloneManager {
+            inner: Arc::new(clone::CloneManager::new(base)),
+        }
+    }
+
+    /// `${baseDir}/sessions/session-<id>` on branch `session-<id>` from the project's HEAD
+    /// (uncommitted changes are not carried over). Idempotent.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub async fn create_session_clone(
+        &self,
+        project_dir: String,
+        session_id: String,
+    ) -> Outcome<String> {
+        let inner = self.inner.clone();
+        blocking(move || inner.create_session_clone(Path::new(&project_dir), &session_id))
+            .await
+            .map(|p| p.to_string_lossy().into_owned())
+            .into()
+    }
+
+    /// Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path.
+    #[napi(ts_return_type = "Promise<string | undefined>")]
+    pub async fn remove_session_clone(
+        &self,
+        session_id: String,
+    ) -> Outcome<Either<String, Undefined>> {
+        let inner = self.inner.clone();
+        blocking(move || inner.remove_session_clone(&session_id))
+            .await
+            .map(|p| match p {
+                Some(p) => Either::A(p.to_string_lossy().into_owned()),
+                None => Either::B(()),
+            })
+            .into()
+    }
+
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub async fn list_session_clones(&self) -> Outcome<Vec<String>> {
+        let inner = self.inner.clone();
+        blocking(move || inner.list_session_clones()).await.into()
+    }
+
+    /// Deletes trash entries at least `olderThanMs` old; resolves with the deleted paths.
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub async fn empty_trash(&self, opts: Option<EmptyTrashOptions>) -> Outcome<Vec<String>> {
+        let inner = self.inner.clone();
+        let ms = opts.and_then(|o| o.older_than_ms).unwrap_or(0.0).max(0.0);
+        blocking(move || inner.empty_trash(Duration::from_millis(ms as u64)))
+            .await
+            .map(|paths| {
+                paths
+                    .into_iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .into()
+    }
+
+    #[napi]
+    pub fn is_git_repo(&self, dir: String) -> bool {
+        clone::CloneManager::is_git_repo(Path::new(&dir))
+    }
+}

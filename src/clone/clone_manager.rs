@@ -1,0 +1,201 @@
+//! Session clones (CONTRACT §5): a full repository per session at
+//! `${baseDir}/sessions/session-<id>`, objects hard-linked from the project, on branch
+//! `session-<id>` from the project's HEAD. Removal moves a clone to
+//! `${baseDir}/.trash/<timestamp>/`; only `empty_trash` deletes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use git2::build::{CheckoutBuilder, CloneLocal, RepoBuilder};
+use git2::Repository;
+
+use super::project_repo::{git_error, is_repo_root, open_or_init};
+use super::session_id::validate_session_id;
+use crate::error::{Error, ErrorCode, Result};
+
+pub struct CloneManager {
+    base_dir: PathBuf,
+}
+
+fn io_error(what: &Path, err: std::io::Error) -> Error {
+    let code = match err.kind() {
+        std::io::ErrorKind::NotFound => ErrorCode::Enoent,
+        std::io::ErrorKind::PermissionDenied => ErrorCode::Eacces,
+        std::io::ErrorKind::AlreadyExists => ErrorCode::Eexist,
+        _ => ErrorCode::Git,
+    };
+    Error::new(code, format!("{}: {err}", what.display()))
+}
+
+pub fn branch_name(session_id: &str) -> String {
+    format!("session-{session_id}")
+}
+
+impl CloneManager {
+    pub fn new(base_dir: PathBuf) -> Self {
+        CloneManager { base_dir }
+    }
+
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+
+    fn sessions_dir(&self) -> PathBuf {
+        self.base_dir.join("sessions")
+    }
+
+    fn trash_dir(&self) -> PathBuf {
+        self.base_dir.join(".trash")
+    }
+
+    pub fn clone_path(&self, session_id: &str) -> Result<PathBuf> {
+        validate_session_id(session_id)?;
+        Ok(self.sessions_dir().join(branch_name(session_id)))
+    }
+
+    /// Creates the clone, or returns the existing one unchanged. Uncommitted changes in the
+    /// project are not carried over: the clone is of the project's HEAD commit.
+    pub fn create_session_clone(&self, project: &Path, session_id: &str) -> Result<PathBuf> {
+        let target = self.clone_path(session_id)?;
+        if is_repo_root(&target) {
+            return Ok(target);
+        }
+        let project = std::fs::canonicalize(project).map_err(|e| io_error(project, e))?;
+        let project_repo = open_or_init(&project)?;
+        let what = format!("clone of {} for session {session_id}", project.display());
+        let head = project_repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .map_err(|e| git_error(&what, e))?;
+
+        let sessions = self.sessions_dir();
+        std::fs::create_dir_all(&sessions).map_err(|e| io_error(&sessions, e))?;
+        // Built aside and renamed into place, so that concurrent calls for one session and a
+        // crash halfway leave either nothing or a whole clone at the target.
+        let temp = sessions.join(format!(
+            ".tmp-{}-{}",
+            branch_name(session_id),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        ));
+        let built = self.build_clone(&project, &temp, head.id(), session_id, &what);
+        if let Err(err) = built {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(err);
+        }
+        match std::fs::rename(&temp, &target) {
+            Ok(()) => Ok(target),
+            Err(_) if is_repo_root(&target) => {
+                let _ = std::fs::remove_dir_all(&temp);
+                Ok(target)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&temp);
+                Err(io_error(&target, e))
+            }
+        }
+    }
+
+    fn build_clone(
+        &self,
+        project: &Path,
+        dir: &Path,
+        head: git2::Oid,
+        session_id: &str,
+        what: &str,
+    ) -> Result<()> {
+        let mut no_checkout = CheckoutBuilder::new();
+        no_checkout.dry_run();
+        // A local clone hard-links the object files where the file system allows.
+        let repo = RepoBuilder::new()
+            .clone_local(CloneLocal::Local)
+            .with_checkout(no_checkout)
+            .clone(&project.to_string_lossy(), dir)
+            .map_err(|e| git_error(what, e))?;
+        let commit = repo.find_commit(head).map_err(|e| git_error(what, e))?;
+        let branch = branch_name(session_id);
+        repo.branch(&branch, &commit, true)
+            .map_err(|e| git_error(what, e))?;
+        repo.set_head(&format!("refs/heads/{branch}"))
+            .map_err(|e| git_error(what, e))?;
+        let mut checkout = CheckoutBuilder::new();
+        checkout.force();
+        repo.checkout_head(Some(&mut checkout))
+            .map_err(|e| git_error(what, e))?;
+        Ok(())
+    }
+
+    /// Moves the clone to the trash and returns where it went; `None` when there is none.
+    pub fn remove_session_clone(&self, session_id: &str) -> Result<Option<PathBuf>> {
+        let source = self.clone_path(session_id)?;
+        if !source.exists() {
+            return Ok(None);
+        }
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+        let bin = self.trash_dir().join(stamp);
+        std::fs::create_dir_all(&bin).map_err(|e| io_error(&bin, e))?;
+        let destination = bin.join(branch_name(session_id));
+        std::fs::rename(&source, &destination).map_err(|e| io_error(&source, e))?;
+        Ok(Some(destination))
+    }
+
+    /// Session ids that have a clone.
+    pub fn list_session_clones(&self) -> Result<Vec<String>> {
+        let dir = self.sessions_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error(&dir, e)),
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_prefix("session-")
+                    .map(str::to_string)
+            })
+            .filter(|id| validate_session_id(id).is_ok())
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Deletes trash entries older than `older_than`; returns what was deleted.
+    pub fn empty_trash(&self, older_than: Duration) -> Result<Vec<PathBuf>> {
+        let dir = self.trash_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error(&dir, e)),
+        };
+        let now = SystemTime::now();
+        let mut removed = Vec::new();
+        for entry in entries.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            let age = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .unwrap_or_default();
+            if age >= older_than {
+                std::fs::remove_dir_all(&path).map_err(|e| io_error(&path, e))?;
+                removed.push(path);
+            }
+        }
+        removed.sort();
+        Ok(removed)
+    }
+
+    /// Whether `dir` is itself the root of a git repository.
+    pub fn is_git_repo(dir: &Path) -> bool {
+        is_repo_root(dir)
+    }
+
+    /// Opens a session's clone.
+    pub fn open(&self, session_id: &str) -> Result<Repository> {
+        let path = self.clone_path(session_id)?;
+        Repository::open(&path).map_err(|e| git_error(&format!("clone {}", path.display()), e))
+    }
+}

@@ -1,0 +1,8 @@
+//! Session clones with libgit2 (CONTRACT §5): no git CLI at run time.
+
+mod clone_manager;
+mod project_repo;
+mod session_id;
+
+pub use clone_manager::{branch_name, CloneManager};
+pub use session_id::validate_session_id;
