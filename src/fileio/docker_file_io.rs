@@ -9,17 +9,30 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::container_path::{resolve, split};
-use super::engine_files::{subject, EngineFiles};
+use super::engine_files::{file_error, EngineFiles};
 use super::host_files::{Host, HostFiles, HostMount};
+use super::host_view::{host_view, runs_in};
 use super::user_ids::{resolve_user, UserIds};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
 use crate::runtime::{bind_mounts, path_exists};
 
-/// How long what we learned from inspecting the container is trusted: a container recreated
-/// under the same name is noticed within this time (and at once on any engine error).
+/// How long what we learned from inspecting the container is trusted. A container recreated
+/// under the same name is noticed at once when its main process was visible on the host (it
+/// is checked at every call), else within this time, and at once on any engine error.
 const FACTS_TTL: Duration = Duration::from_secs(2);
+
+/// Paths the engine itself mounts into every container; they are not in a bind mount's
+/// host folder even when a bind mount covers their parent.
+const ENGINE_MOUNTS: [&str; 6] = [
+    "/etc/hostname",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/dev",
+    "/proc",
+    "/sys",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct FileIoOptions {
@@ -40,11 +53,15 @@ pub struct FileStat {
 struct ContainerFacts {
     fetched: Instant,
     engine_id: String,
+    /// The container's main process as the host sees it (0: not visible).
+    pid: u32,
     working_dir: String,
     running: bool,
-    mounts: Vec<HostMount>,
-    /// The host may act on the mounts: a local engine without user-namespace remapping.
-    host_path: bool,
+    /// The bind mounts, when this process shares the engine's host.
+    host: Option<HostFiles>,
+    /// Host writes give the right owner: ids mean the same here and in the container, and
+    /// this process may give files the user's ownership.
+    host_writes: bool,
     user: UserIds,
     has_shell: bool,
 }
@@ -90,9 +107,12 @@ impl DockerFileIo {
     }
 
     async fn facts(&self, engine: &Engine) -> Result<ContainerFacts> {
-        if let Some(facts) = &*self.facts.lock().unwrap_or_else(|e| e.into_inner()) {
-            if facts.fetched.elapsed() < FACTS_TTL {
-                return Ok(facts.clone());
+        let cached = self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(facts) = cached {
+            if facts.fetched.elapsed() < FACTS_TTL
+                && (facts.pid == 0 || runs_in(facts.pid, &facts.engine_id))
+            {
+                return Ok(facts);
             }
         }
         let container = self.container();
@@ -111,8 +131,34 @@ impl DockerFileIo {
             .filter(|f| f.engine_id == engine_id);
         let config = inspected.config.clone().unwrap_or_default();
         let host_config = inspected.host_config.clone().unwrap_or_default();
-        let userns = host_config.userns_mode.unwrap_or_default();
-        let mounts = bind_mounts(inspected.mounts)
+        let running = inspected
+            .state
+            .as_ref()
+            .and_then(|s| s.running)
+            .unwrap_or(false);
+        let pid = inspected
+            .state
+            .as_ref()
+            .and_then(|s| s.pid)
+            .filter(|_| running && engine.is_local())
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0);
+        let view = host_view(pid, &engine_id);
+        let pid = if view.is_some() { pid } else { 0 };
+        let mut covered: Vec<String> = inspected
+            .mounts
+            .iter()
+            .flatten()
+            .filter(|m| {
+                m.typ
+                    .as_ref()
+                    .is_some_and(|t| !t.to_string().eq_ignore_ascii_case("bind"))
+            })
+            .filter_map(|m| m.destination.clone())
+            .collect();
+        covered.extend(host_config.tmpfs.iter().flatten().map(|(t, _)| t.clone()));
+        covered.extend(ENGINE_MOUNTS.iter().map(|t| t.to_string()));
+        let mounts: Vec<HostMount> = bind_mounts(inspected.mounts)
             .into_iter()
             .map(|m| HostMount {
                 host: m.source.into(),
@@ -120,6 +166,11 @@ impl DockerFileIo {
                 readonly: m.readonly,
             })
             .collect();
+        let host = (view.is_some() && !mounts.is_empty()).then(|| HostFiles {
+            mounts: mounts.into(),
+            covered: covered.into(),
+            container: container.to_string(),
+        });
         let (user, has_shell) = match previous {
             Some(p) => (p.user, p.has_shell),
             None => {
@@ -134,16 +185,18 @@ impl DockerFileIo {
                 (user, path_exists(engine, container, "/bin/sh").await?)
             }
         };
+        let host_writes = view.is_some_and(|v| v.same_ids) && Self::can_own(&user);
         let facts = ContainerFacts {
             fetched: Instant::now(),
             engine_id,
+            pid,
             working_dir: config
                 .working_dir
                 .filter(|w| w.starts_with('/'))
                 .unwrap_or_else(|| "/".into()),
-            running: inspected.state.and_then(|s| s.running).unwrap_or(false),
-            mounts,
-            host_path: engine.is_local() && (userns.is_empty() || userns == "host"),
+            running,
+            host,
+            host_writes,
             user,
             has_shell,
         };
@@ -191,11 +244,34 @@ impl DockerFileIo {
         Ok(resolve(cwd, path))
     }
 
-    fn host<'a>(&'a self, facts: &'a ContainerFacts) -> Option<HostFiles<'a>> {
-        (facts.host_path && !facts.mounts.is_empty()).then(|| HostFiles {
-            mounts: &facts.mounts,
+    /// Runs `op` on the host file system, off the async workers (it may read or write a
+    /// large file); `Fallback` when the host path does not apply to this container.
+    async fn on_host<T, F>(&self, facts: &ContainerFacts, write: bool, op: F) -> Result<Host<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&HostFiles) -> Result<Host<T>> + Send + 'static,
+    {
+        let Some(host) = facts.host.clone().filter(|_| !write || facts.host_writes) else {
+            return Ok(Host::Fallback);
+        };
+        tokio::task::spawn_blocking(move || op(&host))
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::EngineError,
+                    format!(
+                        "host file operation in container '{}': {e}",
+                        self.container()
+                    ),
+                )
+            })?
+    }
+
+    fn files<'a>(&'a self, engine: &'a Engine) -> EngineFiles<'a> {
+        EngineFiles {
+            engine,
             container: self.container(),
-        })
+        }
     }
 
     /// Whether this process can give a host file the container user's ownership.
@@ -208,24 +284,14 @@ impl DockerFileIo {
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
-            if let Some(host) = self.host(&facts) {
-                if let Host::Done(data) = host.read(&path)? {
-                    return Ok(data);
-                }
+            let at = path.clone();
+            if let Host::Done(data) = self.on_host(&facts, false, move |h| h.read(&at)).await? {
+                return Ok(data);
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
+            let files = self.files(&engine);
             let (real, stat) = files.stat(&path).await?;
             if stat.is_dir() {
-                return Err(Error::new(
-                    ErrorCode::Eisdir,
-                    format!(
-                        "{}: illegal operation on a directory",
-                        subject(self.container(), &path)
-                    ),
-                ));
+                return Err(file_error(ErrorCode::Eisdir, self.container(), &path));
             }
             let mut data = Vec::with_capacity(stat.size as usize);
             files
@@ -240,33 +306,24 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let user = &facts.user;
-            if let Some(host) = self.host(&facts).filter(|_| Self::can_own(user)) {
-                if let Host::Done(()) = host.write(&path, &content, user.uid, user.gid)? {
-                    return Ok(());
-                }
+            let (at, data, uid, gid) = (path.clone(), content.clone(), user.uid, user.gid);
+            let on_host = self
+                .on_host(&facts, true, move |h| h.write(&at, &data, uid, gid))
+                .await?;
+            if let Host::Done(()) = on_host {
+                return Ok(());
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
-            let (target, mode) = match files.stat_if_exists(&path).await? {
-                Some((_, stat)) if stat.is_dir() => {
-                    return Err(Error::new(
-                        ErrorCode::Eisdir,
-                        format!(
-                            "{}: illegal operation on a directory",
-                            subject(self.container(), &path)
-                        ),
-                    ))
+            let files = self.files(&engine);
+            // A dangling symlink is written through, to where it points, as Node does.
+            let (target, mode) = match files.resolve(&path).await? {
+                (_, Some(stat)) if stat.is_dir() => {
+                    return Err(file_error(ErrorCode::Eisdir, self.container(), &path))
                 }
-                Some((real, stat)) => (real, stat.unix_mode()),
-                None => (path.clone(), 0o644),
+                (real, Some(stat)) => (real, stat.unix_mode()),
+                (real, None) => (real, 0o644),
             };
             let Some((dir, name)) = split(&target) else {
-                return Err(Error::new(
-                    ErrorCode::Eisdir,
-                    subject(self.container(), &path),
-                ));
+                return Err(file_error(ErrorCode::Eisdir, self.container(), &path));
             };
             match files.stat_if_exists(&dir).await? {
                 Some((real_dir, stat)) if stat.is_dir() => {
@@ -274,17 +331,8 @@ impl DockerFileIo {
                         .write_file(&real_dir, &name, content, mode, user.owner())
                         .await
                 }
-                Some(_) => Err(Error::new(
-                    ErrorCode::Enotdir,
-                    format!("{}: not a directory", subject(self.container(), &dir)),
-                )),
-                None => Err(Error::new(
-                    ErrorCode::Enoent,
-                    format!(
-                        "{}: no such file or directory",
-                        subject(self.container(), &path)
-                    ),
-                )),
+                Some(_) => Err(file_error(ErrorCode::Enotdir, self.container(), &path)),
+                None => Err(file_error(ErrorCode::Enoent, self.container(), &path)),
             }
         })
         .await
@@ -293,19 +341,15 @@ impl DockerFileIo {
     pub async fn stat(&self, path: &str) -> Result<Option<FileStat>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
-            if let Some(host) = self.host(&facts) {
-                if let Host::Done(found) = host.stat(&path)? {
-                    return Ok(found.map(|s| FileStat {
-                        mtime_ms: s.mtime_ms,
-                        size: s.size,
-                    }));
-                }
+            let at = path.clone();
+            if let Host::Done(found) = self.on_host(&facts, false, move |h| h.stat(&at)).await? {
+                return Ok(found.map(|s| FileStat {
+                    mtime_ms: s.mtime_ms,
+                    size: s.size,
+                }));
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
-            Ok(files.stat_if_exists(&path).await?.map(|(_, s)| FileStat {
+            let found = self.files(&engine).stat_if_exists(&path).await?;
+            Ok(found.map(|(_, s)| FileStat {
                 mtime_ms: s.mtime_ms,
                 size: s.size,
             }))
@@ -317,16 +361,12 @@ impl DockerFileIo {
     async fn kind(&self, path: &str) -> Result<Option<bool>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
-            if let Some(host) = self.host(&facts) {
-                if let Host::Done(found) = host.stat(&path)? {
-                    return Ok(found.map(|s| s.is_dir));
-                }
+            let at = path.clone();
+            if let Host::Done(found) = self.on_host(&facts, false, move |h| h.stat(&at)).await? {
+                return Ok(found.map(|s| s.is_dir));
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
-            Ok(files.stat_if_exists(&path).await?.map(|(_, s)| s.is_dir()))
+            let found = self.files(&engine).stat_if_exists(&path).await?;
+            Ok(found.map(|(_, s)| s.is_dir()))
         })
         .await
     }
@@ -343,15 +383,14 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let user = &facts.user;
-            if let Some(host) = self.host(&facts).filter(|_| Self::can_own(user)) {
-                if let Host::Done(()) = host.make_dirs(&path, user.uid, user.gid)? {
-                    return Ok(());
-                }
+            let (at, uid, gid) = (path.clone(), user.uid, user.gid);
+            let on_host = self
+                .on_host(&facts, true, move |h| h.make_dirs(&at, uid, gid))
+                .await?;
+            if let Host::Done(()) = on_host {
+                return Ok(());
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
+            let files = self.files(&engine);
             // Up to the deepest existing ancestor, then one archive of the missing chain.
             let mut missing: Vec<String> = Vec::new();
             let mut current = path.clone();
@@ -359,18 +398,14 @@ impl DockerFileIo {
                 match files.stat(&current).await {
                     Ok((real, stat)) if stat.is_dir() => break real,
                     Ok(_) if missing.is_empty() => {
-                        return Err(Error::new(
-                            ErrorCode::Eexist,
-                            format!("{}: file already exists", subject(self.container(), &path)),
-                        ))
+                        return Err(file_error(ErrorCode::Eexist, self.container(), &path))
                     }
-                    Ok(_) => {
-                        return Err(Error::new(
-                            ErrorCode::Enotdir,
-                            format!("{}: not a directory", subject(self.container(), &current)),
-                        ))
-                    }
+                    Ok(_) => return Err(file_error(ErrorCode::Enotdir, self.container(), &path)),
                     Err(err) if err.code == ErrorCode::Enoent => {
+                        if files.resolve(&current).await?.0 != current {
+                            // A dangling symlink: mkdir does not create its target.
+                            return Err(file_error(ErrorCode::Eexist, self.container(), &current));
+                        }
                         let (parent, name) = split(&current).ok_or(err)?;
                         missing.push(name);
                         current = parent;
@@ -393,58 +428,68 @@ impl DockerFileIo {
     pub async fn read_dir(&self, path: &str) -> Result<Vec<String>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
-            if let Some(host) = self.host(&facts) {
-                if let Host::Done(mut names) = host.read_dir(&path)? {
-                    names.sort();
-                    return Ok(names);
-                }
+            let at = path.clone();
+            if let Host::Done(mut names) = self
+                .on_host(&facts, false, move |h| h.read_dir(&at))
+                .await?
+            {
+                names.sort();
+                return Ok(names);
             }
-            let files = EngineFiles {
-                engine: &engine,
-                container: self.container(),
-            };
+            let files = self.files(&engine);
             let (real, stat) = files.stat(&path).await?;
             if !stat.is_dir() {
-                return Err(Error::new(
-                    ErrorCode::Enotdir,
-                    format!("{}: not a directory", subject(self.container(), &path)),
-                ));
+                return Err(file_error(ErrorCode::Enotdir, self.container(), &path));
             }
-            let mut names = if facts.has_shell && facts.running {
-                let request = ExecRequest {
-                    command: vec![
-                        "/bin/sh".into(),
-                        "-c".into(),
-                        LIST_SCRIPT.into(),
-                        "sh".into(),
-                        real.clone(),
-                    ],
-                    user: Some("0".into()),
-                    timeout: Some(engine.timeout()),
-                    ..Default::default()
-                };
-                let out = run_buffered(&engine, self.container(), request).await?;
-                if out.exit_code != 0 {
-                    return Err(Error::new(
-                        ErrorCode::Eacces,
-                        format!(
-                            "{}: cannot list the directory",
-                            subject(self.container(), &path)
-                        ),
-                    ));
-                }
-                out.stdout
-                    .split(|&b| b == 0)
-                    .filter(|n| !n.is_empty())
-                    .map(|n| String::from_utf8_lossy(n).into_owned())
-                    .collect()
+            let listed = if facts.has_shell && facts.running {
+                self.list_by_exec(&engine, &path, &real).await
             } else {
-                files.list_dir(&real).await?
+                Ok(None)
+            };
+            let mut names = match listed? {
+                Some(names) => names,
+                None => files.list_dir(&real).await?,
             };
             names.sort();
             Ok(names)
         })
         .await
+    }
+
+    /// One exec of a NUL-separated listing; `None` when the container stopped meanwhile.
+    async fn list_by_exec(
+        &self,
+        engine: &Engine,
+        path: &str,
+        real: &str,
+    ) -> Result<Option<Vec<String>>> {
+        let request = ExecRequest {
+            command: vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                LIST_SCRIPT.into(),
+                "sh".into(),
+                real.to_string(),
+            ],
+            user: Some("0".into()),
+            timeout: Some(engine.timeout()),
+            ..Default::default()
+        };
+        let out = match run_buffered(engine, self.container(), request).await {
+            Ok(out) => out,
+            Err(err) if err.code == ErrorCode::ContainerNotRunning => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        if out.exit_code != 0 {
+            return Err(file_error(ErrorCode::Eacces, self.container(), path));
+        }
+        Ok(Some(
+            out.stdout
+                .split(|&b| b == 0)
+                .filter(|n| !n.is_empty())
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .collect(),
+        ))
     }
 
     /// The container user's home directory (from /etc/passwd), else `/root` for root.

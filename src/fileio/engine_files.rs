@@ -32,12 +32,45 @@ fn is_missing(err: &Error) -> bool {
     matches!(err.code, ErrorCode::Enoent | ErrorCode::Enotdir)
 }
 
+/// A file error worded as the kernel words it, without the engine's host paths.
+pub fn file_error(code: ErrorCode, container: &str, path: &str) -> Error {
+    let text = match code {
+        ErrorCode::Enoent => "no such file or directory",
+        ErrorCode::Enotdir => "not a directory",
+        ErrorCode::Eisdir => "illegal operation on a directory",
+        ErrorCode::Eexist => "file already exists",
+        ErrorCode::Eacces => "permission denied",
+        ErrorCode::Eloop => "too many levels of symbolic links",
+        _ => "failed",
+    };
+    Error::new(code, format!("{}: {text}", subject(container, path)))
+}
+
+/// The file error an engine message describes (Docker's and Podman's wording).
+fn code_in_message(message: &str) -> Option<ErrorCode> {
+    let lower = message.to_ascii_lowercase();
+    [
+        ("too many links", ErrorCode::Eloop),
+        ("too many levels of symbolic links", ErrorCode::Eloop),
+        ("not a directory", ErrorCode::Enotdir),
+        ("no such file or directory", ErrorCode::Enoent),
+        ("permission denied", ErrorCode::Eacces),
+    ]
+    .into_iter()
+    .find(|(words, _)| lower.contains(words))
+    .map(|(_, code)| code)
+}
+
 impl EngineFiles<'_> {
-    fn refine(&self, mut err: Error) -> Error {
-        if err.code == ErrorCode::EngineError && err.message.contains("not a directory") {
-            err.code = ErrorCode::Enotdir;
+    fn refine(&self, err: Error, path: &str) -> Error {
+        match err.code {
+            ErrorCode::Enoent => file_error(ErrorCode::Enoent, self.container, path),
+            ErrorCode::EngineError => match code_in_message(&err.message) {
+                Some(code) => file_error(code, self.container, path),
+                None => err,
+            },
+            _ => err,
         }
-        err
     }
 
     /// The path itself (a final symlink is not followed).
@@ -48,25 +81,20 @@ impl EngineFiles<'_> {
         }
     }
 
-    /// `HEAD` answers a path through a regular file with a bare 500: find that file.
+    /// `HEAD` answers some failures (a path through a regular file, a symlink loop) with a
+    /// bare 500; a `GET` of the same path says which, in its first chunk.
     async fn classify(&self, path: &str, err: Error) -> Error {
-        let mut current = path.to_string();
-        while let Some((parent, _)) = split(&current) {
-            match self.head(&parent).await {
-                Ok(stat) if stat.is_dir() || stat.is_symlink() => return err,
-                Ok(_) => {
-                    return Error::new(
-                        ErrorCode::Enotdir,
-                        format!("{}: not a directory", subject(self.container, path)),
-                    )
-                }
-                Err(e) if e.code == ErrorCode::Enoent => {
-                    return Error::new(ErrorCode::Enoent, e.message.replace(&parent, path))
-                }
-                Err(_) => current = parent,
-            }
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let mut stream = self
+            .engine
+            .docker()
+            .download_from_container(self.container, Some(options));
+        match tokio::time::timeout(self.engine.timeout(), stream.next()).await {
+            Ok(Some(Err(e))) => self.refine(from_bollard(e, &subject(self.container, path)), path),
+            _ => err,
         }
-        err
     }
 
     async fn head(&self, path: &str) -> Result<PathStat> {
@@ -82,27 +110,34 @@ impl EngineFiles<'_> {
                     .get_container_archive_info(self.container, Some(options)),
             )
             .await
-            .map_err(|e| self.refine(e))?;
+            .map_err(|e| self.refine(e, path))?;
         Ok(PathStat::from_engine(&stat))
+    }
+
+    /// Follows symlinks: the path finally reached, and its stat unless nothing is there
+    /// (a dangling link gives the path it points to).
+    pub async fn resolve(&self, path: &str) -> Result<(String, Option<PathStat>)> {
+        let mut current = normalize(path);
+        for _ in 0..MAX_LINKS {
+            let stat = match self.lstat(&current).await {
+                Ok(stat) => stat,
+                Err(err) if err.code == ErrorCode::Enoent => return Ok((current, None)),
+                Err(err) => return Err(err),
+            };
+            if !stat.is_symlink() {
+                return Ok((current, Some(stat)));
+            }
+            current = link_destination(&current, &stat.link_target);
+        }
+        Err(file_error(ErrorCode::Eloop, self.container, path))
     }
 
     /// Follows symlinks: returns the path finally reached and its stat.
     pub async fn stat(&self, path: &str) -> Result<(String, PathStat)> {
-        let mut current = normalize(path);
-        for _ in 0..MAX_LINKS {
-            let stat = self.lstat(&current).await?;
-            if !stat.is_symlink() {
-                return Ok((current, stat));
-            }
-            current = link_destination(&current, &stat.link_target);
+        match self.resolve(path).await? {
+            (real, Some(stat)) => Ok((real, stat)),
+            (_, None) => Err(file_error(ErrorCode::Enoent, self.container, path)),
         }
-        Err(Error::new(
-            ErrorCode::Eloop,
-            format!(
-                "{}: too many levels of symbolic links",
-                subject(self.container, path)
-            ),
-        ))
     }
 
     /// `stat`, with a missing path (or one under a file) as `None`.
@@ -126,7 +161,10 @@ impl EngineFiles<'_> {
             .download_from_container(self.container, Some(options))
             .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
         let mut reader = TarReader::new(Box::pin(stream), what.clone());
-        let first = reader.next_entry().await.map_err(|e| self.refine(e))?;
+        let first = reader
+            .next_entry()
+            .await
+            .map_err(|e| self.refine(e, path))?;
         match first {
             Some(entry) if entry.is_regular() => reader.read_content(entry.size, &mut sink).await,
             Some(entry) if entry.is_dir() => Err(Error::new(
@@ -164,7 +202,11 @@ impl EngineFiles<'_> {
             .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
         let mut reader = TarReader::new(Box::pin(stream), subject(self.container, path));
         let mut names = Vec::new();
-        while let Some(entry) = reader.next_entry().await.map_err(|e| self.refine(e))? {
+        while let Some(entry) = reader
+            .next_entry()
+            .await
+            .map_err(|e| self.refine(e, path))?
+        {
             let parts: Vec<&str> = entry.path.split('/').filter(|p| !p.is_empty()).collect();
             if parts.len() == 2 {
                 names.push(parts[1].to_string());
@@ -242,7 +284,7 @@ impl EngineFiles<'_> {
                 {
                     Error::new(ErrorCode::Eisdir, e.message)
                 }
-                _ => self.refine(e),
+                _ => self.refine(e, target),
             })
     }
 }

@@ -5,8 +5,8 @@
 mod container_path;
 mod docker_file_io;
 mod engine_files;
-#[cfg(target_os = "linux")]
 mod host_files;
+mod host_view;
 mod path_stat;
 mod tar_stream;
 mod user_ids;
