@@ -1,13 +1,19 @@
-import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
 
+const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
+const docker = (...args: string[]) => execFileSync(DOCKER, args, { encoding: 'utf8' }).trim()
+
 const { runtime, cleanup } = suiteRuntime('fileio')
 const host = tempDir('fileio-host')
 const outside = tempDir('fileio-outside')
+const byCli: string[] = [] // containers made with the docker CLI (options DockerRuntime lacks)
 afterAll(async () => {
   await cleanup()
+  for (const id of byCli) docker('rm', '-f', '-v', id)
   host.cleanup()
   outside.cleanup()
 })
@@ -69,22 +75,24 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
       it(`${where}: errors have Node's codes and name the path`, async () => {
         await io.mkdir(`${dir}/e`)
         await io.writeFile(`${dir}/e/file`, 'x')
-        const cases: Array<[Promise<unknown>, string]> = [
-          [io.readFile(`${dir}/e/missing`), 'ENOENT'],
-          [io.readFile(`${dir}/e`), 'EISDIR'],
-          [io.readFile(`${dir}/e/file/below`), 'ENOTDIR'],
-          [io.readdir(`${dir}/e/missing`), 'ENOENT'],
-          [io.readdir(`${dir}/e/file`), 'ENOTDIR'],
-          [io.writeFile(`${dir}/e/missing/x`, 'x'), 'ENOENT'],
-          [io.writeFile(`${dir}/e`, 'x'), 'EISDIR'],
-          [io.writeFile(`${dir}/e/file/x`, 'x'), 'ENOTDIR'],
-          [io.mkdir(`${dir}/e/file`), 'EEXIST'],
-          [io.mkdir(`${dir}/e/file/sub`), 'ENOTDIR'],
+        const cases: Array<[() => Promise<unknown>, string]> = [
+          [() => io.readFile(`${dir}/e/missing`), 'ENOENT'],
+          [() => io.readBinaryFile(`${dir}/e/missing`), 'ENOENT'],
+          [() => io.readFile(`${dir}/e`), 'EISDIR'],
+          [() => io.readFile(`${dir}/e/file/below`), 'ENOTDIR'],
+          [() => io.readdir(`${dir}/e/missing`), 'ENOENT'],
+          [() => io.readdir(`${dir}/e/file`), 'ENOTDIR'],
+          [() => io.writeFile(`${dir}/e/missing/x`, 'x'), 'ENOENT'],
+          [() => io.writeFile(`${dir}/e`, 'x'), 'EISDIR'],
+          [() => io.writeFile(`${dir}/e/file/x`, 'x'), 'ENOTDIR'],
+          [() => io.mkdir(`${dir}/e/file`), 'EEXIST'],
+          [() => io.mkdir(`${dir}/e/file/sub`), 'ENOTDIR'],
         ]
         for (const [call, code] of cases) {
-          const err = await rejection(call)
+          const err = await rejection(call())
           expect(err.code, err.message).toBe(code)
           expect(err.message).toContain(id)
+          expect(err.message).toContain(`${dir}/e`)
         }
         expect(await io.stat(`${dir}/e/file/below`)).toBeUndefined()
         expect(await io.fileExists(`${dir}/e/file/below`)).toBe(false)
@@ -139,6 +147,13 @@ describe('DockerFileIO symlinks', () => {
     symlinkSync(outside.path, join(mount, 'dir-escape'))
     symlinkSync('real.txt', join(mount, 'inside'))
     symlinkSync('loop', join(mount, 'loop'))
+    // `sym/..` is the parent of where sym points (deep), not the mount: deep/t.txt.
+    mkdirSync(join(mount, 'deep/inner'), { recursive: true })
+    writeFileSync(join(mount, 'deep/t.txt'), 'deep')
+    writeFileSync(join(mount, 't.txt'), 'top')
+    symlinkSync('deep/inner', join(mount, 'sym'))
+    symlinkSync('sym/../t.txt', join(mount, 'tricky'))
+    execFileSync('mkfifo', [join(mount, 'fifo')])
     id = await container(IMAGES.debian, [{ source: mount, target: '/workspace' }])
     io = new addon.DockerFileIO({ container: id })
   })
@@ -168,6 +183,32 @@ describe('DockerFileIO symlinks', () => {
 
   it('a link loop is ELOOP', async () => {
     expect((await rejection(io.readFile('/workspace/loop'))).code).toBe('ELOOP')
+  })
+
+  it('`..` after a symlink in a link target is applied where the link led, as the kernel does', async () => {
+    const cat = (await runtime.exec(id, { command: ['cat', '/workspace/tricky'] })).stdout
+    expect(cat).toBe('deep')
+    expect(await io.readFile('/workspace/tricky')).toBe(cat)
+  })
+
+  it('a FIFO in the mount never blocks a read', async () => {
+    const err = await rejection(io.readFile('/workspace/fifo'))
+    expect(err.message).toContain('/workspace/fifo')
+    expect(await io.fileExists('/workspace/fifo')).toBe(true)
+  })
+
+  it('in the container fs: loops are ELOOP, dangling links are written through, never replaced', async () => {
+    const sh = (script: string) => runtime.exec(id, { command: ['sh', '-c', script] })
+    await sh('mkdir -p /tmp/l && cd /tmp/l && ln -s loop loop && ln -s /nonexistent/x nowhere && ln -s made target && ln -s /tmp/l ring')
+    expect((await rejection(io.readFile('/tmp/l/loop'))).code).toBe('ELOOP')
+    expect((await rejection(io.readFile('/tmp/l/loop/x'))).code).toBe('ELOOP')
+    expect((await rejection(io.stat('/tmp/l/loop'))).code).toBe('ELOOP')
+    expect(await io.readdir('/tmp/l/ring')).toEqual(['loop', 'nowhere', 'ring', 'target'])
+    const err = await rejection(io.writeFile('/tmp/l/nowhere', 'x'))
+    expect(err.code).toBe('ENOENT')
+    expect(err.message).not.toContain('/var/lib/docker')
+    await io.writeFile('/tmp/l/target', 'through the link')
+    expect((await sh('cd /tmp/l && readlink nowhere target && cat made')).stdout).toBe('/nonexistent/x\nmade\nthrough the link')
   })
 })
 
@@ -210,6 +251,82 @@ describe('DockerFileIO errors of the container itself', () => {
     expect((await rejection(io.writeFile('/ro/x', 'x'))).code).toBe('EACCES')
     expect(readdirSync(ro.path)).toEqual([])
     ro.cleanup()
+  })
+})
+
+describe('DockerFileIO and the container\'s other mounts', () => {
+  it('a volume under a bind mount is answered by the container, not the host folder beneath it', async () => {
+    const dir = tempDir('fileio-layers')
+    writeFileSync(join(dir.path, 'plain.txt'), 'host')
+    mkdirSync(join(dir.path, 'vol'))
+    writeFileSync(join(dir.path, 'vol', 'hidden.txt'), 'shadowed by the volume')
+    const id = docker('run', '-d', '--init', '-v', `${dir.path}:/workspace`, '-v', '/workspace/vol',
+      IMAGES.debian, 'sleep', 'infinity')
+    byCli.push(id)
+    const io = new addon.DockerFileIO({ container: id })
+    expect(await io.readFile('/workspace/plain.txt')).toBe('host')
+    expect(await io.readdir('/workspace/vol')).toEqual([])
+    expect(await io.fileExists('/workspace/vol/hidden.txt')).toBe(false)
+    await io.writeFile('/workspace/vol/v.txt', 'in the volume')
+    await io.mkdir('/workspace/vol/d')
+    const seen = await runtime.exec(id, { command: ['ls', '-A', '/workspace/vol'] })
+    expect(seen.stdout.split('\n').filter(Boolean)).toEqual(['d', 'v.txt'])
+    expect(readdirSync(join(dir.path, 'vol'))).toEqual(['hidden.txt'])
+    dir.cleanup()
+  })
+
+  it('a single-file bind mount reads as the container sees it', async () => {
+    const dir = tempDir('fileio-filemount')
+    writeFileSync(join(dir.path, 'app.conf'), 'setting=1\n')
+    const id = await runtime.create({
+      image: IMAGES.debian,
+      workingDirectory: '/',
+      mounts: [{ source: join(dir.path, 'app.conf'), target: '/etc/app.conf' }],
+    })
+    await runtime.start(id)
+    const io = new addon.DockerFileIO({ container: id })
+    expect(await io.readFile('/etc/app.conf')).toBe('setting=1\n')
+    expect((await io.stat('/etc/app.conf'))?.size).toBe(10)
+    expect((await rejection(io.readFile('/etc/app.conf/x'))).code).toBe('ENOTDIR')
+    dir.cleanup()
+  })
+
+  it('a container recreated under the same name is seen with its new mounts at once', async () => {
+    const [a, b] = [tempDir('fileio-recreate-a'), tempDir('fileio-recreate-b')]
+    writeFileSync(join(a.path, 'which.txt'), 'a')
+    writeFileSync(join(b.path, 'which.txt'), 'b')
+    const name = `ci-fileio-recreate-${process.pid}`
+    const make = async (source: string) => {
+      const id = await runtime.create({ name, image: IMAGES.debian, workingDirectory: '/', mounts: [{ source, target: '/workspace' }] })
+      await runtime.start(id)
+    }
+    await make(a.path)
+    const io = new addon.DockerFileIO({ container: name })
+    expect(await io.readFile('/workspace/which.txt')).toBe('a')
+    await runtime.remove(name)
+    await make(b.path)
+    expect(await io.readFile('/workspace/which.txt')).toBe('b')
+    await io.writeFile('/workspace/new.txt', 'to b')
+    expect(readdirSync(a.path)).toEqual(['which.txt'])
+    expect(readFileSync(join(b.path, 'new.txt'), 'utf8')).toBe('to b')
+    a.cleanup()
+    b.cleanup()
+  })
+
+  it('a stopped container is served by the engine alone, mounts included', async () => {
+    const id = await container(IMAGES.debian)
+    const io = new addon.DockerFileIO({ container: id })
+    await io.mkdir('/workspace/stopped/sub')
+    await io.writeFile('/workspace/stopped/f.txt', 'before')
+    await io.writeFile('/tmp/f.txt', 'tmp')
+    await runtime.stop(id, 1000)
+    const later = new addon.DockerFileIO({ container: id, user: 'agent' })
+    expect(await later.readFile('/workspace/stopped/f.txt')).toBe('before')
+    expect(await later.readdir('/workspace/stopped')).toEqual(['f.txt', 'sub'])
+    expect(await later.readdir('/tmp')).toContain('f.txt')
+    await later.writeFile('/workspace/stopped/g.txt', 'while stopped')
+    expect(readFileSync(join(host.path, 'stopped', 'g.txt'), 'utf8')).toBe('while stopped')
+    expect(statSync(join(host.path, 'stopped', 'g.txt')).uid).toBe(1000)
   })
 })
 
