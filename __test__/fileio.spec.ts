@@ -212,6 +212,27 @@ describe('DockerFileIO symlinks', () => {
   })
 })
 
+describe('DockerFileIO mtimes', () => {
+  it('keep sub-millisecond precision, and writes through the engine get a nanosecond mtime', async () => {
+    const id = await container(IMAGES.debian)
+    const io = new addon.DockerFileIO({ container: id })
+    await io.writeFile('/tmp/m1', 'one')
+    await io.writeFile('/tmp/m2', 'two')
+    await io.writeFile('/workspace/m3', 'three')
+    const out = await inContainer(id, 'stat -c %.9Y /tmp/m1 /tmp/m2 /workspace/m3')
+    const [m1, m2, m3] = out.trim().split('\n').map((t) => {
+      const [sec, ns] = t.split('.')
+      return Number(sec) * 1000 + Number(ns) / 1e6
+    })
+    expect(Number.isInteger(m1) && Number.isInteger(m2)).toBe(false)
+    expect(m2).toBeGreaterThan(m1)
+    for (const [path, expected] of [['/tmp/m1', m1], ['/tmp/m2', m2], ['/workspace/m3', m3]] as const) {
+      expect(Math.abs((await io.stat(path))!.mtimeMs - expected), path).toBeLessThan(0.001)
+    }
+    expect((await io.stat('/workspace/m3'))!.mtimeMs).toBe(statSync(join(host.path, 'm3')).mtimeMs)
+  })
+})
+
 describe('DockerFileIO large files', () => {
   it('reads and writes a 100 MB file byte-exact, in the container fs and under a mount', async () => {
     const id = await container(IMAGES.debian)

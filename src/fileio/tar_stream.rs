@@ -1,6 +1,7 @@
 //! Tar over the archive endpoints: a streaming reader for what `GET` returns (ustar, GNU
 //! long names and PAX headers, as Docker and Podman write them), and the few archives `PUT`
-//! needs (one file, or a chain of directories) with explicit owner and mode.
+//! needs (one file, or a chain of directories) with explicit owner, mode and a nanosecond
+//! mtime.
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -229,6 +230,37 @@ pub struct EntryOwner {
     pub gid: u32,
 }
 
+/// A PAX extended header (`x`) carrying `records` for the entry that follows it.
+fn pax(records: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    for (key, value) in records {
+        // "<len> <key>=<value>\n", where <len> counts its own digits too.
+        let rest = key.len() + value.len() + 3;
+        let mut len = rest + 1;
+        while len != rest + len.to_string().len() {
+            len = rest + len.to_string().len();
+        }
+        data.extend_from_slice(format!("{len} {key}=").as_bytes());
+        data.extend_from_slice(value);
+        data.push(b'\n');
+    }
+    let mut header = tar::Header::new_ustar();
+    header.set_entry_type(tar::EntryType::XHeader);
+    header
+        .set_path("PaxHeader")
+        .map_err(|e| Error::invalid_argument(format!("PAX header: {e}")))?;
+    header.set_size(data.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    let mut blocks = header.as_bytes().to_vec();
+    blocks.extend_from_slice(&data);
+    blocks.resize(blocks.len().div_ceil(BLOCK) * BLOCK, 0);
+    Ok(blocks)
+}
+
+/// The header blocks of one entry: a PAX header with the modification time to the
+/// nanosecond (the ustar field holds whole seconds, and tools compare mtimes to see whether
+/// a file changed) and, for a path over 100 bytes, the path; then the ustar header.
 fn header(
     path: &str,
     kind: tar::EntryType,
@@ -236,31 +268,24 @@ fn header(
     mode: u32,
     owner: EntryOwner,
 ) -> Result<Vec<u8>> {
-    let mut blocks = Vec::with_capacity(3 * BLOCK);
-    let mut header = tar::Header::new_gnu();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mtime = format!("{}.{:09}", now.as_secs(), now.subsec_nanos());
+    let mut records: Vec<(&str, &[u8])> = vec![("mtime", mtime.as_bytes())];
+    let long = path.len() > 100;
+    if long {
+        records.push(("path", path.as_bytes()));
+    }
+    let mut blocks = pax(&records)?;
+    let mut header = tar::Header::new_ustar();
     header.set_entry_type(kind);
     header.set_size(size);
     header.set_mode(mode);
     header.set_uid(u64::from(owner.uid));
     header.set_gid(u64::from(owner.gid));
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    header.set_mtime(now);
-    if path.len() > 100 {
-        // GNU long name: a 'L' entry carrying the name, then the real header.
-        let mut long = tar::Header::new_gnu();
-        long.set_entry_type(tar::EntryType::GNULongName);
-        long.set_size(path.len() as u64 + 1);
-        if let Some(gnu) = long.as_gnu_mut() {
-            gnu.name[..13].copy_from_slice(b"././@LongLink");
-        }
-        long.set_cksum();
-        blocks.extend_from_slice(long.as_bytes());
-        blocks.extend_from_slice(path.as_bytes());
-        blocks.push(0);
-        blocks.resize(blocks.len().div_ceil(BLOCK) * BLOCK, 0);
+    header.set_mtime(now.as_secs());
+    if long {
         header.as_old_mut().name[..100].copy_from_slice(&path.as_bytes()[..100]);
     } else {
         header.set_path(path).map_err(|e| {
@@ -328,9 +353,8 @@ mod tests {
         };
         let long = "d/".repeat(70) + "file";
         let mut archive: Vec<u8> = Vec::new();
-        archive.extend(
-            directories(&["a".into(), "a/b".into()], 0o755, owner).unwrap()[..1024].to_vec(),
-        );
+        let dirs = directories(&["a".into(), "a/b".into()], 0o755, owner).unwrap();
+        archive.extend_from_slice(&dirs[..dirs.len() - 2 * BLOCK]);
         for part in single_file(&long, Bytes::from_static(b"\0binary\xff"), 0o600, owner).unwrap() {
             archive.extend_from_slice(&part);
         }
@@ -355,6 +379,35 @@ mod tests {
         let got = entries(archive).await;
         assert_eq!(got[0].0.path, long);
         assert_eq!(got[0].1, b"hello");
+    }
+
+    #[test]
+    fn written_entries_carry_nanosecond_mtimes_and_long_paths_as_pax() {
+        let owner = EntryOwner { uid: 7, gid: 8 };
+        let long = "n".repeat(120);
+        let mut archive = Vec::new();
+        for part in single_file(&long, Bytes::from_static(b"abc"), 0o640, owner).unwrap() {
+            archive.extend_from_slice(&part);
+        }
+        let mut reader = tar::Archive::new(&archive[..]);
+        let mut entries = reader.entries().unwrap();
+        let mut entry = entries.next().unwrap().unwrap();
+        assert_eq!(entry.path().unwrap().to_str(), Some(long.as_str()));
+        assert_eq!(entry.header().uid().unwrap(), 7);
+        assert_eq!(entry.header().mode().unwrap(), 0o640);
+        let mtime = entry
+            .pax_extensions()
+            .unwrap()
+            .unwrap()
+            .map(|e| e.unwrap())
+            .find(|e| e.key() == Ok("mtime"))
+            .map(|e| e.value().unwrap().to_string())
+            .unwrap();
+        assert_eq!(mtime.split_once('.').unwrap().1.len(), 9, "{mtime}");
+        let mut data = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut data).unwrap();
+        assert_eq!(data, "abc");
+        assert!(entries.next().is_none());
     }
 
     #[test]
