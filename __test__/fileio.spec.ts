@@ -112,6 +112,13 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
       })
     }
 
+    it('readdir of the root lists its first level only', async () => {
+      const names = await io.readdir('/')
+      expect(names).toEqual(expect.arrayContaining(['.dockerenv', 'etc', 'tmp', 'workspace']))
+      expect(names).not.toContain('hosts')
+      expect(await io.readdir('/etc')).toEqual(expect.arrayContaining(['hosts', 'passwd']))
+    })
+
     it('relative paths default to the container working directory', async () => {
       await io.writeFile(`wd-${image.split(':')[1]}.txt`, 'wd')
       expect(readFileSync(join(host.path, `wd-${image.split(':')[1]}.txt`), 'utf8')).toBe('wd')

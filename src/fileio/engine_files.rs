@@ -202,14 +202,21 @@ impl EngineFiles<'_> {
             .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
         let mut reader = TarReader::new(Box::pin(stream), subject(self.container, path));
         let mut names = Vec::new();
+        // The first entry is the directory itself (`name/`, or `/` for the root); its
+        // children are the entries one component below it.
+        let mut base: Option<String> = None;
         while let Some(entry) = reader
             .next_entry()
             .await
             .map_err(|e| self.refine(e, path))?
         {
-            let parts: Vec<&str> = entry.path.split('/').filter(|p| !p.is_empty()).collect();
-            if parts.len() == 2 {
-                names.push(parts[1].to_string());
+            match &base {
+                None => base = Some(entry.path.trim_end_matches('/').to_string()),
+                Some(base) => {
+                    if let Some(name) = child_name(base, &entry.path) {
+                        names.push(name.to_string());
+                    }
+                }
             }
             reader.skip_content(entry.size).await?;
         }
@@ -289,6 +296,18 @@ impl EngineFiles<'_> {
     }
 }
 
+/// The name of `entry` when it lies directly inside the archived directory `base`.
+fn child_name<'e>(base: &str, entry: &'e str) -> Option<&'e str> {
+    let rest = entry.strip_prefix(base)?;
+    let rest = if base.is_empty() {
+        rest
+    } else {
+        rest.strip_prefix('/')?
+    };
+    let rest = rest.trim_start_matches('/').trim_end_matches('/');
+    (!rest.is_empty() && !rest.contains('/')).then_some(rest)
+}
+
 /// Where a symlink at `path` leads, as a container path.
 pub fn link_destination(path: &str, target: &str) -> String {
     if target.starts_with('/') {
@@ -296,5 +315,23 @@ pub fn link_destination(path: &str, target: &str) -> String {
     } else {
         let parent = split(path).map(|(p, _)| p).unwrap_or_else(|| "/".into());
         normalize(&format!("{parent}/{target}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_of_an_archived_directory() {
+        assert_eq!(child_name("etc", "etc/hosts"), Some("hosts"));
+        assert_eq!(child_name("etc", "etc/ssl/"), Some("ssl"));
+        assert_eq!(child_name("etc", "etc/ssl/certs"), None);
+        assert_eq!(child_name("etc", "etcetera/x"), None);
+        assert_eq!(child_name("", "/dev/"), Some("dev"));
+        assert_eq!(child_name("", "/.dockerenv"), Some(".dockerenv"));
+        assert_eq!(child_name("", "/dev/console"), None);
+        assert_eq!(link_destination("/a/b", "../c"), "/c");
+        assert_eq!(link_destination("/a/b", "/x//y"), "/x/y");
     }
 }
