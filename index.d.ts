@@ -140,6 +140,43 @@ export declare function createDockerEnvironment(opts: DockerEnvironmentOptions):
  */
 export declare function detectEngine(opts?: EngineOptions | undefined | null): Promise<EngineInfo>
 
+export interface DevcontainerBuild {
+  dockerfile: string
+  context: string
+  args: Record<string, string>
+  target?: string
+}
+
+export interface DevcontainerConfig {
+  configPath: string
+  name?: string
+  image?: string
+  build?: DevcontainerBuild
+  containerEnv: Record<string, string>
+  remoteEnv: Record<string, string>
+  mounts: Array<DevcontainerMount>
+  workspaceFolder: string
+  workspaceMount?: DevcontainerMount
+  containerUser?: string
+  remoteUser?: string
+  /** Honoured only when the caller opts in (`allowHostCommands`). */
+  privileged: boolean
+  initializeCommand?: string | string[] | Record<string, string | string[]>
+  onCreateCommand?: string | string[] | Record<string, string | string[]>
+  updateContentCommand?: string | string[] | Record<string, string | string[]>
+  postCreateCommand?: string | string[] | Record<string, string | string[]>
+  postStartCommand?: string | string[] | Record<string, string | string[]>
+  postAttachCommand?: string | string[] | Record<string, string | string[]>
+  warnings: Array<string>
+}
+
+export interface DevcontainerMount {
+  type: 'bind' | 'volume'
+  source: string
+  target: string
+  readonly: boolean
+}
+
 export interface DockerEnvironment {
   fileIO: DockerFileIO
   shell: DockerShell
@@ -271,6 +308,12 @@ export interface OutputLine {
   stream: 'stdout' | 'stderr'
   text: string
 }
+
+/**
+ * The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has
+ * none. An invalid file rejects with DEVCONTAINER naming the file, line and column.
+ */
+export declare function readDevcontainerConfig(projectDir: string): Promise<DevcontainerConfig | undefined>
 
 /**
  * Removes this base directory's orphaned containers: `process` ones whose owner process is

@@ -842,5 +842,6 @@ module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine
+module.exports.readDevcontainerConfig = nativeBinding.readDevcontainerConfig
 module.exports.reapOrphans = nativeBinding.reapOrphans
 module.exports.runWatchdog = nativeBinding.runWatchdog

@@ -5,6 +5,7 @@
 
 pub mod base_dir;
 pub mod clone;
+pub mod devcontainer;
 pub mod engine;
 pub mod error;
 pub mod fileio;

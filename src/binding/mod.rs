@@ -3,6 +3,7 @@
 
 mod clone_manager;
 mod container_types;
+mod devcontainer;
 mod docker_environment;
 mod docker_file_io;
 mod docker_runtime;

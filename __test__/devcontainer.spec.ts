@@ -1,0 +1,106 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, rejection, tempDir } from './helpers'
+
+const dirs: Array<{ cleanup: () => void }> = []
+afterAll(() => dirs.forEach((d) => d.cleanup()))
+function project(files: Record<string, string>): string {
+  const d = tempDir('dc')
+  dirs.push(d)
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(d.path, name, '..'), { recursive: true })
+    writeFileSync(join(d.path, name), text)
+  }
+  return d.path
+}
+
+describe('readDevcontainerConfig', () => {
+  it('reads JSONC with comments and trailing commas, and substitutes variables', async () => {
+    process.env.CI_TEST_GREETING = 'hello'
+    const dir = project({
+      '.devcontainer/devcontainer.json': `{
+        // the image
+        "image": "container-isolation-test:debian", /* inline */
+        "containerEnv": {
+          "GREETING": "\${localEnv:CI_TEST_GREETING}",
+          "MISSING": "\${localEnv:CI_TEST_NOPE:fallback}",
+          "WHERE": "\${containerWorkspaceFolder}/\${localWorkspaceFolderBasename}",
+          "LATER": "\${containerEnv:PATH}",
+          "ODD": "\${notAVariable}",
+        },
+        "postCreateCommand": ["touch", "/tmp/created"],
+        "postStartCommand": { "a": "echo a", "b": ["echo", "b"], },
+        "features": {},
+      }`,
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.configPath).toBe(join(dir, '.devcontainer', 'devcontainer.json'))
+    expect(config.image).toBe('container-isolation-test:debian')
+    expect(config.containerEnv).toEqual({
+      GREETING: 'hello',
+      MISSING: 'fallback',
+      WHERE: `/workspace/${dir.split('/').pop()}`,
+      LATER: '${containerEnv:PATH}',
+      ODD: '${notAVariable}',
+    })
+    expect(config.workspaceFolder).toBe('/workspace')
+    expect(config.postCreateCommand).toEqual(['touch', '/tmp/created'])
+    expect(config.postStartCommand).toEqual({ a: 'echo a', b: ['echo', 'b'] })
+    expect(config.warnings).toEqual(['features is not supported and was ignored'])
+  })
+
+  it('looks in .devcontainer/, then .devcontainer.json, then one subfolder', async () => {
+    expect(await addon.readDevcontainerConfig(project({ 'x.txt': '' }))).toBeUndefined()
+    const root = project({ '.devcontainer.json': '{"name": "root"}' })
+    expect((await addon.readDevcontainerConfig(root))?.name).toBe('root')
+    const both = project({ '.devcontainer.json': '{"name": "root"}', '.devcontainer/devcontainer.json': '{"name": "dir"}' })
+    expect((await addon.readDevcontainerConfig(both))?.name).toBe('dir')
+    const one = project({ '.devcontainer/python/devcontainer.json': '{"name": "py"}' })
+    expect((await addon.readDevcontainerConfig(one))?.name).toBe('py')
+    const two = project({
+      '.devcontainer/a/devcontainer.json': '{"name": "a"}',
+      '.devcontainer/b/devcontainer.json': '{"name": "b"}',
+    })
+    expect(await addon.readDevcontainerConfig(two)).toBeUndefined()
+  })
+
+  it('resolves build paths against the config folder and parses mounts', async () => {
+    const dir = project({
+      '.devcontainer/devcontainer.json': `{
+        "build": { "dockerfile": "Dockerfile", "context": "..", "args": { "V": "1" } },
+        "mounts": ["type=bind,source=/tmp,target=/host-tmp,readonly", { "type": "volume", "source": "cache", "target": "/cache" }],
+        "workspaceMount": "source=\${localWorkspaceFolder},target=/src,type=bind",
+        "workspaceFolder": "/src",
+        "runArgs": ["--memory=512m", "-e", "A=1"],
+        "remoteUser": "agent"
+      }`,
+      '.devcontainer/Dockerfile': 'FROM container-isolation-test:debian\n',
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.build).toEqual({ dockerfile: join(dir, '.devcontainer', 'Dockerfile'), context: join(dir, '.devcontainer', '..'), args: { V: '1' } })
+    expect(config.mounts).toEqual([
+      { type: 'bind', source: '/tmp', target: '/host-tmp', readonly: true },
+      { type: 'volume', source: 'cache', target: '/cache', readonly: false },
+    ])
+    expect(config.workspaceMount).toEqual({ type: 'bind', source: dir, target: '/src', readonly: false })
+    expect(config.workspaceFolder).toBe('/src')
+    expect(config.remoteUser).toBe('agent')
+  })
+
+  it('rejects invalid files with DEVCONTAINER, the file, line and column', async () => {
+    const dir = project({ '.devcontainer/devcontainer.json': '{\n  "image": "x",\n  "name": oops\n}' })
+    const err = await rejection(addon.readDevcontainerConfig(dir))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain(join(dir, '.devcontainer', 'devcontainer.json'))
+    expect(err.message).toContain('line 3 column 11')
+  })
+
+  it('refuses runArgs outside the safe subset and invalid lifecycle commands', async () => {
+    for (const bad of ['"runArgs": ["--privileged"]', '"runArgs": ["-v", "/:/host"]', '"runArgs": ["--network=host"]', '"postCreateCommand": 42']) {
+      const dir = project({ '.devcontainer.json': `{ ${bad} }` })
+      const err = await rejection(addon.readDevcontainerConfig(dir))
+      expect(err.code, bad).toBe('DEVCONTAINER')
+    }
+  })
+})

@@ -1,0 +1,134 @@
+//! `readDevcontainerConfig` (CONTRACT §6): the project's devcontainer.json as plain objects.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::{Either, Undefined};
+use napi_derive::napi;
+use serde_json::{json, Value};
+
+use super::clone_manager::blocking;
+use super::error::Outcome;
+use crate::devcontainer::{self as dc, Command, LifecycleCommand};
+
+#[napi(object)]
+pub struct DevcontainerBuild {
+    pub dockerfile: String,
+    pub context: String,
+    pub args: HashMap<String, String>,
+    pub target: Option<String>,
+}
+
+#[napi(object)]
+pub struct DevcontainerMount {
+    #[napi(js_name = "type", ts_type = "'bind' | 'volume'")]
+    pub kind: String,
+    pub source: String,
+    pub target: String,
+    pub readonly: bool,
+}
+
+#[napi(object)]
+pub struct DevcontainerConfig {
+    pub config_path: String,
+    pub name: Option<String>,
+    pub image: Option<String>,
+    pub build: Option<DevcontainerBuild>,
+    pub container_env: HashMap<String, String>,
+    pub remote_env: HashMap<String, String>,
+    pub mounts: Vec<DevcontainerMount>,
+    pub workspace_folder: String,
+    pub workspace_mount: Option<DevcontainerMount>,
+    pub container_user: Option<String>,
+    pub remote_user: Option<String>,
+    /// Honoured only when the caller opts in (`allowHostCommands`).
+    pub privileged: bool,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub initialize_command: Option<Value>,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub on_create_command: Option<Value>,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub update_content_command: Option<Value>,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub post_create_command: Option<Value>,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub post_start_command: Option<Value>,
+    #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
+    pub post_attach_command: Option<Value>,
+    pub warnings: Vec<String>,
+}
+
+fn command_value(command: &Command) -> Value {
+    match command {
+        Command::Shell(s) => json!(s),
+        Command::Argv(argv) => json!(argv),
+    }
+}
+
+fn lifecycle_value(command: &Option<LifecycleCommand>) -> Option<Value> {
+    command.as_ref().map(|c| match c {
+        LifecycleCommand::Single(c) => command_value(c),
+        LifecycleCommand::Parallel(named) => Value::Object(
+            named
+                .iter()
+                .map(|(n, c)| (n.clone(), command_value(c)))
+                .collect(),
+        ),
+    })
+}
+
+fn mount_object(m: &dc::MountSpec) -> DevcontainerMount {
+    DevcontainerMount {
+        kind: m.kind.clone(),
+        source: m.source.clone(),
+        target: m.target.clone(),
+        readonly: m.readonly,
+    }
+}
+
+impl From<dc::DevcontainerConfig> for DevcontainerConfig {
+    fn from(c: dc::DevcontainerConfig) -> Self {
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        DevcontainerConfig {
+            config_path: path(&c.config_path),
+            name: c.name.clone(),
+            image: c.image.clone(),
+            build: c.build.as_ref().map(|b| DevcontainerBuild {
+                dockerfile: path(&b.dockerfile),
+                context: path(&b.context),
+                args: b.args.clone().into_iter().collect(),
+                target: b.target.clone(),
+            }),
+            container_env: c.container_env.clone().into_iter().collect(),
+            remote_env: c.remote_env.clone().into_iter().collect(),
+            mounts: c.mounts.iter().map(mount_object).collect(),
+            workspace_folder: c.workspace_folder.clone(),
+            workspace_mount: c.workspace_mount.as_ref().map(mount_object),
+            container_user: c.container_user.clone(),
+            remote_user: c.remote_user.clone(),
+            privileged: c.privileged,
+            initialize_command: lifecycle_value(&c.initialize_command),
+            on_create_command: lifecycle_value(&c.on_create_command),
+            update_content_command: lifecycle_value(&c.update_content_command),
+            post_create_command: lifecycle_value(&c.post_create_command),
+            post_start_command: lifecycle_value(&c.post_start_command),
+            post_attach_command: lifecycle_value(&c.post_attach_command),
+            warnings: c.warnings.clone(),
+        }
+    }
+}
+
+/// The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has
+/// none. An invalid file rejects with DEVCONTAINER naming the file, line and column.
+#[napi(ts_return_type = "Promise<DevcontainerConfig | undefined>")]
+pub async fn read_devcontainer_config(
+    project_dir: String,
+) -> Outcome<Either<DevcontainerConfig, Undefined>> {
+    blocking(move || dc::read_devcontainer_config(&PathBuf::from(project_dir)))
+        .await
+        .map(|c| match c {
+            Some(c) => Either::A(DevcontainerConfig::from(c)),
+            None => Either::B(()),
+        })
+        .into()
+}

@@ -1,0 +1,116 @@
+//! `${...}` substitution in devcontainer.json strings. Unknown variables, and
+//! `${containerEnv:…}` (known only after the container starts), stay verbatim.
+
+use std::collections::HashMap;
+
+pub struct Variables {
+    pub local_workspace_folder: String,
+    pub container_workspace_folder: String,
+    pub devcontainer_id: String,
+    pub local_env: HashMap<String, String>,
+}
+
+fn basename(path: &str) -> &str {
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
+}
+
+impl Variables {
+    fn lookup(&self, name: &str) -> Option<String> {
+        if let Some(rest) = name
+            .strip_prefix("localEnv:")
+            .or_else(|| name.strip_prefix("env:"))
+        {
+            let (var, default) = match rest.split_once(':') {
+                Some((v, d)) => (v, Some(d)),
+                None => (rest, None),
+            };
+            return Some(
+                self.local_env
+                    .get(var)
+                    .cloned()
+                    .or(default.map(str::to_string))
+                    .unwrap_or_default(),
+            );
+        }
+        match name {
+            "localWorkspaceFolder" => Some(self.local_workspace_folder.clone()),
+            "localWorkspaceFolderBasename" => Some(basename(&self.local_workspace_folder).into()),
+            "containerWorkspaceFolder" => Some(self.container_workspace_folder.clone()),
+            "containerWorkspaceFolderBasename" => {
+                Some(basename(&self.container_workspace_folder).into())
+            }
+            "devcontainerId" => Some(self.devcontainer_id.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn substitute(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            match after.find('}') {
+                Some(end) => {
+                    let name = &after[..end];
+                    match self.lookup(name) {
+                        Some(value) => out.push_str(&value),
+                        None => out.push_str(&rest[start..start + 2 + end + 1]),
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Substitutes in every string of a JSON value.
+    pub fn apply(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) => *s = self.substitute(s),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.apply(v)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.apply(v)),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Variables {
+        Variables {
+            local_workspace_folder: "/home/u/proj".into(),
+            container_workspace_folder: "/workspace".into(),
+            devcontainer_id: "abc".into(),
+            local_env: HashMap::from([("HOME".into(), "/home/u".into())]),
+        }
+    }
+
+    #[test]
+    fn substitutes_known_and_keeps_unknown() {
+        let v = vars();
+        assert_eq!(v.substitute("${localEnv:HOME}/x"), "/home/u/x");
+        assert_eq!(v.substitute("${env:NOPE:fallback}"), "fallback");
+        assert_eq!(v.substitute("${localEnv:NOPE}"), "");
+        assert_eq!(v.substitute("${localWorkspaceFolderBasename}"), "proj");
+        assert_eq!(
+            v.substitute("${containerWorkspaceFolder}/a"),
+            "/workspace/a"
+        );
+        assert_eq!(v.substitute("${containerEnv:PATH}"), "${containerEnv:PATH}");
+        assert_eq!(
+            v.substitute("${whatever} ${unclosed"),
+            "${whatever} ${unclosed"
+        );
+    }
+}
