@@ -2,10 +2,12 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
 
-const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
-const docker = (...args: string[]) => execFileSync(DOCKER, args, { encoding: 'utf8' }).trim()
+// The engine's own CLI, for container options DockerRuntime does not offer.
+const PODMAN = engine.socketPath.includes('podman')
+const CLI = PODMAN ? 'podman' : existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
+const docker = (...args: string[]) => execFileSync(CLI, args, { encoding: 'utf8' }).trim()
 
 const { runtime, cleanup } = suiteRuntime('fileio')
 const host = tempDir('fileio-host')
@@ -37,7 +39,7 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
     let io: InstanceType<typeof addon.DockerFileIO>
     beforeAll(async () => {
       id = await container(image)
-      io = new addon.DockerFileIO({ container: id })
+      io = new addon.DockerFileIO({ engine, container: id })
     })
 
     for (const base of ['/workspace', '/tmp']) {
@@ -105,7 +107,7 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
       })
 
       it(`${where}: relative paths resolve against cwd`, async () => {
-        const rel = new addon.DockerFileIO({ container: id, cwd: base })
+        const rel = new addon.DockerFileIO({ engine, container: id, cwd: base })
         await rel.mkdir(`t-rel-${image.split(':')[1]}/x`)
         await rel.writeFile(`t-rel-${image.split(':')[1]}/x/../f.txt`, 'rel')
         expect(await io.readFile(`${base}/t-rel-${image.split(':')[1]}/f.txt`)).toBe('rel')
@@ -114,7 +116,7 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
 
     it('readdir of the root lists its first level only', async () => {
       const names = await io.readdir('/')
-      expect(names).toEqual(expect.arrayContaining(['.dockerenv', 'etc', 'tmp', 'workspace']))
+      expect(names).toEqual(expect.arrayContaining(['etc', 'tmp', 'workspace']))
       expect(names).not.toContain('hosts')
       expect(await io.readdir('/etc')).toEqual(expect.arrayContaining(['hosts', 'passwd']))
     })
@@ -125,7 +127,7 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
     })
 
     it("files written as user 'agent' are owned by uid 1000, on both paths", async () => {
-      const agent = new addon.DockerFileIO({ container: id, user: 'agent' })
+      const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent' })
       const name = image.split(':')[1]
       await agent.writeFile(`/tmp/agent-${name}.txt`, 'a')
       await agent.writeFile(`/workspace/agent-${name}.txt`, 'a')
@@ -162,7 +164,7 @@ describe('DockerFileIO symlinks', () => {
     symlinkSync('sym/../t.txt', join(mount, 'tricky'))
     execFileSync('mkfifo', [join(mount, 'fifo')])
     id = await container(IMAGES.debian, [{ source: mount, target: '/workspace' }])
-    io = new addon.DockerFileIO({ container: id })
+    io = new addon.DockerFileIO({ engine, container: id })
   })
 
   it('links inside the mount resolve on the fast path', async () => {
@@ -211,6 +213,8 @@ describe('DockerFileIO symlinks', () => {
     expect((await rejection(io.readFile('/tmp/l/loop/x'))).code).toBe('ELOOP')
     expect((await rejection(io.stat('/tmp/l/loop'))).code).toBe('ELOOP')
     expect(await io.readdir('/tmp/l/ring')).toEqual(['loop', 'nowhere', 'ring', 'target'])
+    // Podman's archive HEAD answers a dangling link with a bare 404, like a missing path.
+    if (PODMAN) return
     const err = await rejection(io.writeFile('/tmp/l/nowhere', 'x'))
     expect(err.code).toBe('ENOENT')
     expect(err.message).not.toContain('/var/lib/docker')
@@ -222,7 +226,7 @@ describe('DockerFileIO symlinks', () => {
 describe('DockerFileIO mtimes', () => {
   it('keep sub-millisecond precision, and writes through the engine get a nanosecond mtime', async () => {
     const id = await container(IMAGES.debian)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     await io.writeFile('/tmp/m1', 'one')
     await io.writeFile('/tmp/m2', 'two')
     await io.writeFile('/workspace/m3', 'three')
@@ -243,7 +247,7 @@ describe('DockerFileIO mtimes', () => {
 describe('DockerFileIO large files', () => {
   it('reads and writes a 100 MB file byte-exact, in the container fs and under a mount', async () => {
     const id = await container(IMAGES.debian)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     const big = Buffer.alloc(100 * 1024 * 1024)
     for (let i = 0; i < big.length; i += 4096) big[i] = i % 251
     for (const path of ['/tmp/big.bin', '/workspace/big.bin']) {
@@ -258,11 +262,11 @@ describe('DockerFileIO large files', () => {
 
 describe('DockerFileIO errors of the container itself', () => {
   it('unknown container → CONTAINER_NOT_FOUND; malformed options → INVALID_ARGUMENT', async () => {
-    const io = new addon.DockerFileIO({ container: 'no-such-container-z' })
+    const io = new addon.DockerFileIO({ engine, container: 'no-such-container-z' })
     const err = await rejection(io.readFile('/etc/passwd'))
     expect(err.code).toBe('CONTAINER_NOT_FOUND')
     expect(err.message).toContain('no-such-container-z')
-    expect(() => new addon.DockerFileIO({ container: 'x', cwd: 'relative' })).toThrow(
+    expect(() => new addon.DockerFileIO({ engine, container: 'x', cwd: 'relative' })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     )
   })
@@ -275,7 +279,7 @@ describe('DockerFileIO errors of the container itself', () => {
       mounts: [{ source: ro.path, target: '/ro', readonly: true }],
     })
     await runtime.start(id)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     expect((await rejection(io.writeFile('/ro/x', 'x'))).code).toBe('EACCES')
     expect(readdirSync(ro.path)).toEqual([])
     ro.cleanup()
@@ -291,7 +295,7 @@ describe('DockerFileIO and the container\'s other mounts', () => {
     const id = docker('run', '-d', '--init', '-v', `${dir.path}:/workspace`, '-v', '/workspace/vol',
       IMAGES.debian, 'sleep', 'infinity')
     byCli.push(id)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     expect(await io.readFile('/workspace/plain.txt')).toBe('host')
     expect(await io.readdir('/workspace/vol')).toEqual([])
     expect(await io.fileExists('/workspace/vol/hidden.txt')).toBe(false)
@@ -312,7 +316,7 @@ describe('DockerFileIO and the container\'s other mounts', () => {
       mounts: [{ source: join(dir.path, 'app.conf'), target: '/etc/app.conf' }],
     })
     await runtime.start(id)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     expect(await io.readFile('/etc/app.conf')).toBe('setting=1\n')
     expect((await io.stat('/etc/app.conf'))?.size).toBe(10)
     expect((await rejection(io.readFile('/etc/app.conf/x'))).code).toBe('ENOTDIR')
@@ -329,7 +333,7 @@ describe('DockerFileIO and the container\'s other mounts', () => {
       await runtime.start(id)
     }
     await make(a.path)
-    const io = new addon.DockerFileIO({ container: name })
+    const io = new addon.DockerFileIO({ engine, container: name })
     expect(await io.readFile('/workspace/which.txt')).toBe('a')
     await runtime.remove(name)
     await make(b.path)
@@ -343,12 +347,12 @@ describe('DockerFileIO and the container\'s other mounts', () => {
 
   it('a stopped container is served by the engine alone, mounts included', async () => {
     const id = await container(IMAGES.debian)
-    const io = new addon.DockerFileIO({ container: id })
+    const io = new addon.DockerFileIO({ engine, container: id })
     await io.mkdir('/workspace/stopped/sub')
     await io.writeFile('/workspace/stopped/f.txt', 'before')
     await io.writeFile('/tmp/f.txt', 'tmp')
     await runtime.stop(id, 1000)
-    const later = new addon.DockerFileIO({ container: id, user: 'agent' })
+    const later = new addon.DockerFileIO({ engine, container: id, user: 'agent' })
     expect(await later.readFile('/workspace/stopped/f.txt')).toBe('before')
     expect(await later.readdir('/workspace/stopped')).toEqual(['f.txt', 'sub'])
     expect(await later.readdir('/tmp')).toContain('f.txt')
@@ -361,7 +365,7 @@ describe('DockerFileIO and the container\'s other mounts', () => {
 describe('createDockerEnvironment', () => {
   it('returns FileIO and Shell bound to the container, its cwd and the user home', async () => {
     const id = await container(IMAGES.debian)
-    const env = await addon.createDockerEnvironment({ container: id, threadId: 'env-thread' })
+    const env = await addon.createDockerEnvironment({ engine, container: id, threadId: 'env-thread' })
     expect(env.cwd).toBe('/workspace')
     expect(env.homeDir).toBe('/root')
     expect(env.availableCapabilities).toEqual(['file-io', 'shell', 'threads'])
@@ -369,7 +373,7 @@ describe('createDockerEnvironment', () => {
     await env.fileIO.writeFile('env.txt', 'from fileIO\n')
     const r = await env.shell.execute('cat env.txt; pwd', { toolRequestId: 'env-1' })
     expect(r.output.map((l) => l.text)).toEqual(['from fileIO', '/workspace'])
-    const custom = await addon.createDockerEnvironment({ container: id, threadId: 't', cwd: '/tmp' })
+    const custom = await addon.createDockerEnvironment({ engine, container: id, threadId: 't', cwd: '/tmp' })
     expect(custom.cwd).toBe('/tmp')
   })
 })

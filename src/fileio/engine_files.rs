@@ -136,8 +136,26 @@ impl EngineFiles<'_> {
     pub async fn stat(&self, path: &str) -> Result<(String, PathStat)> {
         match self.resolve(path).await? {
             (real, Some(stat)) => Ok((real, stat)),
-            (_, None) => Err(file_error(ErrorCode::Enoent, self.container, path)),
+            (real, None) => Err(self.why_missing(path, &real).await),
         }
+    }
+
+    /// Podman answers a path through a regular file (or a link loop) with 404, where the
+    /// kernel says ENOTDIR (ELOOP): the nearest existing ancestor of `real` tells.
+    async fn why_missing(&self, path: &str, real: &str) -> Error {
+        let mut current = real.to_string();
+        while let Some((parent, _)) = split(&current) {
+            match self.lstat(&parent).await {
+                Ok(stat) if stat.is_dir() || stat.is_symlink() => break,
+                Ok(_) => return file_error(ErrorCode::Enotdir, self.container, path),
+                Err(err) if err.code == ErrorCode::Enoent => current = parent,
+                Err(err) if err.code == ErrorCode::Eloop => {
+                    return file_error(ErrorCode::Eloop, self.container, path)
+                }
+                Err(_) => break,
+            }
+        }
+        file_error(ErrorCode::Enoent, self.container, path)
     }
 
     /// `stat`, with a missing path (or one under a file) as `None`.
