@@ -81,6 +81,20 @@ export declare class DockerShell {
   terminate(): void
 }
 
+export declare class Workspaces {
+  constructor(opts?: WorkspacesOptions | undefined | null)
+  /** Clone + container for a session, in one call; idempotent per session id. */
+  create(opts: CreateWorkspaceOptions): Promise<WorkspaceInfo>
+  get(sessionId: string): Promise<WorkspaceInfo | undefined>
+  list(): Promise<WorkspaceInfo[]>
+  /** Container stopped, clone kept. */
+  stop(sessionId: string): Promise<void>
+  /** Container removed, clone (with its branch) moved to trash. */
+  destroy(sessionId: string): Promise<void>
+  /** FileIO and Shell bound to the session's container, `cwd` = its mount path. */
+  environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
+}
+
 export interface CloneManagerOptions {
   /** Default `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`. */
   baseDir?: string
@@ -133,6 +147,18 @@ export interface ContainerMount {
  * `container`.
  */
 export declare function createDockerEnvironment(opts: DockerEnvironmentOptions): Promise<DockerEnvironment>
+
+export interface CreateWorkspaceOptions {
+  projectDir: string
+  sessionId: string
+  image?: string
+  /** Default true: honour the project's devcontainer.json. */
+  devcontainer?: boolean
+  env?: Record<string, string>
+  network?: string
+  /** Default 'session'. */
+  lifetime?: 'process' | 'session'
+}
 
 /**
  * Probes the engine these options point at (or auto-detects one), now, and reports what
@@ -353,4 +379,36 @@ export interface ShellResult {
   output: Array<OutputLine>
   logFilePath: string | undefined
   durationMs: number
+}
+
+export interface WorkspaceEnvironment {
+  fileIO: DockerFileIO
+  shell: DockerShell
+  cwd: string
+  homeDir: string
+}
+
+export interface WorkspaceInfo {
+  sessionId: string
+  projectDir: string
+  clonePath: string
+  branchName: string
+  containerId: string
+  containerMountPath: string
+  state: 'created' | 'running' | 'stopped' | 'failed' | 'missing'
+  image: string
+}
+
+export interface WorkspacesOptions {
+  baseDir?: string
+  engine?: EngineOptions
+  /** Image for sessions whose create() and devcontainer.json name none. */
+  image?: string
+  /** Remove this process's `process`-lifetime containers even after a SIGKILL. */
+  watchdog?: boolean
+  /**
+   * Run devcontainer.json's `initializeCommand` on the host, and honour `privileged`.
+   * Off by default: a cloned repository's config is untrusted code.
+   */
+  allowHostCommands?: boolean
 }

@@ -839,6 +839,7 @@ module.exports.CloneManager = nativeBinding.CloneManager
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
+module.exports.Workspaces = nativeBinding.Workspaces
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine

@@ -13,6 +13,7 @@ pub mod output;
 pub mod reaper;
 pub mod runtime;
 pub mod shell;
+pub mod workspace;
 
 #[cfg_attr(test, allow(dead_code))]
 mod binding;

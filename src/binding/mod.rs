@@ -14,3 +14,4 @@ mod exit_hooks;
 mod naming;
 mod reap_orphans;
 mod watchdog;
+mod workspaces;

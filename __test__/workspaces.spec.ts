@@ -1,0 +1,196 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, engine, IMAGES, rejection, tempDir } from './helpers'
+
+const base = tempDir('ws-base')
+const dirs: Array<{ cleanup: () => void }> = [base]
+const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+afterAll(async () => {
+  for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
+  dirs.forEach((d) => d.cleanup())
+})
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', ...args], { cwd, encoding: 'utf8' }).trim()
+
+function project(files: Record<string, string> = {}): string {
+  const d = tempDir('ws-project')
+  dirs.push(d)
+  writeFileSync(join(d.path, 'README.md'), '# p\n')
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(d.path, name, '..'), { recursive: true })
+    writeFileSync(join(d.path, name), text)
+  }
+  git(d.path, 'init', '-q', '-b', 'main')
+  git(d.path, 'add', '.')
+  git(d.path, 'commit', '-q', '-m', 'init')
+  return d.path
+}
+
+let n = 0
+const session = () => `ws${process.pid}x${++n}`
+
+describe('Workspaces', () => {
+  it('creates clone + running container, idempotently, and git works inside', async () => {
+    const proj = project()
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(info).toMatchObject({
+      sessionId: id,
+      projectDir: proj,
+      clonePath: join(base.path, 'sessions', `session-${id}`),
+      branchName: `session-${id}`,
+      containerMountPath: '/workspace',
+      state: 'running',
+      image: IMAGES.debian,
+    })
+    expect(await workspaces.create({ projectDir: proj, sessionId: id })).toEqual(info)
+    const env = await workspaces.environment(id, 'thread-1')
+    expect(env.cwd).toBe('/workspace')
+    expect(env.homeDir).toBe('/root')
+    await env.fileIO.writeFile('feature.txt', 'work\n')
+    const r = await env.shell.execute(
+      'git status --porcelain && git add feature.txt && git -c user.name=A -c user.email=a@b commit -qm feature && git log --format=%s -1 && git rev-parse --abbrev-ref HEAD',
+      { toolRequestId: 'git-1' },
+    )
+    expect(r.exitCode).toBe(0)
+    expect(r.output.map((l) => l.text)).toEqual(['?? feature.txt', 'feature', `session-${id}`])
+    expect(git(info.clonePath, 'log', '--format=%s', '-1')).toBe('feature')
+  })
+
+  it('isolates two sessions of one project from each other and from the project', async () => {
+    const proj = project()
+    const [a, b] = [session(), session()]
+    await workspaces.create({ projectDir: proj, sessionId: a })
+    await workspaces.create({ projectDir: proj, sessionId: b })
+    const envA = await workspaces.environment(a, 't')
+    const envB = await workspaces.environment(b, 't')
+    await envA.fileIO.writeFile('only-a.txt', 'a')
+    expect(await envA.fileIO.fileExists('only-a.txt')).toBe(true)
+    expect(await envB.fileIO.fileExists('only-a.txt')).toBe(false)
+    expect(existsSync(join(proj, 'only-a.txt'))).toBe(false)
+    const inB = await envB.shell.execute('ls /workspace', { toolRequestId: 'ls' })
+    expect(inB.output.map((l) => l.text)).toEqual(['README.md'])
+  })
+
+  it('stop keeps the clone; environment() starts it again; destroy trashes the clone with its branch', async () => {
+    const proj = project()
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    await workspaces.stop(id)
+    expect((await workspaces.get(id))?.state).toBe('stopped')
+    const env = await workspaces.environment(id, 't')
+    expect((await workspaces.get(id))?.state).toBe('running')
+    await env.fileIO.writeFile('kept.txt', 'kept')
+    git(info.clonePath, 'add', '.')
+    git(info.clonePath, 'commit', '-q', '-m', 'kept work')
+    await workspaces.destroy(id)
+    expect(await workspaces.get(id)).toBeUndefined()
+    expect((await rejection(addon.detectEngine(engine).then(() => new addon.DockerRuntime({ engine }).inspect(info.containerId)))).code).toBe('CONTAINER_NOT_FOUND')
+    expect(existsSync(info.clonePath)).toBe(false)
+    const trash = join(base.path, '.trash')
+    const trashed = readdirSync(trash).map((d) => join(trash, d, `session-${id}`)).find((p) => existsSync(p))!
+    expect(git(trashed, 'log', '--format=%s', '-1')).toBe('kept work')
+    expect(git(trashed, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(`session-${id}`)
+  })
+
+  it('recreates a container removed behind its back on the same clone, keeping the work', async () => {
+    const proj = project()
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    writeFileSync(join(info.clonePath, 'unsaved.txt'), 'still here')
+    execFileSync('/usr/bin/docker', ['rm', '-f', info.containerId])
+    expect((await workspaces.get(id))?.state).toBe('missing')
+    const again = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(again.state).toBe('running')
+    const env = await workspaces.environment(id, 't')
+    expect(await env.fileIO.readFile('unsaved.txt')).toBe('still here')
+  })
+
+  it('a second node process finds the workspace with get() and runs a command in it', async () => {
+    const proj = project()
+    const id = session()
+    await workspaces.create({ projectDir: proj, sessionId: id })
+    const script = `
+      const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      ;(async () => {
+        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)} })
+        const info = await ws.get(${JSON.stringify(id)})
+        const env = await ws.environment(${JSON.stringify(id)}, 'other-process')
+        const r = await env.shell.execute('cat README.md', { toolRequestId: 'p2' })
+        console.log(JSON.stringify({ state: info.state, out: r.output.map((l) => l.text) }))
+      })()`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    expect(child.status, child.stderr).toBe(0)
+    expect(JSON.parse(child.stdout)).toEqual({ state: 'running', out: ['# p'] })
+  })
+
+  it('rejects bad session ids and a missing project', async () => {
+    for (const bad of ['../x', 'a b', '$(id)']) {
+      expect((await rejection(workspaces.create({ projectDir: project(), sessionId: bad }))).code).toBe('INVALID_ARGUMENT')
+    }
+    expect((await rejection(workspaces.create({ projectDir: '/nonexistent/p', sessionId: session() }))).code).toBe('ENOENT')
+  })
+})
+
+describe('Workspaces with devcontainer.json', () => {
+  it('honours image, containerEnv, remoteEnv, lifecycle commands in every form; never runs initializeCommand by default', async () => {
+    process.env.CI_WS_TOKEN = 'from-local-env'
+    const marker = join(base.path, `init-ran-${process.pid}`)
+    const proj = project({
+      '.devcontainer/devcontainer.json': `{
+        // JSONC, with trailing commas
+        "image": "${IMAGES.debian}",
+        "containerEnv": { "TOKEN": "\${localEnv:CI_WS_TOKEN}", },
+        "remoteEnv": { "REMOTE": "yes" },
+        "initializeCommand": "touch ${marker}",
+        "onCreateCommand": "echo created >> /tmp/lifecycle",
+        "postCreateCommand": ["sh", "-c", "echo post-create >> /tmp/lifecycle"],
+        "postStartCommand": { "one": "echo start-one >> /tmp/starts", "two": ["sh", "-c", "echo start-two >> /tmp/starts"] },
+      }`,
+    })
+    const id = session()
+    await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(existsSync(marker)).toBe(false)
+    const env = await workspaces.environment(id, 't')
+    const r = await env.shell.execute('echo "$TOKEN"; cat /tmp/lifecycle; sort /tmp/starts', { toolRequestId: 'dc' })
+    expect(r.output.map((l) => l.text)).toEqual(['from-local-env', 'created', 'post-create', 'start-one', 'start-two'])
+    await workspaces.stop(id)
+    await workspaces.create({ projectDir: proj, sessionId: id }) // starts again: postStart again, postCreate not
+    const again = await env.shell.execute('wc -l < /tmp/lifecycle; wc -l < /tmp/starts', { toolRequestId: 'dc2' })
+    expect(again.output.map((l) => l.text.trim())).toEqual(['2', '4'])
+  })
+
+  it('builds build.dockerfile FROM the local test image, offline', async () => {
+    const proj = project({
+      '.devcontainer/devcontainer.json': '{ "build": { "dockerfile": "Dockerfile", "args": { "GREETING": "built" } } }',
+      '.devcontainer/Dockerfile': `FROM ${IMAGES.debian}\nARG GREETING\nRUN echo "$GREETING" > /built.txt\n`,
+    })
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(info.image).toMatch(/^container-isolation-devcontainer-[0-9a-f]{16}:latest$/)
+    const env = await workspaces.environment(id, 't')
+    expect(await env.fileIO.readFile('/built.txt')).toBe('built\n')
+  })
+
+  it('a failing lifecycle command rejects DEVCONTAINER and leaves no container, but keeps the clone', async () => {
+    const proj = project({ '.devcontainer.json': `{ "image": "${IMAGES.debian}", "postCreateCommand": "echo broken >&2; exit 3" }` })
+    const id = session()
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id }))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain('postCreateCommand exited 3')
+    expect(err.message).toContain('broken')
+    const left = execFileSync('/usr/bin/docker', ['ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`], { encoding: 'utf8' })
+    expect(left.trim()).toBe('')
+    expect(existsSync(join(base.path, 'sessions', `session-${id}`))).toBe(true)
+  })
+
+  it('devcontainer: false ignores the file', async () => {
+    const proj = project({ '.devcontainer.json': '{ "image": "nope:none" }' })
+    const info = await workspaces.create({ projectDir: proj, sessionId: session(), devcontainer: false })
+    expect(info.image).toBe(IMAGES.debian)
+    expect(readFileSync(join(info.clonePath, '.devcontainer.json'), 'utf8')).toContain('nope')
+  })
+})

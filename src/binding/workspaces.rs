@@ -1,0 +1,196 @@
+//! The `Workspaces` class (CONTRACT §6): converts options and results, installs the exit
+//! hooks, starts the watchdog when asked.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Either, Undefined};
+use napi::Env;
+use napi_derive::napi;
+
+use super::docker_file_io::DockerFileIO;
+use super::docker_shell::DockerShell;
+use super::engine::{engine_options, EngineOptions};
+use super::error::{sync_error, Code, Outcome};
+use super::{exit_hooks, watchdog};
+use crate::base_dir::resolve_base_dir;
+use crate::error::Error;
+use crate::runtime::Lifetime;
+use crate::workspace;
+
+#[napi(object, object_to_js = false)]
+pub struct WorkspacesOptions {
+    pub base_dir: Option<String>,
+    pub engine: Option<EngineOptions>,
+    /// Image for sessions whose create() and devcontainer.json name none.
+    pub image: Option<String>,
+    /// Remove this process's `process`-lifetime containers even after a SIGKILL.
+    pub watchdog: Option<bool>,
+    /// Run devcontainer.json's `initializeCommand` on the host, and honour `privileged`.
+    /// Off by default: a cloned repository's config is untrusted code.
+    pub allow_host_commands: Option<bool>,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct CreateWorkspaceOptions {
+    pub project_dir: String,
+    pub session_id: String,
+    pub image: Option<String>,
+    /// Default true: honour the project's devcontainer.json.
+    pub devcontainer: Option<bool>,
+    pub env: Option<HashMap<String, String>>,
+    pub network: Option<String>,
+    /// Default 'session'.
+    #[napi(ts_type = "'process' | 'session'")]
+    pub lifetime: Option<String>,
+}
+
+#[napi(object)]
+pub struct WorkspaceInfo {
+    pub session_id: String,
+    pub project_dir: String,
+    pub clone_path: String,
+    pub branch_name: String,
+    pub container_id: String,
+    pub container_mount_path: String,
+    #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed' | 'missing'")]
+    pub state: String,
+    pub image: String,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct WorkspaceEnvironment {
+    #[napi(js_name = "fileIO")]
+    pub file_io: DockerFileIO,
+    pub shell: DockerShell,
+    pub cwd: String,
+    pub home_dir: String,
+}
+
+impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
+    fn from(info: workspace::WorkspaceInfo) -> Self {
+        let r = info.record;
+        WorkspaceInfo {
+            session_id: r.session_id,
+            project_dir: r.project_dir,
+            clone_path: r.clone_path,
+            branch_name: r.branch_name,
+            container_id: r.container_id,
+            container_mount_path: r.container_mount_path,
+            state: info.state,
+            image: r.image,
+        }
+    }
+}
+
+#[napi]
+pub struct Workspaces {
+    inner: Arc<workspace::Workspaces>,
+}
+
+#[napi]
+impl Workspaces {
+    #[napi(constructor)]
+    pub fn new(env: Env, opts: Option<WorkspacesOptions>) -> napi::Result<Self, Code> {
+        exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
+        let opts = opts.unwrap_or(WorkspacesOptions {
+            base_dir: None,
+            engine: None,
+            image: None,
+            watchdog: None,
+            allow_host_commands: None,
+        });
+        let engine = engine_options(opts.engine).map_err(sync_error)?;
+        if opts.watchdog.unwrap_or(false) {
+            watchdog::ensure_started(&engine).map_err(sync_error)?;
+        }
+        Ok(Workspaces {
+            inner: Arc::new(workspace::Workspaces::new(workspace::WorkspacesOptions {
+                base_dir: resolve_base_dir(opts.base_dir.as_deref()),
+                engine,
+                image: opts.image,
+                allow_host_commands: opts.allow_host_commands.unwrap_or(false),
+            })),
+        })
+    }
+
+    /// Clone + container for a session, in one call; idempotent per session id.
+    #[napi(ts_return_type = "Promise<WorkspaceInfo>")]
+    pub async fn create(&self, opts: CreateWorkspaceOptions) -> Outcome<WorkspaceInfo> {
+        let inner = self.inner.clone();
+        async move {
+            let lifetime = match opts.lifetime.as_deref() {
+                None => Lifetime::Session,
+                Some(text) => Lifetime::parse(text).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "lifetime '{text}' is not 'process' or 'session'"
+                    ))
+                })?,
+            };
+            let request = workspace::CreateWorkspace {
+                project_dir: opts.project_dir,
+                session_id: opts.session_id,
+                image: opts.image,
+                devcontainer: opts.devcontainer.unwrap_or(true),
+                env: opts.env.unwrap_or_default().into_iter().collect(),
+                network: opts.network,
+                lifetime,
+            };
+            inner.create(request).await.map(WorkspaceInfo::from)
+        }
+        .await
+        .into()
+    }
+
+    #[napi(ts_return_type = "Promise<WorkspaceInfo | undefined>")]
+    pub async fn get(&self, session_id: String) -> Outcome<Either<WorkspaceInfo, Undefined>> {
+        self.inner
+            .get(&session_id)
+            .await
+            .map(|found| match found {
+                Some(info) => Either::A(info.into()),
+                None => Either::B(()),
+            })
+            .into()
+    }
+
+    #[napi(ts_return_type = "Promise<WorkspaceInfo[]>")]
+    pub async fn list(&self) -> Outcome<Vec<WorkspaceInfo>> {
+        self.inner
+            .list()
+            .await
+            .map(|all| all.into_iter().map(WorkspaceInfo::from).collect())
+            .into()
+    }
+
+    /// Container stopped, clone kept.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn stop(&self, session_id: String) -> Outcome<()> {
+        self.inner.stop(&session_id).await.into()
+    }
+
+    /// Container removed, clone (with its branch) moved to trash.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn destroy(&self, session_id: String) -> Outcome<()> {
+        self.inner.destroy(&session_id).await.into()
+    }
+
+    /// FileIO and Shell bound to the session's container, `cwd` = its mount path.
+    #[napi(ts_return_type = "Promise<WorkspaceEnvironment>")]
+    pub async fn environment(
+        &self,
+        session_id: String,
+        thread_id: String,
+    ) -> Outcome<WorkspaceEnvironment> {
+        self.inner
+            .environment(&session_id, &thread_id)
+            .await
+            .map(|env| WorkspaceEnvironment {
+                file_io: DockerFileIO::from_core(env.file_io),
+                shell: DockerShell::from_core(env.shell),
+                cwd: env.cwd,
+                home_dir: env.home_dir,
+            })
+            .into()
+    }
+}

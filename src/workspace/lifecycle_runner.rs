@@ -1,0 +1,99 @@
+//! Running devcontainer lifecycle commands inside the container (and `initializeCommand` on
+//! the host, only when the caller allowed host commands).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures_util::future::join_all;
+
+use crate::devcontainer::{Command, LifecycleCommand};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::exec::{run_buffered, ExecRequest};
+
+pub struct InContainer<'a> {
+    pub engine: &'a Engine,
+    pub container: &'a str,
+    pub user: Option<&'a str>,
+    pub cwd: &'a str,
+    pub env: &'a BTreeMap<String, String>,
+}
+
+fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}
+
+impl InContainer<'_> {
+    async fn run_one(&self, field: &str, name: &str, command: &Command) -> Result<()> {
+        let request = ExecRequest {
+            command: command.argv(),
+            working_dir: Some(self.cwd.to_string()),
+            env: self.env.clone(),
+            user: self.user.map(str::to_string),
+            ..Default::default()
+        };
+        let label = if name.is_empty() {
+            field.to_string()
+        } else {
+            format!("{field}.{name}")
+        };
+        let out = run_buffered(self.engine, self.container, request).await?;
+        if out.exit_code != 0 {
+            return Err(Error::new(
+                ErrorCode::Devcontainer,
+                format!(
+                    "{label} exited {} in container '{}': {}",
+                    out.exit_code,
+                    self.container,
+                    tail(if out.stderr.is_empty() {
+                        &out.stdout
+                    } else {
+                        &out.stderr
+                    })
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A single command, or every entry of an object at once (all must succeed).
+    pub async fn run(&self, field: &str, command: &Option<LifecycleCommand>) -> Result<()> {
+        let Some(command) = command else {
+            return Ok(());
+        };
+        let named = command.commands();
+        let results = join_all(named.iter().map(|(name, c)| self.run_one(field, name, c))).await;
+        results.into_iter().collect::<Result<Vec<_>>>().map(|_| ())
+    }
+}
+
+/// `initializeCommand` on the host, in the project directory: a string through `/bin/sh -c`,
+/// an array as argv; entries of an object one after another.
+pub async fn run_on_host(project: &Path, command: &LifecycleCommand) -> Result<()> {
+    for (name, c) in command.commands() {
+        let argv = c.argv();
+        let status = tokio::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(project)
+            .status()
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::Devcontainer,
+                    format!("initializeCommand {name}: {e}"),
+                )
+            })?;
+        if !status.success() {
+            return Err(Error::new(
+                ErrorCode::Devcontainer,
+                format!(
+                    "initializeCommand {name} exited {status} in {}",
+                    project.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Session workspaces (CONTRACT §6): clone + container + devcontainer.json, persisted.
+
+mod image_build;
+mod lifecycle_runner;
+mod workspace_record;
+mod workspaces;
+
+pub use workspace_record::WorkspaceRecord;
+pub use workspaces::{
+    CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,
+};

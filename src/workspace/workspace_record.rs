@@ -1,0 +1,92 @@
+//! What a workspace is, kept at `${baseDir}/workspaces/<sessionId>.json` so that `get` and
+//! `list` work from any process.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorCode, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRecord {
+    pub session_id: String,
+    pub project_dir: String,
+    pub clone_path: String,
+    pub branch_name: String,
+    pub container_id: String,
+    pub container_mount_path: String,
+    pub image: String,
+    pub lifetime: String,
+    /// Whether devcontainer.json is honoured (lifecycle commands on (re)start).
+    pub devcontainer: bool,
+    pub created_at_ms: i64,
+}
+
+fn io_error(path: &Path, err: std::io::Error) -> Error {
+    Error::new(ErrorCode::Enoent, format!("{}: {err}", path.display()))
+}
+
+pub fn records_dir(base_dir: &Path) -> PathBuf {
+    base_dir.join("workspaces")
+}
+
+fn record_path(base_dir: &Path, session_id: &str) -> PathBuf {
+    records_dir(base_dir).join(format!("{session_id}.json"))
+}
+
+/// Written aside and renamed, so a reader never sees half a record.
+pub fn save(base_dir: &Path, record: &WorkspaceRecord) -> Result<()> {
+    let dir = records_dir(base_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+    let path = record_path(base_dir, &record.session_id);
+    let temp = dir.join(format!(
+        ".{}.{}.tmp",
+        record.session_id,
+        uuid::Uuid::new_v4().simple()
+    ));
+    let text = serde_json::to_vec_pretty(record)
+        .map_err(|e| Error::new(ErrorCode::EngineError, e.to_string()))?;
+    std::fs::write(&temp, text).map_err(|e| io_error(&temp, e))?;
+    std::fs::rename(&temp, &path).map_err(|e| io_error(&path, e))
+}
+
+pub fn load(base_dir: &Path, session_id: &str) -> Result<Option<WorkspaceRecord>> {
+    let path = record_path(base_dir, session_id);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Error::new(ErrorCode::EngineError, format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(&path, e)),
+    }
+}
+
+pub fn remove(base_dir: &Path, session_id: &str) -> Result<()> {
+    let path = record_path(base_dir, session_id);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error(&path, e)),
+    }
+}
+
+pub fn session_ids(base_dir: &Path) -> Result<Vec<String>> {
+    let dir = records_dir(base_dir);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error(&dir, e)),
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            (!name.starts_with('.'))
+                .then(|| name.strip_suffix(".json").map(str::to_string))
+                .flatten()
+        })
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
