@@ -194,3 +194,54 @@ describe('Workspaces with devcontainer.json', () => {
     expect(readFileSync(join(info.clonePath, '.devcontainer.json'), 'utf8')).toContain('nope')
   })
 })
+
+describe('reapOrphans and workspaces', () => {
+  it('with activeSessionIds: removes inactive sessions\' containers and trashes their clones (dry run first)', async () => {
+    const proj = project()
+    const [keep, drop] = [session(), session()]
+    const kept = await workspaces.create({ projectDir: proj, sessionId: keep })
+    const dropped = await workspaces.create({ projectDir: proj, sessionId: drop })
+    writeFileSync(join(dropped.clonePath, 'work.txt'), 'do not lose me')
+    const others = (await workspaces.list()).map((w) => w.sessionId).filter((s) => s !== drop)
+    const dry = await addon.reapOrphans({ baseDir: base.path, engine, activeSessionIds: others, dryRun: true })
+    expect(dry.containersRemoved).toEqual([dropped.containerId])
+    expect(dry.clonesTrashed).toEqual([dropped.clonePath])
+    expect((await workspaces.get(drop))?.state).toBe('running')
+    const report = await addon.reapOrphans({ baseDir: base.path, engine, activeSessionIds: others })
+    expect(report.containersRemoved).toEqual([dropped.containerId])
+    expect(report.clonesTrashed).toHaveLength(1)
+    expect(readFileSync(join(report.clonesTrashed[0], 'work.txt'), 'utf8')).toBe('do not lose me')
+    expect(await workspaces.get(drop)).toBeUndefined()
+    expect((await workspaces.get(keep))?.state).toBe('running')
+    expect(existsSync(kept.clonePath)).toBe(true)
+  })
+
+  it('a process-lifetime workspace of a SIGKILLed owner: container removed, clone to trash', async () => {
+    const proj = project()
+    const id = session()
+    const script = `
+      const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      ;(async () => {
+        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, image: ${JSON.stringify(IMAGES.debian)} })
+        const info = await ws.create({ projectDir: ${JSON.stringify(proj)}, sessionId: ${JSON.stringify(id)}, lifetime: 'process' })
+        console.log(JSON.stringify(info))
+        setInterval(() => {}, 1 << 30)
+      })()`
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const info = await new Promise<{ containerId: string; clonePath: string }>((resolve) => {
+      let out = ''
+      child.stdout!.on('data', (c) => {
+        out += c
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
+      })
+    })
+    child.kill('SIGKILL')
+    await new Promise((r) => child.on('exit', r))
+    const report = await addon.reapOrphans({ baseDir: base.path, engine })
+    expect(report.containersRemoved).toContain(info.containerId)
+    expect(report.clonesTrashed).toHaveLength(1)
+    expect(existsSync(info.clonePath)).toBe(false)
+    expect(existsSync(report.clonesTrashed[0])).toBe(true)
+  })
+})

@@ -1,12 +1,15 @@
-//! `reapOrphans`: one pass over this base directory's containers (and, once clones exist,
-//! their clones), safe to run from several processes at once.
+//! `reapOrphans`: one pass over this base directory's containers, then its session clones,
+//! safe to run from several processes at once. Clones only ever go to trash.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use super::reap::reap_containers;
+use super::reap::{managed_containers, reap_containers};
+use crate::clone::CloneManager;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::Result;
+use crate::runtime::labels;
+use crate::workspace::{load_record, remove_record};
 
 #[derive(Debug, Clone, Default)]
 pub struct ReapOptions {
@@ -33,9 +36,72 @@ pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
         options.dry_run,
     )
     .await?;
+    let orphans = orphan_clones(&engine, options, &containers.sessions).await?;
+    let clones_trashed = if options.dry_run {
+        let manager = CloneManager::new(options.base_dir.clone());
+        orphans
+            .iter()
+            .filter_map(|s| manager.clone_path(s).ok())
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
+    } else {
+        let base = options.base_dir.clone();
+        tokio::task::spawn_blocking(move || trash(&base, &orphans))
+            .await
+            .unwrap_or_default()
+    };
     Ok(ReapReport {
         containers_removed: containers.removed,
-        clones_trashed: Vec::new(),
+        clones_trashed,
         kept: containers.kept,
     })
+}
+
+/// Sessions whose clone is orphaned: none of our containers is left for it, and either the
+/// caller named the active sessions and this is not one, or its workspace was of `process`
+/// lifetime and this pass removed its container.
+async fn orphan_clones(
+    engine: &Engine,
+    options: &ReapOptions,
+    reaped_sessions: &[String],
+) -> Result<Vec<String>> {
+    let manager = CloneManager::new(options.base_dir.clone());
+    let base_dir = options.base_dir.to_string_lossy();
+    let live: HashSet<String> =
+        managed_containers(engine, &[format!("{}={base_dir}", labels::BASE_DIR)])
+            .await?
+            .into_iter()
+            // A dry run removed nothing: count its would-be removals as gone.
+            .filter(|c| !(options.dry_run && reaped_sessions.iter().any(|s| s == c.session())))
+            .map(|c| c.session().to_string())
+            .collect();
+    let mut orphans = Vec::new();
+    for session in manager.list_session_clones()? {
+        if live.contains(&session) {
+            continue;
+        }
+        let inactive = options
+            .active_session_ids
+            .as_ref()
+            .is_some_and(|active| !active.contains(&session));
+        let process_workspace_reaped = reaped_sessions.contains(&session)
+            && load_record(&options.base_dir, &session)?.is_some_and(|r| r.lifetime == "process");
+        if inactive || process_workspace_reaped {
+            orphans.push(session);
+        }
+    }
+    Ok(orphans)
+}
+
+/// Moves each session's clone to trash and forgets its workspace; returns the trash paths.
+fn trash(base_dir: &std::path::Path, sessions: &[String]) -> Vec<String> {
+    let manager = CloneManager::new(base_dir.to_path_buf());
+    sessions
+        .iter()
+        .filter_map(|session| {
+            let moved = manager.remove_session_clone(session).ok().flatten()?;
+            let _ = remove_record(base_dir, session);
+            Some(moved.to_string_lossy().into_owned())
+        })
+        .collect()
 }

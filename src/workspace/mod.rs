@@ -5,7 +5,7 @@ mod lifecycle_runner;
 mod workspace_record;
 mod workspaces;
 
-pub use workspace_record::WorkspaceRecord;
+pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
 pub use workspaces::{
     CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,
 };
