@@ -15,12 +15,14 @@ const startDockerd = () =>
   )
 
 describe('engine restart', () => {
-  it('calls reject ENGINE_UNAVAILABLE promptly while dockerd is down; the same objects work after', async () => {
+  it('calls reject ENGINE_UNAVAILABLE promptly while dockerd is down; the same runtime, FileIO and Shell work after', async () => {
     const runtime = new addon.DockerRuntime({ engine, image: 'container-isolation-test:debian', baseDir: suite.baseDir })
     const id = await runtime.create({ workingDirectory: '/', mounts: [] })
     await runtime.start(id)
     const shell = new addon.DockerShell({ container: id, cwd: '/', threadId: 'restart', engine })
+    const fileIO = new addon.DockerFileIO({ container: id, engine })
     expect((await shell.execute('echo before', { toolRequestId: 'r1' })).output[0].text).toBe('before')
+    await fileIO.writeFile('/tmp/before.txt', 'before')
 
     stopDockerd()
     try {
@@ -28,6 +30,8 @@ describe('engine restart', () => {
         () => runtime.inspect(id),
         () => runtime.exec(id, { command: ['true'] }),
         () => shell.execute('echo during', { toolRequestId: 'r2' }),
+        () => fileIO.readFile('/tmp/before.txt'),
+        () => fileIO.stat('/tmp/before.txt'),
         () => addon.detectEngine(engine),
       ]) {
         const started = Date.now()
@@ -42,5 +46,6 @@ describe('engine restart', () => {
     expect((await runtime.inspect(id)).state).toBe('running') // --live-restore kept it up
     expect((await shell.execute('echo after', { toolRequestId: 'r3' })).output[0].text).toBe('after')
     expect((await runtime.exec(id, { command: ['echo', 'exec-after'] })).stdout).toBe('exec-after\n')
+    expect(await fileIO.readFile('/tmp/before.txt')).toBe('before')
   })
 })
