@@ -244,14 +244,25 @@ impl DockerFileIo {
         Ok(resolve(cwd, path))
     }
 
-    /// Runs `op` on the host file system, off the async workers (it may read or write a
-    /// large file); `Fallback` when the host path does not apply to this container.
-    async fn on_host<T, F>(&self, facts: &ContainerFacts, write: bool, op: F) -> Result<Host<T>>
+    /// Runs `op` on the host file system for `path`, off the async workers (it may read or
+    /// write a large file); `Fallback` when the host path does not apply.
+    async fn on_host<T, F>(
+        &self,
+        facts: &ContainerFacts,
+        path: &str,
+        write: bool,
+        op: F,
+    ) -> Result<Host<T>>
     where
         T: Send + 'static,
         F: FnOnce(&HostFiles) -> Result<Host<T>> + Send + 'static,
     {
-        let Some(host) = facts.host.clone().filter(|_| !write || facts.host_writes) else {
+        let Some(host) = facts
+            .host
+            .as_ref()
+            .filter(|h| (!write || facts.host_writes) && h.covers(path))
+            .cloned()
+        else {
             return Ok(Host::Fallback);
         };
         tokio::task::spawn_blocking(move || op(&host))
@@ -285,7 +296,10 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
-            if let Host::Done(data) = self.on_host(&facts, false, move |h| h.read(&at)).await? {
+            if let Host::Done(data) = self
+                .on_host(&facts, &path, false, move |h| h.read(&at))
+                .await?
+            {
                 return Ok(data);
             }
             let files = self.files(&engine);
@@ -308,7 +322,7 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, data, uid, gid) = (path.clone(), content.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host(&facts, true, move |h| h.write(&at, &data, uid, gid))
+                .on_host(&facts, &path, true, move |h| h.write(&at, &data, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
@@ -342,7 +356,10 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
-            if let Host::Done(found) = self.on_host(&facts, false, move |h| h.stat(&at)).await? {
+            if let Host::Done(found) = self
+                .on_host(&facts, &path, false, move |h| h.stat(&at))
+                .await?
+            {
                 return Ok(found.map(|s| FileStat {
                     mtime_ms: s.mtime_ms,
                     size: s.size,
@@ -362,7 +379,10 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
-            if let Host::Done(found) = self.on_host(&facts, false, move |h| h.stat(&at)).await? {
+            if let Host::Done(found) = self
+                .on_host(&facts, &path, false, move |h| h.stat(&at))
+                .await?
+            {
                 return Ok(found.map(|s| s.is_dir));
             }
             let found = self.files(&engine).stat_if_exists(&path).await?;
@@ -385,7 +405,7 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, uid, gid) = (path.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host(&facts, true, move |h| h.make_dirs(&at, uid, gid))
+                .on_host(&facts, &path, true, move |h| h.make_dirs(&at, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
@@ -430,7 +450,7 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(mut names) = self
-                .on_host(&facts, false, move |h| h.read_dir(&at))
+                .on_host(&facts, &path, false, move |h| h.read_dir(&at))
                 .await?
             {
                 names.sort();

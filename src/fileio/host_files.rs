@@ -163,6 +163,12 @@ impl HostFiles {
         (!covered).then_some(bind)
     }
 
+    /// Whether `path` (normalised) lies lexically in a bind mount the host may answer for;
+    /// a path that does not is never answered here, whatever links it holds.
+    pub fn covers(&self, path: &str) -> bool {
+        self.mount_for(path).is_some()
+    }
+
     /// Walks to `path`. `Ok(None)` when resolution leaves what the host can answer for.
     fn walk(&self, path: &str, follow_final: bool) -> std::io::Result<Option<Walked<'_>>> {
         let mut path = normalize(path);
