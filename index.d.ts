@@ -411,4 +411,9 @@ export interface WorkspacesOptions {
    * Off by default: a cloned repository's config is untrusted code.
    */
   allowHostCommands?: boolean
+  /**
+   * Stop a session's container (not remove it) after this long without a FileIO or
+   * Shell use; the next use starts it again.
+   */
+  idleTimeoutMs?: number
 }

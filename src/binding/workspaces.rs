@@ -8,6 +8,7 @@ use napi::bindgen_prelude::{Either, Undefined};
 use napi::Env;
 use napi_derive::napi;
 
+use super::container_types::duration_ms;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::engine::{engine_options, EngineOptions};
@@ -29,6 +30,9 @@ pub struct WorkspacesOptions {
     /// Run devcontainer.json's `initializeCommand` on the host, and honour `privileged`.
     /// Off by default: a cloned repository's config is untrusted code.
     pub allow_host_commands: Option<bool>,
+    /// Stop a session's container (not remove it) after this long without a FileIO or
+    /// Shell use; the next use starts it again.
+    pub idle_timeout_ms: Option<f64>,
 }
 
 #[napi(object, object_to_js = false)]
@@ -99,7 +103,10 @@ impl Workspaces {
             image: None,
             watchdog: None,
             allow_host_commands: None,
+            idle_timeout_ms: None,
         });
+        let idle_timeout =
+            duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
         let engine = engine_options(opts.engine).map_err(sync_error)?;
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
@@ -110,6 +117,7 @@ impl Workspaces {
                 engine,
                 image: opts.image,
                 allow_host_commands: opts.allow_host_commands.unwrap_or(false),
+                idle_timeout,
             })),
         })
     }

@@ -3,7 +3,7 @@
 //! whatever that walk cannot answer, goes through the archive endpoints. A listing uses one
 //! exec where the image has a shell (the archive of a directory carries its whole subtree).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,7 +16,7 @@ use super::user_ids::{resolve_user, UserIds};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
-use crate::runtime::{bind_mounts, path_exists};
+use crate::runtime::{bind_mounts, path_exists, ContainerUse, UseGuard};
 
 /// How long what we learned from inspecting the container is trusted. A container recreated
 /// under the same name is noticed at once when its main process was visible on the host (it
@@ -69,6 +69,7 @@ struct ContainerFacts {
 pub struct DockerFileIo {
     options: FileIoOptions,
     facts: Mutex<Option<ContainerFacts>>,
+    usage: Option<Arc<dyn ContainerUse>>,
 }
 
 const LIST_SCRIPT: &str = r#"cd -- "$1" || exit 3
@@ -91,7 +92,14 @@ impl DockerFileIo {
         Ok(DockerFileIo {
             options,
             facts: Mutex::new(None),
+            usage: None,
         })
+    }
+
+    /// Runs `usage` before every operation (a workspace's idle tracking).
+    pub fn with_usage(mut self, usage: Arc<dyn ContainerUse>) -> Self {
+        self.usage = Some(usage);
+        self
     }
 
     pub fn container(&self) -> &str {
@@ -211,6 +219,10 @@ impl DockerFileIo {
         F: FnOnce(Engine, ContainerFacts) -> Fut,
         Fut: std::future::Future<Output = Result<T>>,
     {
+        let _use = match &self.usage {
+            Some(usage) => usage.begin().await?,
+            None => UseGuard::none(),
+        };
         let engine = self.engine().await?;
         let facts = self.facts(&engine).await?;
         let result = op(engine, facts).await;

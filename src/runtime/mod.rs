@@ -3,6 +3,7 @@
 
 mod container_config;
 mod container_info;
+mod container_use;
 mod docker_runtime;
 pub mod exec;
 mod keepalive;
@@ -16,6 +17,7 @@ pub mod process_kill;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
+pub use container_use::{ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};
 pub use exec::{ExecOutcome, ExecRequest};
 pub use logs::LogsRequest;

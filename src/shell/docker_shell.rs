@@ -17,8 +17,8 @@ use crate::engine::{from_bollard, Engine};
 use crate::error::{Error, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::path_exists;
 use crate::runtime::process_kill::{signal_exec_tree, tree_alive, Signal};
+use crate::runtime::{path_exists, ContainerUse, UseGuard};
 
 /// Between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(1);
@@ -35,6 +35,7 @@ pub struct DockerShell {
     /// Wakes the running command's loop to terminate it; `None` while idle.
     running: Mutex<Option<Arc<Notify>>>,
     turn: tokio::sync::Mutex<()>,
+    usage: Option<Arc<dyn ContainerUse>>,
 }
 
 /// What identifies the running command's process tree.
@@ -84,7 +85,14 @@ impl DockerShell {
             program: OnceCell::new(),
             running: Mutex::new(None),
             turn: tokio::sync::Mutex::new(()),
+            usage: None,
         })
+    }
+
+    /// Runs `usage` before every command, held until it ends (a workspace's idle tracking).
+    pub fn with_usage(mut self, usage: Arc<dyn ContainerUse>) -> Self {
+        self.usage = Some(usage);
+        self
     }
 
     pub fn options(&self) -> &ShellOptions {
@@ -117,6 +125,10 @@ impl DockerShell {
         let notify = Arc::new(Notify::new());
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(notify.clone());
         let _guard = RunningGuard(&self.running);
+        let _use = match &self.usage {
+            Some(usage) => usage.begin().await?,
+            None => UseGuard::none(),
+        };
 
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();

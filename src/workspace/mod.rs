@@ -1,5 +1,6 @@
 //! Session workspaces (CONTRACT §6): clone + container + devcontainer.json, persisted.
 
+mod idle_tracker;
 mod image_build;
 mod lifecycle_runner;
 mod workspace_record;

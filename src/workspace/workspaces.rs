@@ -4,9 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::idle_tracker::{IdleTracker, SessionUseHook};
 use super::image_build::build_image;
 use super::lifecycle_runner::{run_on_host, InContainer};
 use super::workspace_record::{self as record, WorkspaceRecord};
@@ -18,7 +20,8 @@ use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{DockerFileIo, FileIoOptions};
 use crate::runtime::{
-    ContainerConfig, ContainerMount, ContainerState, DockerRuntime, Lifetime, RuntimeOptions,
+    ContainerConfig, ContainerMount, ContainerState, ContainerUse, DockerRuntime, Lifetime,
+    RuntimeOptions,
 };
 use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
@@ -29,6 +32,8 @@ pub struct WorkspacesOptions {
     pub image: Option<String>,
     /// Run devcontainer.json's `initializeCommand` on the host and honour `privileged`.
     pub allow_host_commands: bool,
+    /// Stop a session's container after this long without a FileIO/Shell use.
+    pub idle_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -62,6 +67,7 @@ pub struct Workspaces {
     clones: Arc<CloneManager>,
     /// One create/start at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    idle: Option<Arc<IdleTracker>>,
 }
 
 fn blocking_error(e: tokio::task::JoinError) -> Error {
@@ -79,11 +85,13 @@ impl Workspaces {
             base_dir: Some(options.base_dir.to_string_lossy().into_owned()),
         });
         let clones = Arc::new(CloneManager::new(options.base_dir.clone()));
+        let idle = options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t)));
         Workspaces {
             options,
             runtime,
             clones,
             locks: Mutex::new(HashMap::new()),
+            idle,
         }
     }
 
@@ -136,8 +144,12 @@ impl Workspaces {
 
     /// Idempotent per session: an existing workspace is started if stopped, and its
     /// container recreated on the same clone if it was removed.
-    pub async fn create(&self, request: CreateWorkspace) -> Result<WorkspaceInfo> {
+    pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
+        if let Some(idle) = &self.idle {
+            idle.touch(&request.session_id);
+            idle.ensure_running(Arc::downgrade(self));
+        }
         let lock = self.lock_for(&request.session_id);
         let _guard = lock.lock().await;
         let base = &self.options.base_dir;
@@ -393,9 +405,20 @@ impl Workspaces {
         }
     }
 
+    /// Starts a session's container again (after an idle stop), with `postStartCommand`.
+    pub async fn start_session(&self, session_id: &str) -> Result<()> {
+        let record = self.required(session_id)?;
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        self.ensure_started(&record).await
+    }
+
     /// Removes the container and moves the clone (with its branch and commits) to trash.
     pub async fn destroy(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
+        if let Some(idle) = &self.idle {
+            idle.forget(session_id);
+        }
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         match self.runtime.remove(&record.container_id).await {
@@ -413,12 +436,21 @@ impl Workspaces {
     /// FileIO and Shell bound to the session's container, in its mount path; the container is
     /// started first if it was stopped.
     pub async fn environment(
-        &self,
+        self: &Arc<Self>,
         session_id: &str,
         thread_id: &str,
     ) -> Result<WorkspaceEnvironment> {
         let record = self.required(session_id)?;
-        self.ensure_started(&record).await?;
+        self.start_session(session_id).await?;
+        let usage: Option<Arc<dyn ContainerUse>> = self.idle.as_ref().map(|idle| {
+            idle.touch(session_id);
+            idle.ensure_running(Arc::downgrade(self));
+            Arc::new(SessionUseHook {
+                tracker: idle.clone(),
+                workspaces: Arc::downgrade(self),
+                session: session_id.to_string(),
+            }) as Arc<dyn ContainerUse>
+        });
         let cwd = record.container_mount_path.clone();
         let file_io = DockerFileIo::new(FileIoOptions {
             container: record.container_id.clone(),
@@ -426,6 +458,10 @@ impl Workspaces {
             user: None,
             engine: self.options.engine.clone(),
         })?;
+        let file_io = match &usage {
+            Some(u) => file_io.with_usage(u.clone()),
+            None => file_io,
+        };
         let home_dir = file_io.home_dir().await?;
         let shell = DockerShell::new(ShellOptions {
             container: record.container_id.clone(),
@@ -438,6 +474,10 @@ impl Workspaces {
             shell: None,
             engine: self.options.engine.clone(),
         })?;
+        let shell = match usage {
+            Some(u) => shell.with_usage(u),
+            None => shell,
+        };
         Ok(WorkspaceEnvironment {
             file_io,
             shell,

@@ -1,0 +1,145 @@
+//! Idle stopping for `Workspaces { idleTimeoutMs }`: every FileIO/Shell use of a session
+//! is tracked; a session unused (and with nothing in flight) for the timeout has its
+//! container stopped — not removed — and the next use starts it again first.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::workspaces::Workspaces;
+use crate::error::Result;
+use crate::runtime::{ContainerUse, UseFuture, UseGuard};
+
+#[derive(Debug)]
+struct SessionUse {
+    last_used: Instant,
+    in_flight: usize,
+    idle_stopped: bool,
+}
+
+pub struct IdleTracker {
+    timeout: Duration,
+    sessions: Mutex<HashMap<String, SessionUse>>,
+    started: std::sync::Once,
+}
+
+impl IdleTracker {
+    pub fn new(timeout: Duration) -> IdleTracker {
+        IdleTracker {
+            timeout,
+            sessions: Mutex::new(HashMap::new()),
+            started: std::sync::Once::new(),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, SessionUse>) -> T) -> T {
+        f(&mut self.sessions.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn touch(&self, session: &str) {
+        self.with(|all| {
+            let entry = all.entry(session.to_string()).or_insert(SessionUse {
+                last_used: Instant::now(),
+                in_flight: 0,
+                idle_stopped: false,
+            });
+            entry.last_used = Instant::now();
+            entry.idle_stopped = false;
+        });
+    }
+
+    pub fn forget(&self, session: &str) {
+        self.with(|all| all.remove(session));
+    }
+
+    /// Starts the stopper task once (it ends when the `Workspaces` is dropped).
+    pub fn ensure_running(self: &Arc<Self>, workspaces: Weak<Workspaces>) {
+        let tracker = self.clone();
+        self.started.call_once(|| {
+            let interval =
+                (tracker.timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(interval).await;
+                    let Some(workspaces) = workspaces.upgrade() else {
+                        return;
+                    };
+                    for session in tracker.idle_sessions() {
+                        if workspaces.stop(&session).await.is_ok() {
+                            tracker.with(|all| {
+                                if let Some(s) = all.get_mut(&session) {
+                                    s.idle_stopped = s.in_flight == 0;
+                                }
+                            });
+                        }
+                    }
+                }
+            });
+        });
+    }
+
+    fn idle_sessions(&self) -> Vec<String> {
+        self.with(|all| {
+            all.iter()
+                .filter(|(_, s)| {
+                    !s.idle_stopped && s.in_flight == 0 && s.last_used.elapsed() >= self.timeout
+                })
+                .map(|(id, _)| id.clone())
+                .collect()
+        })
+    }
+}
+
+/// The hook handed to a session's FileIO and Shell.
+pub struct SessionUseHook {
+    pub tracker: Arc<IdleTracker>,
+    pub workspaces: Weak<Workspaces>,
+    pub session: String,
+}
+
+struct EndOfUse {
+    tracker: Arc<IdleTracker>,
+    session: String,
+}
+
+impl Drop for EndOfUse {
+    fn drop(&mut self) {
+        self.tracker.with(|all| {
+            if let Some(s) = all.get_mut(&self.session) {
+                s.in_flight = s.in_flight.saturating_sub(1);
+                s.last_used = Instant::now();
+            }
+        });
+    }
+}
+
+impl SessionUseHook {
+    async fn begin_use(&self) -> Result<UseGuard> {
+        let was_stopped = self.tracker.with(|all| {
+            let entry = all.entry(self.session.clone()).or_insert(SessionUse {
+                last_used: Instant::now(),
+                in_flight: 0,
+                idle_stopped: false,
+            });
+            entry.in_flight += 1;
+            entry.last_used = Instant::now();
+            std::mem::replace(&mut entry.idle_stopped, false)
+        });
+        let end = EndOfUse {
+            tracker: self.tracker.clone(),
+            session: self.session.clone(),
+        };
+        if was_stopped {
+            if let Some(workspaces) = self.workspaces.upgrade() {
+                workspaces.start_session(&self.session).await?;
+            }
+        }
+        Ok(UseGuard::new(end))
+    }
+}
+
+impl ContainerUse for SessionUseHook {
+    fn begin(&self) -> UseFuture<'_> {
+        Box::pin(self.begin_use())
+    }
+}
