@@ -42,6 +42,15 @@ pub fn from_bollard(err: BollardError, subject: &str) -> Error {
 /// which differs between Docker ("No such container") and Podman ("no such container").
 pub fn code_for_status(status: u16, message: &str) -> ErrorCode {
     let lower = message.to_ascii_lowercase();
+    // Podman answers these with a 500 and its own wording.
+    if lower.contains("already in use") {
+        return ErrorCode::Eexist;
+    }
+    if lower.contains("container state improper")
+        || lower.contains("can only create exec sessions on running containers")
+    {
+        return ErrorCode::ContainerNotRunning;
+    }
     match status {
         404 if lower.contains("no such image")
             || lower.contains("image not known")
@@ -56,7 +65,6 @@ pub fn code_for_status(status: u16, message: &str) -> ErrorCode {
         409 if lower.contains("not running") || lower.contains("is paused") => {
             ErrorCode::ContainerNotRunning
         }
-        409 if lower.contains("already in use") => ErrorCode::Eexist,
         400 => ErrorCode::InvalidArgument,
         _ => ErrorCode::EngineError,
     }
@@ -121,6 +129,21 @@ mod tests {
             ErrorCode::Enoent
         );
         assert_eq!(code_for_status(500, "boom"), ErrorCode::EngineError);
+        assert_eq!(
+            code_for_status(409, "Conflict. The container name \"/x\" is already in use"),
+            ErrorCode::Eexist
+        );
+        assert_eq!(
+            code_for_status(500, "the container name \"x\" is already in use by f4e8"),
+            ErrorCode::Eexist
+        );
+        assert_eq!(
+            code_for_status(
+                500,
+                "can only create exec sessions on running containers: container state improper"
+            ),
+            ErrorCode::ContainerNotRunning
+        );
     }
 
     #[test]

@@ -99,6 +99,7 @@ impl DockerRuntime {
             &config.labels,
             &LabelContext {
                 session: &session,
+                image: &image,
                 lifetime: config.lifetime,
                 base_dir: &base_dir,
                 clone_path: config.clone_path.as_deref().unwrap_or(""),
@@ -493,7 +494,8 @@ fn info_from_inspect(inspected: ContainerInspectResponse) -> (ContainerInfo, Vec
         started_at: parse_engine_time(state.started_at.as_deref()),
         stopped_at: parse_engine_time(state.finished_at.as_deref()),
         exit_code,
-        image: config.image,
+        image: requested_image(config.labels.as_ref().and_then(|l| l.get(labels::IMAGE)))
+            .or(config.image),
         labels: config.labels.unwrap_or_default().into_iter().collect(),
     };
     (info, bind_mounts(inspected.mounts))
@@ -527,10 +529,15 @@ fn info_from_summary(summary: ContainerSummary) -> (ContainerInfo, Vec<Container
         started_at: None,
         stopped_at: None,
         exit_code,
-        image: summary.image,
+        image: requested_image(labels.get(labels::IMAGE)).or(summary.image),
         labels,
     };
     (info, bind_mounts(summary.mounts))
+}
+
+/// The image as created (our label), which Podman reports renamed.
+fn requested_image(label: Option<&String>) -> Option<String> {
+    label.filter(|i| !i.is_empty()).cloned()
 }
 
 /// `Exited (7) 3 seconds ago` → 7.

@@ -20,9 +20,12 @@ pub const PROJECT_DIR: &str = "dev.container-isolation.project-dir";
 pub const CREATED_AT: &str = "dev.container-isolation.created-at";
 /// `sandbox` (kept alive by us) or `job` (the caller's command is the main process).
 pub const KIND: &str = "dev.container-isolation.kind";
+/// The image as the caller named it (Podman reports `localhost/<name>` for local images).
+pub const IMAGE: &str = "dev.container-isolation.image";
 
 pub struct LabelContext<'a> {
     pub session: &'a str,
+    pub image: &'a str,
     pub lifetime: Lifetime,
     pub base_dir: &'a str,
     pub clone_path: &'a str,
@@ -55,6 +58,7 @@ pub fn container_labels(
         (PROJECT_DIR, ctx.project_dir.to_string()),
         (CREATED_AT, ctx.created_at_ms.to_string()),
         (KIND, if ctx.job { "job" } else { "sandbox" }.to_string()),
+        (IMAGE, ctx.image.to_string()),
     ];
     for (key, value) in ours {
         labels.insert(key.to_string(), value);
@@ -81,6 +85,7 @@ mod tests {
             &user,
             &LabelContext {
                 session: "s1",
+                image: "img",
                 lifetime: Lifetime::Process,
                 base_dir: "/b",
                 clone_path: "",
