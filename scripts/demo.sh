@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PROVISION_PODMAN="${PROVISION_PODMAN:-0}" bash scripts/provision.sh
 if [ ! -x node_modules/.bin/napi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 npx napi build --platform --no-const-enum >&2
 node examples/main-job.mjs

@@ -11,7 +11,7 @@ bash scripts/provision.sh
 
 if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step "installing node dev dependencies"
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 
 step "building the addon (debug)"
