@@ -39,12 +39,10 @@ mod tests {
     use super::*;
 
     fn labels_of(owner: &OwnerIdentity) -> HashMap<String, String> {
-        HashMap::from([
-            (labels::OWNER_PID.to_string(), owner.pid.to_string()),
-            (labels::OWNER_START.to_string(), owner.start.clone()),
-            (labels::OWNER_BOOT_ID.to_string(), owner.boot_id.clone()),
-            (labels::OWNER_HOST.to_string(), owner.host.clone()),
-        ])
+        labels::owner_labels(owner)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
     }
 
     #[test]

@@ -161,14 +161,14 @@ mod tests {
     fn container(lifetime: &str, session: &str, owner: &OwnerIdentity) -> ManagedContainer {
         ManagedContainer {
             name: format!("c-{session}"),
-            labels: HashMap::from([
-                (labels::LIFETIME.to_string(), lifetime.to_string()),
-                (labels::SESSION.to_string(), session.to_string()),
-                (labels::OWNER_PID.to_string(), owner.pid.to_string()),
-                (labels::OWNER_START.to_string(), owner.start.clone()),
-                (labels::OWNER_BOOT_ID.to_string(), owner.boot_id.clone()),
-                (labels::OWNER_HOST.to_string(), owner.host.clone()),
-            ]),
+            labels: labels::owner_labels(owner)
+                .into_iter()
+                .chain([
+                    (labels::LIFETIME, lifetime.to_string()),
+                    (labels::SESSION, session.to_string()),
+                ])
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 

@@ -14,12 +14,10 @@ pub const POLL: Duration = Duration::from_millis(250);
 
 /// Blocks until `owner` is gone, then cleans up on each engine. Returns the names removed.
 pub fn watch_owner(owner: OwnerIdentity, engines: Vec<EngineOptions>) -> Vec<String> {
-    let as_labels = std::collections::HashMap::from([
-        (labels::OWNER_PID.to_string(), owner.pid.to_string()),
-        (labels::OWNER_START.to_string(), owner.start.clone()),
-        (labels::OWNER_BOOT_ID.to_string(), owner.boot_id.clone()),
-        (labels::OWNER_HOST.to_string(), owner.host.clone()),
-    ]);
+    let as_labels: std::collections::HashMap<String, String> = labels::owner_labels(&owner)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     let me = OwnerIdentity::current();
     // An owner this process cannot judge (unknown) is not watched: nothing would end it.
     while owner_status(&as_labels, me) == OwnerStatus::Alive {

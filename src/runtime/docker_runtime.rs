@@ -478,13 +478,10 @@ fn info_from_inspect(inspected: ContainerInspectResponse) -> (ContainerInfo, Vec
         .unwrap_or_default();
     let engine_id = inspected.id.unwrap_or_default();
     let config = inspected.config.unwrap_or_default();
+    let (id, name) = identity(name, &engine_id);
     let info = ContainerInfo {
-        id: if name.is_empty() {
-            engine_id.clone()
-        } else {
-            name.clone()
-        },
-        name: (!name.is_empty()).then_some(name),
+        id,
+        name,
         engine_id,
         state: ContainerState::from_engine(&status, exit_code),
         pid: state
@@ -516,13 +513,10 @@ fn info_from_summary(summary: ContainerSummary) -> (ContainerInfo, Vec<Container
         .unwrap_or_default();
     let engine_id = summary.id.unwrap_or_default();
     let labels: BTreeMap<String, String> = summary.labels.unwrap_or_default().into_iter().collect();
+    let (id, name) = identity(name, &engine_id);
     let info = ContainerInfo {
-        id: if name.is_empty() {
-            engine_id.clone()
-        } else {
-            name.clone()
-        },
-        name: (!name.is_empty()).then_some(name),
+        id,
+        name,
         engine_id,
         state: ContainerState::from_engine(&status, exit_code),
         pid: None,
@@ -533,6 +527,15 @@ fn info_from_summary(summary: ContainerSummary) -> (ContainerInfo, Vec<Container
         labels,
     };
     (info, bind_mounts(summary.mounts))
+}
+
+/// The id callers use (the name, else the engine id) and the name if there is one.
+fn identity(name: String, engine_id: &str) -> (String, Option<String>) {
+    if name.is_empty() {
+        (engine_id.to_string(), None)
+    } else {
+        (name.clone(), Some(name))
+    }
 }
 
 /// The image as created (our label), which Podman reports renamed.

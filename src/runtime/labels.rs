@@ -35,6 +35,16 @@ pub struct LabelContext<'a> {
     pub created_at_ms: i64,
 }
 
+/// The labels that identify a container's owner process.
+pub fn owner_labels(owner: &OwnerIdentity) -> [(&'static str, String); 4] {
+    [
+        (OWNER_PID, owner.pid.to_string()),
+        (OWNER_START, owner.start.clone()),
+        (OWNER_BOOT_ID, owner.boot_id.clone()),
+        (OWNER_HOST, owner.host.clone()),
+    ]
+}
+
 /// The caller's labels plus ours; ours win, so that nobody can forge ownership by accident.
 pub fn container_labels(
     user_labels: &BTreeMap<String, String>,
@@ -49,10 +59,6 @@ pub fn container_labels(
         (MANAGED, "true".to_string()),
         (SESSION, ctx.session.to_string()),
         (LIFETIME, ctx.lifetime.as_str().to_string()),
-        (OWNER_PID, ctx.owner.pid.to_string()),
-        (OWNER_START, ctx.owner.start.clone()),
-        (OWNER_BOOT_ID, ctx.owner.boot_id.clone()),
-        (OWNER_HOST, ctx.owner.host.clone()),
         (BASE_DIR, ctx.base_dir.to_string()),
         (CLONE_PATH, ctx.clone_path.to_string()),
         (PROJECT_DIR, ctx.project_dir.to_string()),
@@ -60,7 +66,7 @@ pub fn container_labels(
         (KIND, if ctx.job { "job" } else { "sandbox" }.to_string()),
         (IMAGE, ctx.image.to_string()),
     ];
-    for (key, value) in ours {
+    for (key, value) in ours.into_iter().chain(owner_labels(ctx.owner)) {
         labels.insert(key.to_string(), value);
     }
     labels
