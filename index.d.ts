@@ -72,8 +72,11 @@ export declare class DockerRuntime {
 
 export declare class DockerShell {
   constructor(opts: DockerShellOptions)
-  /** Runs `command` in the container; output arrives line by line on `onOutput`. */
-  execute(command: string, opts: ExecuteOptions): Promise<ShellResult>
+  /**
+   * Runs `command` in the container; output arrives line by line on `onOutput`. A
+   * string runs under the shell; an array is run as argv with no shell in between.
+   */
+  execute(command: string | string[], opts: ExecuteOptions): Promise<ShellResult>
   /**
    * SIGTERM to the running command's whole process tree inside the container, SIGKILL
    * after 1 s to whatever survives; the pending `execute` resolves with `signal` set.

@@ -105,9 +105,21 @@ impl DockerShell {
         ))
     }
 
-    /// Runs `command` in the container; output arrives line by line on `onOutput`.
-    #[napi(ts_return_type = "Promise<ShellResult>")]
-    pub async fn execute(&self, command: String, opts: ExecuteOptions) -> Outcome<ShellResult> {
+    /// Runs `command` in the container; output arrives line by line on `onOutput`. A
+    /// string runs under the shell; an array is run as argv with no shell in between.
+    #[napi(
+        ts_args_type = "command: string | string[], opts: ExecuteOptions",
+        ts_return_type = "Promise<ShellResult>"
+    )]
+    pub async fn execute(
+        &self,
+        command: Either<String, Vec<String>>,
+        opts: ExecuteOptions,
+    ) -> Outcome<ShellResult> {
+        let command = match command {
+            Either::A(script) => shell::ShellCommand::Script(script),
+            Either::B(argv) => shell::ShellCommand::Argv(argv),
+        };
         let shell = self.inner.clone();
         let ExecuteOptions {
             tool_request_id,

@@ -11,6 +11,7 @@ use tokio::sync::{Notify, OnceCell};
 use tokio::time::sleep_until;
 
 use super::command_log::{log_path, validate_segment, CommandLog};
+use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
 use crate::engine::{from_bollard, Engine};
@@ -111,15 +112,14 @@ impl DockerShell {
     /// after another; a second call waits for the first to end.
     pub async fn execute(
         &self,
-        command: &str,
+        command: &ShellCommand,
         tool_request_id: &str,
         mut on_output: impl FnMut(&OutputLine) + Send,
         on_start: impl FnOnce() + Send,
     ) -> Result<ShellResult> {
         validate_segment("toolRequestId", tool_request_id)?;
-        if command.trim().is_empty() {
-            return Err(Error::invalid_argument("shell command is empty"));
-        }
+        command.validate()?;
+        let shown = command.display();
         let _turn = self.turn.lock().await;
         let started_at = Instant::now();
         let notify = Arc::new(Notify::new());
@@ -132,14 +132,20 @@ impl DockerShell {
 
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
-        let mut argv = self.program(&engine).await?.clone();
-        argv.push(command.to_string());
+        let argv = match command {
+            ShellCommand::Script(script) => {
+                let mut argv = self.program(&engine).await?.clone();
+                argv.push(script.clone());
+                argv
+            }
+            ShellCommand::Argv(argv) => argv.clone(),
+        };
         let path = log_path(
             &self.options.log_dir,
             &self.options.thread_id,
             tool_request_id,
         );
-        let mut log = CommandLog::create(path, command).await.ok();
+        let mut log = CommandLog::create(path, &shown).await.ok();
         let request = ExecRequest {
             command: argv,
             working_dir: Some(self.options.cwd.clone()),
@@ -154,7 +160,7 @@ impl DockerShell {
             token: started.token.clone(),
         };
 
-        let what = exec::subject(container, &[command.to_string()]);
+        let what = exec::subject(container, &[shown]);
         let deadline = tokio::time::Instant::from_std(started_at + self.options.timeout);
         let mut decoder = OutputDecoder::new();
         let mut output = Vec::new();

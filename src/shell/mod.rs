@@ -2,10 +2,12 @@
 
 mod command_log;
 mod docker_shell;
+mod shell_command;
 mod shell_options;
 mod shell_result;
 
 pub use command_log::{log_path, validate_segment};
 pub use docker_shell::DockerShell;
+pub use shell_command::ShellCommand;
 pub use shell_options::{default_log_dir, ShellOptions, DEFAULT_TIMEOUT};
 pub use shell_result::ShellResult;
