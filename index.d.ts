@@ -400,6 +400,9 @@ export interface WorkspaceInfo {
   containerMountPath: string
   state: 'created' | 'running' | 'stopped' | 'failed' | 'missing'
   image: string
+  lifetime: 'process' | 'session'
+  /** Unix milliseconds. */
+  createdAtMs: number
 }
 
 export interface WorkspacesOptions {

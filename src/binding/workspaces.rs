@@ -60,6 +60,10 @@ pub struct WorkspaceInfo {
     #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed' | 'missing'")]
     pub state: String,
     pub image: String,
+    #[napi(ts_type = "'process' | 'session'")]
+    pub lifetime: String,
+    /// Unix milliseconds.
+    pub created_at_ms: f64,
 }
 
 #[napi(object, object_from_js = false)]
@@ -83,6 +87,8 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             container_mount_path: r.container_mount_path,
             state: info.state,
             image: r.image,
+            lifetime: r.lifetime,
+            created_at_ms: r.created_at_ms as f64,
         }
     }
 }

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, IMAGES, tempDir } from './helpers'
+
+const home = tempDir('cli-home')
+const proj = tempDir('cli-project')
+afterAll(() => {
+  spawnSync(process.execPath, [cliPath, 'reap', '--active', ''], { env: cliEnv })
+  home.cleanup()
+  proj.cleanup()
+})
+
+const cliPath = join(__dirname, '..', 'bin', 'container-isolation.js')
+const cliEnv = { ...process.env, CONTAINER_ISOLATION_HOME: home.path, CONTAINER_ISOLATION_IMAGE: IMAGES.debian }
+const cli = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [cliPath, ...args], { env: cliEnv, encoding: 'utf8' })
+  return { code: r.status, out: r.stdout, err: r.stderr }
+}
+
+describe('container-isolation CLI', () => {
+  it('doctor lists the engines with versions and latency', () => {
+    const r = cli('doctor', '--json')
+    expect(r.code).toBe(0)
+    const docker = JSON.parse(r.out).find((e: { kind: string }) => e.kind === 'docker')
+    expect(docker).toMatchObject({ endpoint: 'unix:///var/run/docker.sock' })
+    expect(docker.latencyMs).toBeGreaterThan(0)
+    expect(cli('doctor').out).toMatch(/^KIND\s+VERSION\s+API\s+ENDPOINT\s+LATENCY/)
+  })
+
+  it('up, exec, ls, reap --dry-run, down — with exit codes a script can use', () => {
+    writeFileSync(join(proj.path, 'hello.txt'), 'hello\n')
+    const up = cli('up', proj.path, '--json')
+    expect(up.code, up.err).toBe(0)
+    const info = JSON.parse(up.out)
+    expect(info.sessionId).toBe(addon.computeContainerName(proj.path))
+    expect(info.state).toBe('running')
+    expect(cli('up', proj.path, '--session', 'second', '--json').code).toBe(0)
+
+    const status = cli('exec', info.sessionId, '--', 'git', 'status')
+    expect(status.code).toBe(0)
+    expect(status.out).toContain(`On branch session-${info.sessionId}`)
+    const failing = cli('exec', info.sessionId, '--', 'sh', '-c', 'echo oops >&2; exit 7')
+    expect(failing.code).toBe(7)
+    expect(failing.err).toContain('oops')
+    expect(cli('exec', info.sessionId, '--', 'cat', 'hello.txt').out).toBe('hello\n')
+
+    const ls = cli('ls', '--json')
+    expect(ls.code).toBe(0)
+    const listed = JSON.parse(ls.out)
+    expect(listed.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual([info.sessionId, 'second'].sort())
+    expect(listed[0]).toHaveProperty('ownerAlive', false) // the `up` process has exited
+    expect(cli('ls').out).toMatch(/^SESSION\s+STATE\s+BRANCH\s+CLONE\s+AGE\s+OWNER/)
+
+    const dry = cli('reap', '--dry-run', '--json')
+    expect(dry.code).toBe(0)
+    expect(JSON.parse(dry.out)).toEqual({ containersRemoved: [], clonesTrashed: [], kept: expect.any(Array) })
+
+    expect(cli('down', 'second').code).toBe(0)
+    expect(cli('down', info.sessionId).code).toBe(0)
+    const again = cli('down', info.sessionId)
+    expect(again.code).toBe(1)
+    expect(again.err).toContain('CONTAINER_NOT_FOUND')
+  })
+
+  it('usage errors exit 2', () => {
+    expect(cli('bogus').code).toBe(2)
+    expect(cli('exec', 'x').code).toBe(2)
+    expect(cli('up').code).toBe(2)
+    expect(cli('--help').code).toBe(0)
+  })
+})

@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// The container-isolation CLI: see, start, use and clean up agent sessions from a terminal.
+// A thin layer over the addon; every command takes --json for scripts.
+'use strict'
+
+const path = require('node:path')
+const addon = require('../index.js')
+
+const USAGE = `usage: container-isolation <command> [options]
+
+  doctor                               engines found, versions, sockets, round-trip latency
+  up <projectDir> [--session ID] [--image IMG] [--no-devcontainer]
+                                       create (or start) the session's clone + container
+  exec <session> -- <command...>       run a command in the session, streaming its output;
+                                       exits with the command's exit code
+  ls                                   sessions with state, branch, clone path, age, owner
+  down <session>                       remove the container, move the clone to trash
+  reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
+
+  --json        machine-readable output
+  --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
+  up's image: --image, else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE
+
+exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the command's own (exec)`
+
+class UsageError extends Error {}
+
+function parse(argv) {
+  const args = { _: [], rest: [] }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') {
+      args.rest = argv.slice(i + 1)
+      break
+    }
+    if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer') args[a.slice(2)] = true
+    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active') {
+      if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
+      args[a.slice(2)] = argv[++i]
+    } else if (a === '-h' || a === '--help') args.help = true
+    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`)
+    else args._.push(a)
+  }
+  return args
+}
+
+function table(rows, columns) {
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)))
+  const line = (cells) => cells.map((c, i) => String(c ?? '').padEnd(widths[i])).join('  ').trimEnd()
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c])))].join('\n')
+}
+
+function age(ms) {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000))
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.round(s / 60)}m`
+  if (s < 86400) return `${Math.round(s / 3600)}h`
+  return `${Math.round(s / 86400)}d`
+}
+
+/** Prints a progress line on stderr when `promise` takes longer than a second. */
+async function withProgress(label, promise) {
+  const started = Date.now()
+  const timer = setInterval(() => process.stderr.write(`${label}… ${Math.round((Date.now() - started) / 1000)}s\n`), 1000)
+  try {
+    return await promise
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+function ownerAlive(pid) {
+  if (!pid) return undefined
+  try {
+    process.kill(Number(pid), 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+const commands = {
+  async doctor(args) {
+    const found = []
+    for (const kind of ['docker', 'podman']) {
+      const started = process.hrtime.bigint()
+      try {
+        const info = await addon.detectEngine({ kind, timeoutMs: 5000 })
+        found.push({ ...info, latencyMs: Number(process.hrtime.bigint() - started) / 1e6 })
+      } catch (err) {
+        found.push({ kind, error: err.message, code: err.code })
+      }
+    }
+    if (args.json) console.log(JSON.stringify(found, null, 2))
+    else {
+      const ok = found.filter((f) => !f.error)
+      console.log(table(ok.map((f) => ({ kind: f.kind, version: f.version, api: f.apiVersion, endpoint: f.endpoint, latency: `${f.latencyMs.toFixed(1)} ms` })), ['kind', 'version', 'api', 'endpoint', 'latency']))
+      for (const f of found.filter((f) => f.error)) console.log(`${f.kind}: not found (${f.error})`)
+    }
+    return found.some((f) => !f.error) ? 0 : 1
+  },
+
+  async up(args, workspaces) {
+    const [projectDir] = args._
+    if (!projectDir) throw new UsageError('up needs a project directory')
+    const project = path.resolve(projectDir)
+    const sessionId = args.session ?? addon.computeContainerName(project)
+    const info = await withProgress(
+      'creating workspace',
+      workspaces.create({
+        projectDir: project,
+        sessionId,
+        image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
+        devcontainer: !args['no-devcontainer'],
+      }),
+    )
+    if (args.json) console.log(JSON.stringify(info, null, 2))
+    else console.log(`${info.sessionId}: ${info.state}, ${info.containerId} (${info.image}), clone ${info.clonePath} on ${info.branchName}, mounted at ${info.containerMountPath}`)
+    return 0
+  },
+
+  async exec(args, workspaces) {
+    const [sessionId] = args._
+    if (!sessionId || args.rest.length === 0) throw new UsageError('exec needs a session and -- <command...>')
+    const env = await withProgress('starting session', workspaces.environment(sessionId, 'cli'))
+    const result = await env.shell.execute(args.rest, {
+      toolRequestId: `cli-${process.pid}-${Date.now()}`,
+      onOutput: args.json ? undefined : (line) => (line.stream === 'stderr' ? process.stderr : process.stdout).write(`${line.text}\n`),
+    })
+    if (args.json) console.log(JSON.stringify(result, null, 2))
+    return result.signal ? 128 + 15 : result.exitCode
+  },
+
+  async ls(args, workspaces, baseDir) {
+    const runtime = new addon.DockerRuntime({ baseDir })
+    const rows = []
+    for (const ws of await workspaces.list()) {
+      const labels = ws.state === 'missing' ? {} : (await runtime.inspect(ws.containerId)).labels ?? {}
+      const pid = labels['dev.container-isolation.owner-pid']
+      rows.push({ ...ws, ownerPid: pid ? Number(pid) : undefined, ownerAlive: ownerAlive(pid) })
+    }
+    if (args.json) console.log(JSON.stringify(rows, null, 2))
+    else if (rows.length === 0) console.log('no sessions')
+    else
+      console.log(
+        table(
+          rows.map((r) => ({ session: r.sessionId, state: r.state, branch: r.branchName, clone: r.clonePath, age: age(r.createdAtMs), owner: r.ownerAlive === undefined ? '-' : `${r.ownerPid} ${r.ownerAlive ? 'alive' : 'gone'}` })),
+          ['session', 'state', 'branch', 'clone', 'age', 'owner'],
+        ),
+      )
+    return 0
+  },
+
+  async down(args, workspaces) {
+    const [sessionId] = args._
+    if (!sessionId) throw new UsageError('down needs a session')
+    await workspaces.destroy(sessionId)
+    if (args.json) console.log(JSON.stringify({ sessionId, destroyed: true }))
+    else console.log(`${sessionId}: container removed, clone moved to trash`)
+    return 0
+  },
+
+  async reap(args, workspaces, baseDir) {
+    const report = await addon.reapOrphans({
+      baseDir,
+      dryRun: Boolean(args['dry-run']),
+      activeSessionIds: args.active ? args.active.split(',').filter(Boolean) : undefined,
+    })
+    if (args.json) console.log(JSON.stringify(report, null, 2))
+    else {
+      const verb = args['dry-run'] ? 'would remove' : 'removed'
+      console.log(`${verb} ${report.containersRemoved.length} container(s)${report.containersRemoved.map((c) => `\n  ${c}`).join('')}`)
+      console.log(`${args['dry-run'] ? 'would move' : 'moved'} ${report.clonesTrashed.length} clone(s) to trash${report.clonesTrashed.map((c) => `\n  ${c}`).join('')}`)
+      console.log(`kept ${report.kept.length} container(s)`)
+    }
+    return 0
+  },
+}
+
+async function main(argv) {
+  let args
+  try {
+    args = parse(argv)
+  } catch (err) {
+    console.error(`${err.message}\n\n${USAGE}`)
+    return 2
+  }
+  const name = args._.shift()
+  if (args.help || !name) {
+    console.log(USAGE)
+    return name || args.help ? 0 : 2
+  }
+  const command = commands[name]
+  if (!command) {
+    console.error(`unknown command '${name}'\n\n${USAGE}`)
+    return 2
+  }
+  const baseDir = args['base-dir']
+  const workspaces = new addon.Workspaces({ baseDir })
+  try {
+    return await command(args, workspaces, baseDir)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${USAGE}`)
+      return 2
+    }
+    if (args.json) console.log(JSON.stringify({ error: { code: err.code, message: err.message } }))
+    else console.error(`error${err.code ? ` ${err.code}` : ''}: ${err.message}`)
+    return 1
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+})
