@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { addon, engine, rejection } from './helpers'
+import { addon, engine, isPodman, rejection } from './helpers'
 
 describe('detectEngine', () => {
-  it('finds the local dockerd and reports its kind and versions', async () => {
+  it('finds the engine under test and reports its kind and versions', async () => {
     const info = await addon.detectEngine(engine)
-    expect(info.kind).toBe('docker')
-    expect(info.endpoint).toBe('unix:///var/run/docker.sock')
+    expect(info.kind).toBe(isPodman ? 'podman' : 'docker')
+    expect(info.endpoint).toBe(`unix://${engine.socketPath}`)
     expect(info.version).toMatch(/^\d+\.\d+/)
     expect(info.apiVersion).toMatch(/^1\.\d+$/)
     expect(info.os).toBe('linux')
@@ -24,9 +24,10 @@ describe('detectEngine', () => {
   })
 
   it('rejects an engine of the other family when a kind is asked for', async () => {
-    const err = await rejection(addon.detectEngine({ ...engine, kind: 'podman' }))
+    const [actual, other] = isPodman ? ['podman', 'docker'] : ['docker', 'podman']
+    const err = await rejection(addon.detectEngine({ ...engine, kind: other as 'docker' | 'podman' }))
     expect(err.code).toBe('ENGINE_UNAVAILABLE')
-    expect(err.message).toContain("answers as docker, but kind 'podman' was asked for")
+    expect(err.message).toContain(`answers as ${actual}, but kind '${other}' was asked for`)
   })
 
   it('rejects a closed tcp endpoint with the reason', async () => {

@@ -1,13 +1,11 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, engineCli, IMAGES, isPodman, rejection, suiteRuntime, tempDir } from './helpers'
 
-// The engine's own CLI, for container options DockerRuntime does not offer.
-const PODMAN = engine.socketPath.includes('podman')
-const CLI = PODMAN ? 'podman' : existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
-const docker = (...args: string[]) => execFileSync(CLI, args, { encoding: 'utf8' }).trim()
+const docker = engineCli
+const PODMAN = isPodman
 
 const { runtime, cleanup } = suiteRuntime('fileio')
 const host = tempDir('fileio-host')

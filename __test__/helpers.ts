@@ -1,6 +1,7 @@
 // Shared set-up for the suites: the engine under test, the offline test images, and a
 // runtime whose containers are all removed after the suite.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -15,6 +16,16 @@ export const IMAGES = {
 } as const
 
 export const engine = { socketPath: process.env.TEST_ENGINE_SOCKET ?? '/var/run/docker.sock' }
+
+/** Whether the suites run against Podman's Docker-compatible service. */
+export const isPodman = engine.socketPath.includes('podman')
+
+const CLI = isPodman ? 'podman' : existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
+
+/** The engine's own CLI, for checks and set-ups the library does not offer. */
+export function engineCli(...args: string[]): string {
+  return execFileSync(CLI, args, { encoding: 'utf8' }).trim()
+}
 
 export function tempDir(prefix: string): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), `ci-${prefix}-`))

@@ -1,15 +1,13 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, IMAGES, suiteRuntime } from './helpers'
+import { addon, engine, engineCli, IMAGES, suiteRuntime } from './helpers'
 
 const suite = suiteRuntime('lifecycle')
 afterAll(suite.cleanup)
 const baseDir = suite.baseDir
 
-const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
-const docker = (...args: string[]) => execFileSync(DOCKER, args, { encoding: 'utf8' }).trim()
+const docker = engineCli
 const exists = (name: string) => docker('ps', '-aq', '--filter', `name=^${name}$`) !== ''
 
 async function startOwner(watchdog = false): Promise<{ child: ChildProcess; proc: string; session: string }> {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, IMAGES, tempDir } from './helpers'
+import { addon, engine, engineCli, IMAGES, tempDir } from './helpers'
 
 const base = tempDir('load-base')
 const proj = tempDir('load-project')
@@ -40,7 +40,7 @@ describe('load', () => {
       expect(r.read).toBe(`${ids[i]}\n`)
       expect(r.out).toEqual([ids[i], '# load'])
     }
-    const left = execFileSync('/usr/bin/docker', ['ps', '-aq', '--filter', `label=dev.container-isolation.base-dir=${base.path}`], { encoding: 'utf8' })
+    const left = engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.base-dir=${base.path}`)
     expect(left.trim()).toBe('')
     expect(readdirSync(join(base.path, 'sessions')).filter((d) => !d.startsWith('.'))).toEqual([])
     const trashed = readdirSync(join(base.path, '.trash')).flatMap((d) => readdirSync(join(base.path, '.trash', d)))

@@ -1,15 +1,13 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { OutputLine } from '../index'
-import { addon, engine, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, engineCli, IMAGES, isPodman, rejection, suiteRuntime, tempDir } from './helpers'
 
 const { runtime, baseDir, cleanup } = suiteRuntime('runtime')
 afterAll(cleanup)
 
-const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
-const docker = (...args: string[]) => execFileSync(DOCKER, args, { encoding: 'utf8' }).trim()
+const docker = engineCli
 
 async function sandbox(extra: Partial<Parameters<typeof runtime.create>[0]> = {}) {
   const id = await runtime.create({ workingDirectory: '/', mounts: [], ...extra })
@@ -297,7 +295,9 @@ describe('jobs: wait and logs', () => {
     expect(await runtime.wait(id)).toBe(7) // already exited
   })
 
-  it('follows the log live: each line arrives within 100 ms of being printed', async () => {
+  // Podman 4.3's k8s-file log driver is read by polling (~250 ms), so its live latency is
+  // not ours to meet; every other log behaviour is tested on Podman too.
+  it.skipIf(isPodman)('follows the log live: each line arrives within 100 ms of being printed', async () => {
     const stamped = [
       'bash',
       '-c',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { OutputLine } from '../index'
-import { addon, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, IMAGES, rejection, suiteRuntime, tempDir } from './helpers'
 
 const { runtime, cleanup } = suiteRuntime('shell')
 const logs = tempDir('shell-logs')
@@ -17,7 +17,7 @@ async function container(image: string = IMAGES.debian) {
 }
 
 function shell(containerId: string, extra: Partial<ConstructorParameters<typeof addon.DockerShell>[0]> = {}) {
-  return new addon.DockerShell({ container: containerId, cwd: '/tmp', threadId: 'thread-1', logDir: logs.path, ...extra })
+  return new addon.DockerShell({ container: containerId, cwd: '/tmp', threadId: 'thread-1', logDir: logs.path, engine, ...extra })
 }
 
 let requests = 0

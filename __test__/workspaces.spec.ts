@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
 
 const base = tempDir('ws-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -101,7 +101,7 @@ describe('Workspaces', () => {
     const id = session()
     const info = await workspaces.create({ projectDir: proj, sessionId: id })
     writeFileSync(join(info.clonePath, 'unsaved.txt'), 'still here')
-    execFileSync('/usr/bin/docker', ['rm', '-f', info.containerId])
+    engineCli('rm', '-f', info.containerId)
     expect((await workspaces.get(id))?.state).toBe('missing')
     const again = await workspaces.create({ projectDir: proj, sessionId: id })
     expect(again.state).toBe('running')
@@ -116,7 +116,7 @@ describe('Workspaces', () => {
     const script = `
       const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
       ;(async () => {
-        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)} })
+        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, engine: ${JSON.stringify(engine)} })
         const info = await ws.get(${JSON.stringify(id)})
         const env = await ws.environment(${JSON.stringify(id)}, 'other-process')
         const r = await env.shell.execute('cat README.md', { toolRequestId: 'p2' })
@@ -182,7 +182,7 @@ describe('Workspaces with devcontainer.json', () => {
     expect(err.code).toBe('DEVCONTAINER')
     expect(err.message).toContain('postCreateCommand exited 3')
     expect(err.message).toContain('broken')
-    const left = execFileSync('/usr/bin/docker', ['ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`], { encoding: 'utf8' })
+    const left = engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`)
     expect(left.trim()).toBe('')
     expect(existsSync(join(base.path, 'sessions', `session-${id}`))).toBe(true)
   })
@@ -224,7 +224,7 @@ describe('reapOrphans and workspaces', () => {
     const script = `
       const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
       ;(async () => {
-        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, image: ${JSON.stringify(IMAGES.debian)} })
+        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, engine: ${JSON.stringify(engine)}, image: ${JSON.stringify(IMAGES.debian)} })
         const info = await ws.create({ projectDir: ${JSON.stringify(proj)}, sessionId: ${JSON.stringify(id)}, lifetime: 'process' })
         console.log(JSON.stringify(info))
         setInterval(() => {}, 1 << 30)

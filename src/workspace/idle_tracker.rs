@@ -65,16 +65,39 @@ impl IdleTracker {
                         return;
                     };
                     for session in tracker.idle_sessions() {
-                        if workspaces.stop(&session).await.is_ok() {
-                            tracker.with(|all| {
-                                if let Some(s) = all.get_mut(&session) {
-                                    s.idle_stopped = s.in_flight == 0;
-                                }
-                            });
+                        // Marked first, so that a use arriving while the stop is under way
+                        // starts the container again (after the stop, under the same lock).
+                        if !tracker.claim_idle(&session) {
+                            continue;
+                        }
+                        if workspaces.idle_stop(&session).await.is_err() {
+                            tracker.set_idle_stopped(&session, false);
                         }
                     }
                 }
             });
+        });
+    }
+
+    /// Marks the session idle-stopped if it still is idle (no use began since it was
+    /// listed); a use that begins afterwards sees the mark and starts the container again.
+    fn claim_idle(&self, session: &str) -> bool {
+        self.with(|all| match all.get_mut(session) {
+            Some(s)
+                if !s.idle_stopped && s.in_flight == 0 && s.last_used.elapsed() >= self.timeout =>
+            {
+                s.idle_stopped = true;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    fn set_idle_stopped(&self, session: &str, stopped: bool) {
+        self.with(|all| {
+            if let Some(s) = all.get_mut(session) {
+                s.idle_stopped = stopped;
+            }
         });
     }
 

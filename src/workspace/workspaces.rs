@@ -405,6 +405,14 @@ impl Workspaces {
         }
     }
 
+    /// Stops an idle session's container, under the session's lock so that a start for a
+    /// use waits for it.
+    pub async fn idle_stop(&self, session_id: &str) -> Result<()> {
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        self.stop(session_id).await
+    }
+
     /// Starts a session's container again (after an idle stop), with `postStartCommand`.
     pub async fn start_session(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
