@@ -9,6 +9,23 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class AppleContainerRuntime {
+  constructor(opts?: AppleContainerRuntimeOptions | undefined | null)
+  create(config: ContainerConfig): Promise<string>
+  start(containerId: string): Promise<void>
+  /** SIGTERM, SIGKILL after `timeout` ms (default 5000); 143/137 exits are "stopped". */
+  stop(containerId: string, timeout?: number | undefined | null): Promise<void>
+  remove(containerId: string): Promise<void>
+  exec(containerId: string, options: ExecOptions): Promise<ExecResult>
+  inspect(containerId: string): Promise<ContainerInfo>
+  list(): Promise<ContainerInfo[]>
+  wait(containerId: string): Promise<number>
+  /** `since` is not supported by the CLI and is ignored. */
+  logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
+  translateToContainer(hostPath: string, containerId: string): string
+  translateToHost(containerPath: string, containerId: string): string
+}
+
 export declare class CloneManager {
   constructor(opts?: CloneManagerOptions | undefined | null)
   /**
@@ -96,6 +113,13 @@ export declare class Workspaces {
   destroy(sessionId: string): Promise<void>
   /** FileIO and Shell bound to the session's container, `cwd` = its mount path. */
   environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
+}
+
+export interface AppleContainerRuntimeOptions {
+  /** The `container` executable; default `container` on PATH. */
+  program?: string
+  image?: string
+  baseDir?: string
 }
 
 export interface CloneManagerOptions {
@@ -271,7 +295,11 @@ export interface EmptyTrashOptions {
 }
 
 export interface EngineInfo {
-  kind: 'docker' | 'podman'
+  /**
+   * `apple-container` only on macOS, when no Engine API answers but Apple's `container`
+   * CLI does (use `AppleContainerRuntime` then).
+   */
+  kind: 'docker' | 'podman' | 'apple-container'
   endpoint: string
   version: string
   apiVersion: string

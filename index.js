@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.AppleContainerRuntime = nativeBinding.AppleContainerRuntime
 module.exports.CloneManager = nativeBinding.CloneManager
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime

@@ -33,3 +33,7 @@ interface ContainerRuntime {
 }
 
 export const laceRuntime: ContainerRuntime = new DockerRuntime()
+
+// Lace's primary runtime on macOS satisfies the same interface.
+import { AppleContainerRuntime } from '../../index'
+export const laceAppleRuntime: ContainerRuntime = new AppleContainerRuntime()

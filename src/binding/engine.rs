@@ -24,7 +24,9 @@ pub struct EngineOptions {
 
 #[napi(object)]
 pub struct EngineInfo {
-    #[napi(ts_type = "'docker' | 'podman'")]
+    /// `apple-container` only on macOS, when no Engine API answers but Apple's `container`
+    /// CLI does (use `AppleContainerRuntime` then).
+    #[napi(ts_type = "'docker' | 'podman' | 'apple-container'")]
     pub kind: String,
     pub endpoint: String,
     pub version: String,
@@ -81,9 +83,37 @@ impl From<&engine::EngineInfo> for EngineInfo {
 pub async fn detect_engine(opts: Option<EngineOptions>) -> Outcome<EngineInfo> {
     async {
         let options = engine_options(opts)?;
-        let engine = engine::detect(&options).await?;
-        Ok(EngineInfo::from(engine.info()))
+        match engine::detect(&options).await {
+            Ok(engine) => Ok(EngineInfo::from(engine.info())),
+            Err(err) => apple_container_instead(&options).await.ok_or(err),
+        }
     }
     .await
     .into()
+}
+
+/// On macOS, Apple's `container` CLI when it answers and no engine family was asked for.
+#[cfg(target_os = "macos")]
+async fn apple_container_instead(options: &engine::EngineOptions) -> Option<EngineInfo> {
+    if options.kind.is_some() || options.socket_path.is_some() || options.host.is_some() {
+        return None;
+    }
+    let out = tokio::process::Command::new("container")
+        .arg("--version")
+        .output()
+        .await
+        .ok()?;
+    out.status.success().then(|| EngineInfo {
+        kind: "apple-container".into(),
+        endpoint: "container CLI".into(),
+        version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        api_version: String::new(),
+        os: "linux".into(),
+        arch: std::env::consts::ARCH.into(),
+    })
+}
+
+#[cfg(not(target_os = "macos"))]
+async fn apple_container_instead(_options: &engine::EngineOptions) -> Option<EngineInfo> {
+    None
 }

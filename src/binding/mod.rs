@@ -1,6 +1,7 @@
 //! The N-API binding: converts JavaScript values to core types and back, maps core errors to
 //! coded JS errors, and bridges callbacks. No engine logic lives here.
 
+mod apple_container_runtime;
 mod clone_manager;
 mod container_types;
 mod devcontainer;

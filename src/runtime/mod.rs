@@ -20,6 +20,7 @@ pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_use::{ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};
 pub use exec::{ExecOutcome, ExecRequest};
+pub use keepalive::sandbox_command;
 pub use logs::LogsRequest;
 pub use naming::{compute_container_name, container_name, validate_name};
 pub use owner::{process_start_ticks, OwnerIdentity};

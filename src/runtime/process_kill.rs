@@ -51,7 +51,7 @@ pub fn token_entry(token: &str) -> String {
 
 /// Kills by token from inside the container. `$1` is the signal, `$2` the `VAR=token`
 /// entry; nothing is interpolated into the script.
-const IN_CONTAINER_SCRIPT: &str = r#"self=$$
+pub const IN_CONTAINER_SCRIPT: &str = r#"self=$$
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   [ "$p" = "$self" ] && continue
