@@ -2,12 +2,12 @@
 //! delivered as they arrive when following.
 
 use bollard::container::LogOutput;
-use bollard::query_parameters::LogsOptionsBuilder;
+use bollard::query_parameters::{AttachContainerOptionsBuilder, LogsOptionsBuilder};
 use chrono::DateTime;
 use futures_util::StreamExt;
 
-use crate::engine::{from_bollard, Engine};
-use crate::error::Result;
+use crate::engine::{from_bollard, Engine, EngineKind};
+use crate::error::{ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,6 +26,30 @@ pub async fn stream_logs(
     mut on_line: impl FnMut(OutputLine),
 ) -> Result<()> {
     let subject = format!("logs of container '{container}'");
+    // Podman's logs endpoint polls its log file (~250 ms); attaching (with the history
+    // replayed) delivers lines as the container writes them.
+    if request.follow && request.since_ms.is_none() && engine.info().kind == EngineKind::Podman {
+        let options = AttachContainerOptionsBuilder::default()
+            .logs(true)
+            .stream(true)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        match engine
+            .call(
+                &subject,
+                engine.docker().attach_container(container, Some(options)),
+            )
+            .await
+        {
+            Ok(attached) => {
+                return decode_frames(engine, &subject, attached.output, None, &mut on_line).await
+            }
+            // Already exited: the logs endpoint has all of it and ends at once.
+            Err(err) if err.code == ErrorCode::ContainerNotRunning => {}
+            Err(err) => return Err(err),
+        }
+    }
     // The API's `since` has whole seconds; ask for timestamps and filter to the millisecond.
     let mut builder = LogsOptionsBuilder::default()
         .stdout(true)
@@ -35,7 +59,28 @@ pub async fn stream_logs(
     if let Some(ms) = request.since_ms {
         builder = builder.since(i32::try_from(ms.div_euclid(1000)).unwrap_or(i32::MAX));
     }
-    let mut stream = engine.docker().logs(container, Some(builder.build()));
+    let stream = engine.docker().logs(container, Some(builder.build()));
+    decode_frames(
+        engine,
+        &subject,
+        Box::pin(stream),
+        request.since_ms,
+        &mut on_line,
+    )
+    .await
+}
+
+/// Decodes multiplexed frames into lines; with `since_ms`, frames carry a timestamp prefix
+/// and older ones are dropped.
+async fn decode_frames(
+    engine: &Engine,
+    subject: &str,
+    mut stream: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send + '_>,
+    >,
+    since_ms: Option<i64>,
+    mut on_line: impl FnMut(OutputLine),
+) -> Result<()> {
     let mut decoder = OutputDecoder::new();
     while let Some(frame) = stream.next().await {
         let (kind, bytes) = match frame {
@@ -44,11 +89,11 @@ pub async fn stream_logs(
             }
             Ok(LogOutput::StdErr { message }) => (StreamKind::Stderr, message),
             Ok(LogOutput::StdIn { .. }) => continue,
-            Err(err) => return Err(engine.annotate(from_bollard(err, &subject))),
+            Err(err) => return Err(engine.annotate(from_bollard(err, subject))),
         };
-        let payload = match request.since_ms {
+        let payload = match since_ms {
             Some(since) => match split_timestamp(&bytes) {
-                Some((at, _)) if at < since => continue,
+                Some((stamp, _)) if stamp.latest_ms() < since => continue,
                 Some((_, rest)) => rest,
                 None => &bytes[..],
             },
@@ -60,12 +105,35 @@ pub async fn stream_logs(
     Ok(())
 }
 
-/// `2026-11-22T17:26:00.571234620Z payload` → (unix ms, payload).
-fn split_timestamp(frame: &[u8]) -> Option<(i64, &[u8])> {
+/// When a log entry was written, to the precision the engine gives: Docker stamps
+/// nanoseconds, Podman whole seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    ms: i64,
+    whole_seconds: bool,
+}
+
+impl Stamp {
+    /// The latest moment the entry can have been written.
+    fn latest_ms(self) -> i64 {
+        if self.whole_seconds {
+            self.ms + 999
+        } else {
+            self.ms
+        }
+    }
+}
+
+/// `2026-11-22T17:26:00.571234620Z payload` → (stamp, payload).
+fn split_timestamp(frame: &[u8]) -> Option<(Stamp, &[u8])> {
     let space = frame.iter().position(|&b| b == b' ')?;
-    let stamp = std::str::from_utf8(&frame[..space]).ok()?;
-    let at = DateTime::parse_from_rfc3339(stamp).ok()?.timestamp_millis();
-    Some((at, &frame[space + 1..]))
+    let text = std::str::from_utf8(&frame[..space]).ok()?;
+    let at = DateTime::parse_from_rfc3339(text).ok()?;
+    let stamp = Stamp {
+        ms: at.timestamp_millis(),
+        whole_seconds: !text.contains('.'),
+    };
+    Some((stamp, &frame[space + 1..]))
 }
 
 #[cfg(test)]
@@ -75,8 +143,11 @@ mod tests {
     #[test]
     fn timestamps_are_split_off() {
         let (at, rest) = split_timestamp(b"2026-11-22T17:00:00.123456789Z hello\n").unwrap();
-        assert_eq!(at, 1_795_366_800_123);
+        assert_eq!(at.latest_ms(), 1_795_366_800_123);
         assert_eq!(rest, b"hello\n");
+        // Podman's whole seconds stand for the whole second.
+        let (at, _) = split_timestamp(b"2026-11-22T17:00:00Z x").unwrap();
+        assert_eq!(at.latest_ms(), 1_795_366_800_999);
         assert!(split_timestamp(b"no-stamp here").is_none());
     }
 }
