@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { addon, rejection, tempDir } from './helpers'
@@ -48,6 +48,7 @@ describe('CloneManager', () => {
     expect(packs.length).toBeGreaterThan(0)
     for (const pack of packs) expect(statSync(join(proj, '.git', 'objects', 'pack', pack)).nlink).toBeGreaterThan(1)
     expect(git(path, 'fsck', '--no-progress')).toBe('')
+    expect(git(path, 'remote', 'get-url', 'origin')).toBe(realpathSync(proj))
     expect(await clones.listSessionClones()).toEqual(['s1'])
     expect(clones.isGitRepo(path)).toBe(true)
     expect(clones.isGitRepo(base)).toBe(false)
@@ -103,9 +104,40 @@ describe('CloneManager', () => {
     expect(clones.isGitRepo(proj)).toBe(true)
     expect(git(proj, 'rev-list', '--count', 'HEAD')).toBe('1')
     expect(readFileSync(join(proj, '.gitignore'), 'utf8')).toContain('node_modules/')
-    expect(git(proj, 'log', '-1', '--format=%an <%ae>')).toMatch(/<.+@.+>/)
+    const configured = spawnSync('git', ['config', '--global', 'user.email'], { encoding: 'utf8' }).stdout.trim()
+    expect(git(proj, 'log', '-1', '--format=%ae')).toBe(configured || 'container-isolation@localhost')
     expect(readFileSync(join(path, 'main.py'), 'utf8')).toBe('print(1)\n')
     expect(existsSync(join(path, 'node_modules'))).toBe(false)
+  })
+
+  it('gives a repository without commits its first commit, authored from its git config', async () => {
+    const proj = scratch('unborn')
+    execFileSync('git', ['init', '-q', '-b', 'trunk'], { cwd: proj })
+    execFileSync('git', ['config', 'user.name', 'Repo User'], { cwd: proj })
+    execFileSync('git', ['config', 'user.email', 'repo@example.com'], { cwd: proj })
+    writeFileSync(join(proj, 'a.txt'), 'a')
+    const path = await new addon.CloneManager({ baseDir: scratch('base') }).createSessionClone(proj, 'unborn')
+    expect(git(proj, 'rev-list', '--count', 'HEAD')).toBe('1')
+    expect(git(proj, 'log', '-1', '--format=%an <%ae>')).toBe('Repo User <repo@example.com>')
+    expect(git(proj, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('trunk')
+    expect(git(proj, 'status', '--porcelain')).toBe('')
+    expect(existsSync(join(proj, '.gitignore'))).toBe(false) // only a non-repository gets one
+    expect(readFileSync(join(path, 'a.txt'), 'utf8')).toBe('a')
+  })
+
+  it('works as an ordinary repository from another path, as in a container mount', async () => {
+    const proj = project()
+    const base = scratch('base')
+    const path = await new addon.CloneManager({ baseDir: base }).createSessionClone(proj, 'moved')
+    const mentions = spawnSync('grep', ['-rIl', '--', base, join(path, '.git')], { encoding: 'utf8' })
+    expect(mentions.status, mentions.stdout).toBe(1) // no file in .git names the clone's path
+    const elsewhere = join(scratch('mount'), 'workspace')
+    renameSync(path, elsewhere)
+    expect(git(elsewhere, 'status', '--porcelain')).toBe('')
+    writeFileSync(join(elsewhere, 'c.txt'), 'c')
+    git(elsewhere, 'add', 'c.txt')
+    git(elsewhere, 'commit', '-q', '-m', 'from the mount')
+    expect(git(elsewhere, 'log', '--format=%s')).toBe('from the mount\nsecond\nfirst')
   })
 
   it('keeps an existing .gitignore when initialising', async () => {
@@ -124,6 +156,7 @@ describe('CloneManager', () => {
     }
     expect((await rejection(clones.removeSessionClone('../x'))).code).toBe('INVALID_ARGUMENT')
     expect((await rejection(clones.createSessionClone('/nonexistent/project', 'ok'))).code).toBe('ENOENT')
+    expect((await rejection(clones.createSessionClone(join(proj, 'README.md'), 'ok'))).code).toBe('ENOTDIR')
   })
 
   it('removal moves the clone to trash with its commits; only emptyTrash deletes', async () => {

@@ -22,9 +22,32 @@ fn io_error(what: &Path, err: std::io::Error) -> Error {
         std::io::ErrorKind::NotFound => ErrorCode::Enoent,
         std::io::ErrorKind::PermissionDenied => ErrorCode::Eacces,
         std::io::ErrorKind::AlreadyExists => ErrorCode::Eexist,
+        std::io::ErrorKind::NotADirectory => ErrorCode::Enotdir,
         _ => ErrorCode::Git,
     };
     Error::new(code, format!("{}: {err}", what.display()))
+}
+
+/// A clone under construction older than this was left by a crashed process.
+const ABANDONED_BUILD_AGE: Duration = Duration::from_secs(3600);
+
+/// Deletes `.tmp-*` directories of clones whose construction was cut short long ago. No
+/// session ever used them: a clone becomes a session's only by the final rename.
+fn remove_abandoned_builds(sessions: &Path) {
+    let Ok(entries) = std::fs::read_dir(sessions) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let is_build = entry.file_name().to_string_lossy().starts_with(".tmp-");
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if is_build && age.is_some_and(|age| age > ABANDONED_BUILD_AGE) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 pub fn branch_name(session_id: &str) -> String {
@@ -70,6 +93,7 @@ impl CloneManager {
 
         let sessions = self.sessions_dir();
         std::fs::create_dir_all(&sessions).map_err(|e| io_error(&sessions, e))?;
+        remove_abandoned_builds(&sessions);
         // Built aside and renamed into place, so that concurrent calls for one session and a
         // crash halfway leave either nothing or a whole clone at the target.
         let temp = sessions.join(format!(
@@ -90,6 +114,12 @@ impl CloneManager {
             }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&temp);
+                if target.exists() {
+                    return Err(Error::new(
+                        ErrorCode::Eexist,
+                        format!("{}: exists but is not a git repository", target.display()),
+                    ));
+                }
                 Err(io_error(&target, e))
             }
         }
@@ -130,12 +160,39 @@ impl CloneManager {
         if !source.exists() {
             return Ok(None);
         }
+        let name = branch_name(session_id);
+        let bin = self.new_trash_bin(&name)?;
+        let destination = bin.join(&name);
+        match std::fs::rename(&source, &destination) {
+            Ok(()) => Ok(Some(destination)),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&bin);
+                if e.kind() == std::io::ErrorKind::NotFound && !source.exists() {
+                    // A concurrent removal took it first.
+                    Ok(None)
+                } else {
+                    Err(io_error(&source, e))
+                }
+            }
+        }
+    }
+
+    /// `${baseDir}/.trash/<UTC timestamp>[-n]`, one that does not hold `name` yet (the same
+    /// session removed twice within a millisecond gets a second bin).
+    fn new_trash_bin(&self, name: &str) -> Result<PathBuf> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-        let bin = self.trash_dir().join(stamp);
-        std::fs::create_dir_all(&bin).map_err(|e| io_error(&bin, e))?;
-        let destination = bin.join(branch_name(session_id));
-        std::fs::rename(&source, &destination).map_err(|e| io_error(&source, e))?;
-        Ok(Some(destination))
+        let trash = self.trash_dir();
+        for n in 0u32.. {
+            let bin = match n {
+                0 => trash.join(&stamp),
+                n => trash.join(format!("{stamp}-{n}")),
+            };
+            std::fs::create_dir_all(&bin).map_err(|e| io_error(&bin, e))?;
+            if !bin.join(name).exists() {
+                return Ok(bin);
+            }
+        }
+        unreachable!("u32 trash bins exhausted")
     }
 
     /// Session ids that have a clone.
@@ -197,5 +254,161 @@ impl CloneManager {
     pub fn open(&self, session_id: &str) -> Result<Repository> {
         let path = self.clone_path(session_id)?;
         Repository::open(&path).map_err(|e| git_error(&format!("clone {}", path.display()), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(prefix: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("ci-{prefix}-{}", uuid::Uuid::new_v4()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn plain_project(dir: &Path) {
+        std::fs::write(dir.join("main.rs"), "fn main() {}\n").unwrap();
+        std::fs::create_dir_all(dir.join("node_modules")).unwrap();
+        std::fs::write(dir.join("node_modules").join("dep.js"), "").unwrap();
+    }
+
+    #[test]
+    fn clones_a_plain_project_on_the_session_branch_and_trashes_it() {
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        plain_project(&project.0);
+        let manager = CloneManager::new(base.0.clone());
+
+        let path = manager.create_session_clone(&project.0, "s1").unwrap();
+        assert_eq!(path, base.0.join("sessions").join("session-s1"));
+        let clone = Repository::open(&path).unwrap();
+        assert_eq!(clone.head().unwrap().shorthand().ok(), Some("session-s1"));
+        let project_repo = Repository::open(&project.0).unwrap();
+        assert_eq!(
+            clone.head().unwrap().target(),
+            project_repo.head().unwrap().target()
+        );
+        assert!(path.join("main.rs").is_file());
+        assert!(path.join(".gitignore").is_file());
+        assert!(!path.join("node_modules").exists());
+        assert_eq!(
+            clone.find_remote("origin").unwrap().url().ok(),
+            Some(std::fs::canonicalize(&project.0).unwrap().to_str().unwrap())
+        );
+
+        assert_eq!(
+            manager.create_session_clone(&project.0, "s1").unwrap(),
+            path
+        );
+        assert_eq!(manager.list_session_clones().unwrap(), vec!["s1"]);
+
+        let trashed = manager.remove_session_clone("s1").unwrap().unwrap();
+        assert!(trashed.starts_with(base.0.join(".trash")));
+        assert!(Repository::open(&trashed).is_ok());
+        assert_eq!(manager.remove_session_clone("s1").unwrap(), None);
+        assert!(manager.list_session_clones().unwrap().is_empty());
+        assert!(manager
+            .empty_trash(Duration::from_secs(3600))
+            .unwrap()
+            .is_empty());
+        assert_eq!(manager.empty_trash(Duration::ZERO).unwrap().len(), 1);
+        assert!(!trashed.exists());
+    }
+
+    #[test]
+    fn the_same_session_trashed_twice_in_a_row_keeps_both() {
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        plain_project(&project.0);
+        let manager = CloneManager::new(base.0.clone());
+        let mut trashed = Vec::new();
+        for _ in 0..3 {
+            manager.create_session_clone(&project.0, "again").unwrap();
+            trashed.push(manager.remove_session_clone("again").unwrap().unwrap());
+        }
+        assert!(trashed.iter().all(|p| p.join(".git").is_dir()));
+        trashed.dedup();
+        assert_eq!(trashed.len(), 3);
+    }
+
+    #[test]
+    fn concurrent_first_clones_of_a_plain_project_share_one_initial_commit() {
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        plain_project(&project.0);
+        let manager = std::sync::Arc::new(CloneManager::new(base.0.clone()));
+        let heads: Vec<_> = (0..4)
+            .map(|i| {
+                let manager = manager.clone();
+                let project = project.0.clone();
+                std::thread::spawn(move || {
+                    let path = manager
+                        .create_session_clone(&project, &format!("p{i}"))
+                        .unwrap();
+                    Repository::open(path).unwrap().head().unwrap().target()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        let project_repo = Repository::open(&project.0).unwrap();
+        let head = project_repo.head().unwrap().target();
+        assert!(heads.iter().all(|h| *h == head));
+        let mut walk = project_repo.revwalk().unwrap();
+        walk.push_head().unwrap();
+        assert_eq!(walk.count(), 1);
+    }
+
+    #[test]
+    fn an_embedded_repository_in_a_plain_project_becomes_a_gitlink() {
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        plain_project(&project.0);
+        let vendored = project.0.join("vendor").join("lib");
+        std::fs::create_dir_all(&vendored).unwrap();
+        std::fs::write(vendored.join("lib.rs"), "").unwrap();
+        let inner = Repository::init(&vendored).unwrap();
+        let mut index = inner.index().unwrap();
+        index.add_path(Path::new("lib.rs")).unwrap();
+        let tree = inner.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@localhost").unwrap();
+        let inner_head = inner
+            .commit(Some("HEAD"), &sig, &sig, "vendored", &tree, &[])
+            .unwrap();
+
+        let manager = CloneManager::new(base.0.clone());
+        let path = manager.create_session_clone(&project.0, "v").unwrap();
+        let project_index = Repository::open(&project.0).unwrap().index().unwrap();
+        let link = project_index.get_path(Path::new("vendor/lib"), 0).unwrap();
+        assert_eq!((link.mode, link.id), (0o160000, inner_head));
+        assert!(path.join("vendor").join("lib").is_dir());
+        assert!(!path.join("vendor").join("lib").join("lib.rs").exists());
+    }
+
+    #[test]
+    fn a_missing_or_file_project_is_a_file_error() {
+        let base = Scratch::new("base");
+        let manager = CloneManager::new(base.0.clone());
+        let missing = manager
+            .create_session_clone(&base.0.join("nope"), "x")
+            .unwrap_err();
+        assert_eq!(missing.code, ErrorCode::Enoent);
+        std::fs::write(base.0.join("file"), "").unwrap();
+        let file = manager
+            .create_session_clone(&base.0.join("file"), "x")
+            .unwrap_err();
+        assert_eq!(file.code, ErrorCode::Enotdir);
     }
 }
