@@ -26,11 +26,23 @@ export declare class AppleContainerRuntime {
   translateToHost(containerPath: string, containerId: string): string
 }
 
+/**
+ * One git clone per agent session under `${baseDir}/sessions/session-<id>`: a full
+ * repository with its own `.git` (objects hard-linked from the project where the file
+ * system allows), `origin` pointing at the project, on branch `session-<id>` from the
+ * project's HEAD commit. Uncommitted changes in the project are not carried over.
+ *
+ * The clone holds no absolute path to itself, so it can be bind-mounted anywhere. Git
+ * refuses a repository owned by another uid ("dubious ownership"): a container user other
+ * than the clone's owner needs `git config --global --add safe.directory <mount path>`.
+ */
 export declare class CloneManager {
   constructor(opts?: CloneManagerOptions | undefined | null)
   /**
    * `${baseDir}/sessions/session-<id>` on branch `session-<id>` from the project's HEAD
-   * (uncommitted changes are not carried over). Idempotent.
+   * (uncommitted changes are not carried over). Idempotent: an existing clone is returned
+   * unchanged. A project that is not a repository, or has no commit yet, first gets one
+   * commit of everything (and a default `.gitignore` if it has none).
    */
   createSessionClone(projectDir: string, sessionId: string): Promise<string>
   /** Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path. */
@@ -38,6 +50,7 @@ export declare class CloneManager {
   listSessionClones(): Promise<string[]>
   /** Deletes trash entries at least `olderThanMs` old; resolves with the deleted paths. */
   emptyTrash(opts?: EmptyTrashOptions | undefined | null): Promise<string[]>
+  /** Whether `dir` itself is the root of a git repository (a directory inside one is not). */
   isGitRepo(dir: string): boolean
 }
 

@@ -24,6 +24,14 @@ pub struct EmptyTrashOptions {
     pub older_than_ms: Option<f64>,
 }
 
+/// One git clone per agent session under `${baseDir}/sessions/session-<id>`: a full
+/// repository with its own `.git` (objects hard-linked from the project where the file
+/// system allows), `origin` pointing at the project, on branch `session-<id>` from the
+/// project's HEAD commit. Uncommitted changes in the project are not carried over.
+///
+/// The clone holds no absolute path to itself, so it can be bind-mounted anywhere. Git
+/// refuses a repository owned by another uid ("dubious ownership"): a container user other
+/// than the clone's owner needs `git config --global --add safe.directory <mount path>`.
 #[napi]
 pub struct CloneManager {
     inner: Arc<clone::CloneManager>,
@@ -49,7 +57,9 @@ impl CloneManager {
     }
 
     /// `${baseDir}/sessions/session-<id>` on branch `session-<id>` from the project's HEAD
-    /// (uncommitted changes are not carried over). Idempotent.
+    /// (uncommitted changes are not carried over). Idempotent: an existing clone is returned
+    /// unchanged. A project that is not a repository, or has no commit yet, first gets one
+    /// commit of everything (and a default `.gitignore` if it has none).
     #[napi(ts_return_type = "Promise<string>")]
     pub async fn create_session_clone(
         &self,
@@ -101,6 +111,7 @@ impl CloneManager {
             .into()
     }
 
+    /// Whether `dir` itself is the root of a git repository (a directory inside one is not).
     #[napi]
     pub fn is_git_repo(&self, dir: String) -> bool {
         clone::CloneManager::is_git_repo(Path::new(&dir))
