@@ -12,10 +12,14 @@ pub fn strip(text: &str) -> String {
         }
     };
     let mut i = 0;
-    // Position of the last comma seen outside strings, cleared by any other token.
+    // The last comma that followed a value, cleared by any other token. A comma after `[`,
+    // `{`, `:` or another comma is an error, left in place for the parser to report.
     let mut pending_comma: Option<usize> = None;
+    // The last byte outside whitespace and comments (`"` for a whole string).
+    let mut previous_token = b' ';
     while i < bytes.len() {
-        match bytes[i] {
+        let byte = bytes[i];
+        match byte {
             b'"' => {
                 pending_comma = None;
                 i += 1;
@@ -34,6 +38,7 @@ pub fn strip(text: &str) -> String {
                     .map_or(bytes.len(), |p| i + p);
                 blank(&mut out, i, end);
                 i = end;
+                continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
                 let end = text[i + 2..]
@@ -41,9 +46,11 @@ pub fn strip(text: &str) -> String {
                     .map_or(bytes.len(), |p| i + 2 + p + 2);
                 blank(&mut out, i, end);
                 i = end;
+                continue;
             }
             b',' => {
-                pending_comma = Some(i);
+                let follows_value = !matches!(previous_token, b'[' | b'{' | b':' | b',');
+                pending_comma = follows_value.then_some(i);
                 i += 1;
             }
             b'}' | b']' => {
@@ -52,12 +59,16 @@ pub fn strip(text: &str) -> String {
                 }
                 i += 1;
             }
-            b if b.is_ascii_whitespace() => i += 1,
+            b if b.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
             _ => {
                 pending_comma = None;
                 i += 1;
             }
         }
+        previous_token = byte;
     }
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
@@ -75,6 +86,19 @@ mod tests {
         assert_eq!(v["a"], "x // not a comment");
         assert_eq!(v["b"], serde_json::json!([1, 2]));
         assert_eq!(json.lines().count(), src.lines().count());
+    }
+
+    #[test]
+    fn only_a_comma_after_a_value_is_trailing() {
+        for invalid in ["[,]", "{,}", "[1,,]", "{\"a\":,}"] {
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&strip(invalid)).is_err(),
+                "{invalid}"
+            );
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(&strip("{\"a\": [\"x\", /* c */ ], // c\n }")).unwrap();
+        assert_eq!(v, serde_json::json!({"a": ["x"]}));
     }
 
     #[test]
