@@ -47,6 +47,8 @@ pub struct DevcontainerConfig {
     pub workspace_mount: Option<MountSpec>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
+    /// `runArgs` as written (after substitution), every one of them within the subset.
+    pub run_args_text: Vec<String>,
     pub run_args: RunArgs,
     pub privileged: bool,
     pub initialize_command: Option<LifecycleCommand>,
@@ -71,26 +73,24 @@ pub fn devcontainer_id(project: &Path) -> String {
     hex::encode(Sha256::digest(project.to_string_lossy().as_bytes()))[..32].to_string()
 }
 
-/// The project's devcontainer.json, or `None` when it has none.
+/// The project's devcontainer.json, or `None` when it has none. The project directory must
+/// exist (`ENOENT`/`ENOTDIR` otherwise); a relative path is taken from the current directory.
 pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerConfig>> {
-    let Some(path) = find_config(project) else {
+    let project = project_dir(project)?;
+    let Some(path) = find_config(&project) else {
         return Ok(None);
     };
     let text = std::fs::read_to_string(&path).map_err(|e| invalid(&path, e))?;
-    let mut value: Value = serde_json::from_str(&jsonc::strip(&text)).map_err(|e| {
-        invalid(
-            &path,
-            format_args!("line {} column {}: {e}", e.line(), e.column()),
-        )
-    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut value: Value =
+        serde_json::from_str(&jsonc::strip(text)).map_err(|e| syntax_error(&path, &e))?;
     let Value::Object(_) = &value else {
         return Err(invalid(&path, "the top level must be an object"));
     };
-    let project_text = project.to_string_lossy().into_owned();
     let mut vars = Variables {
-        local_workspace_folder: project_text,
+        local_workspace_folder: project.to_string_lossy().into_owned(),
         container_workspace_folder: DEFAULT_WORKSPACE_FOLDER.into(),
-        devcontainer_id: devcontainer_id(project),
+        devcontainer_id: devcontainer_id(&project),
         local_env: std::env::vars().collect::<HashMap<_, _>>(),
     };
     if let Some(folder) = value.get("workspaceFolder").and_then(Value::as_str) {
@@ -100,7 +100,38 @@ pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerCon
     let Value::Object(map) = value else {
         unreachable!("checked above");
     };
-    parse(&path, &map)
+    parse(&path, &map, &vars.local_env)
+}
+
+fn project_dir(project: &Path) -> Result<PathBuf> {
+    let absolute = std::path::absolute(project).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{}: {e}", project.display()),
+        )
+    })?;
+    match std::fs::metadata(&absolute) {
+        Ok(meta) if meta.is_dir() => Ok(absolute),
+        Ok(_) => Err(Error::new(
+            ErrorCode::Enotdir,
+            format!("project {}: not a directory", absolute.display()),
+        )),
+        Err(_) => Err(Error::new(
+            ErrorCode::Enoent,
+            format!("project {}: no such directory", absolute.display()),
+        )),
+    }
+}
+
+/// `<file>: line L column C: <what>`; serde_json's own text repeats the position at its end.
+fn syntax_error(path: &Path, err: &serde_json::Error) -> Error {
+    let text = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    let what = text.strip_suffix(&suffix).unwrap_or(&text);
+    invalid(
+        path,
+        format_args!("line {} column {}: {what}", err.line(), err.column()),
+    )
 }
 
 fn string(map: &Map<String, Value>, key: &str, path: &Path) -> Result<Option<String>> {
@@ -134,8 +165,13 @@ fn string_map(
     }
 }
 
-/// `type=bind,source=/a,target=/b[,readonly]` or `{ type, source, target, readonly }`.
-fn mount(value: &Value, field: &str, path: &Path) -> Result<MountSpec> {
+/// `type=bind,source=/a,target=/b[,readonly]` or `{ type, source, target, readonly }`. Other
+/// mount types than bind and volume come back as `Err(warning)` inside `Ok`.
+fn mount(
+    value: &Value,
+    field: &str,
+    path: &Path,
+) -> Result<std::result::Result<MountSpec, String>> {
     let mut spec = MountSpec {
         kind: "bind".into(),
         source: String::new(),
@@ -166,10 +202,16 @@ fn mount(value: &Value, field: &str, path: &Path) -> Result<MountSpec> {
             spec.kind = get("type").unwrap_or_else(|| "bind".into());
             spec.source = get("source").unwrap_or_default();
             spec.target = get("target").unwrap_or_default();
-            spec.readonly = obj
-                .get("readonly")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            spec.readonly = match obj.get("readonly") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(invalid(
+                        path,
+                        format_args!("{field}.readonly must be true or false"),
+                    ))
+                }
+            };
         }
         _ => {
             return Err(invalid(
@@ -179,10 +221,10 @@ fn mount(value: &Value, field: &str, path: &Path) -> Result<MountSpec> {
         }
     }
     if !matches!(spec.kind.as_str(), "bind" | "volume") {
-        return Err(invalid(
-            path,
-            format_args!("{field}: mount type '{}' is not bind or volume", spec.kind),
-        ));
+        return Ok(Err(format!(
+            "{field}: mount type '{}' is not supported and was ignored",
+            spec.kind
+        )));
     }
     if spec.source.is_empty() || !spec.target.starts_with('/') {
         return Err(invalid(
@@ -190,7 +232,7 @@ fn mount(value: &Value, field: &str, path: &Path) -> Result<MountSpec> {
             format_args!("{field} needs a source and an absolute target"),
         ));
     }
-    Ok(spec)
+    Ok(Ok(spec))
 }
 
 /// `a/b/../c` → `a/c`, without touching the file system.
@@ -208,7 +250,11 @@ fn lexical(path: PathBuf) -> PathBuf {
     out
 }
 
-fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerConfig>> {
+fn parse(
+    path: &Path,
+    map: &Map<String, Value>,
+    local_env: &HashMap<String, String>,
+) -> Result<Option<DevcontainerConfig>> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut config = DevcontainerConfig {
         config_path: path.to_path_buf(),
@@ -220,10 +266,11 @@ fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerCon
         remote_user: string(map, "remoteUser", path)?,
         workspace_folder: string(map, "workspaceFolder", path)?
             .unwrap_or_else(|| DEFAULT_WORKSPACE_FOLDER.into()),
-        privileged: map
-            .get("privileged")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        privileged: match map.get("privileged") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid(path, "privileged must be true or false")),
+        },
         ..Default::default()
     };
     if !config.workspace_folder.starts_with('/') {
@@ -232,38 +279,28 @@ fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerCon
             "workspaceFolder must be an absolute container path",
         ));
     }
-    if let Some(build) = map.get("build") {
-        let Value::Object(b) = build else {
-            return Err(invalid(path, "build must be an object"));
-        };
-        let dockerfile = string(b, "dockerfile", path)?
-            .ok_or_else(|| invalid(path, "build.dockerfile is required"))?;
-        let dockerfile = lexical(dir.join(dockerfile));
-        if !dockerfile.is_file() {
-            return Err(invalid(
-                path,
-                format_args!("build.dockerfile {} does not exist", dockerfile.display()),
-            ));
-        }
-        config.build = Some(BuildConfig {
-            dockerfile,
-            context: lexical(dir.join(string(b, "context", path)?.unwrap_or_else(|| ".".into()))),
-            args: string_map(b, "args", path)?,
-            target: string(b, "target", path)?,
-        });
-    }
+    config.build = build(map, dir, path)?;
     if let Some(mounts) = map.get("mounts") {
         let Value::Array(items) = mounts else {
             return Err(invalid(path, "mounts must be an array"));
         };
         for (i, item) in items.iter().enumerate() {
-            config
-                .mounts
-                .push(mount(item, &format!("mounts[{i}]"), path)?);
+            match mount(item, &format!("mounts[{i}]"), path)? {
+                Ok(spec) => config.mounts.push(spec),
+                Err(warning) => config.warnings.push(warning),
+            }
         }
     }
     if let Some(m) = map.get("workspaceMount").filter(|v| !v.is_null()) {
-        config.workspace_mount = Some(mount(m, "workspaceMount", path)?);
+        match mount(m, "workspaceMount", path)? {
+            Ok(spec) => config.workspace_mount = Some(spec),
+            Err(_) => {
+                return Err(invalid(
+                    path,
+                    "workspaceMount must be a bind or volume mount",
+                ))
+            }
+        }
         if !map.contains_key("workspaceFolder") {
             return Err(invalid(path, "workspaceMount needs workspaceFolder too"));
         }
@@ -274,7 +311,8 @@ fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerCon
             .map(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
             .unwrap_or(None);
         let list = list.ok_or_else(|| invalid(path, "runArgs must be an array of strings"))?;
-        config.run_args = parse_run_args(&list).map_err(|e| invalid(path, e.message))?;
+        config.run_args = parse_run_args(&list, local_env).map_err(|e| invalid(path, e.message))?;
+        config.run_args_text = list;
     }
     let lifecycle = |key: &str| -> Result<Option<LifecycleCommand>> {
         map.get(key)
@@ -294,6 +332,8 @@ fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerCon
         "appPort",
         "dockerComposeFile",
         "portsAttributes",
+        "capAdd",
+        "securityOpt",
     ] {
         if map.contains_key(unsupported) {
             config
@@ -302,4 +342,162 @@ fn parse(path: &Path, map: &Map<String, Value>) -> Result<Option<DevcontainerCon
         }
     }
     Ok(Some(config))
+}
+
+/// `build` (`dockerfile`, `context`, `args`, `target`), or the older top-level `dockerFile` and
+/// `context`; paths are relative to the folder of devcontainer.json.
+fn build(map: &Map<String, Value>, dir: &Path, path: &Path) -> Result<Option<BuildConfig>> {
+    let empty = Map::new();
+    let b = match map.get("build") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(b)) => b,
+        Some(_) => return Err(invalid(path, "build must be an object")),
+    };
+    let dockerfile = match string(b, "dockerfile", path)? {
+        Some(file) => file,
+        None => match string(map, "dockerFile", path)? {
+            Some(file) => file,
+            None if b.is_empty() => return Ok(None),
+            None => return Err(invalid(path, "build.dockerfile is required")),
+        },
+    };
+    let dockerfile = lexical(dir.join(dockerfile));
+    if !dockerfile.is_file() {
+        return Err(invalid(
+            path,
+            format_args!("build.dockerfile {} does not exist", dockerfile.display()),
+        ));
+    }
+    let context = match string(b, "context", path)? {
+        Some(context) => context,
+        None => string(map, "context", path)?.unwrap_or_else(|| ".".into()),
+    };
+    Ok(Some(BuildConfig {
+        dockerfile,
+        context: lexical(dir.join(context)),
+        args: string_map(b, "args", path)?,
+        target: string(b, "target", path)?,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Project(PathBuf);
+
+    impl Project {
+        fn with(files: &[(&str, &str)]) -> Self {
+            let dir = std::env::temp_dir().join(format!("ci-dc-{}", uuid::Uuid::new_v4()));
+            for (name, text) in files {
+                let file = dir.join(name);
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(file, text).unwrap();
+            }
+            std::fs::create_dir_all(&dir).unwrap();
+            Project(dir)
+        }
+
+        fn read(&self) -> Result<Option<DevcontainerConfig>> {
+            read_devcontainer_config(&self.0)
+        }
+    }
+
+    impl Drop for Project {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let project = Project::with(&[(".devcontainer.json", "\u{feff}{ \"name\": \"bom\" }")]);
+        assert_eq!(
+            project.read().unwrap().unwrap().name.as_deref(),
+            Some("bom")
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_names_file_line_and_column_once() {
+        let project = Project::with(&[(".devcontainer.json", "{\n  // c\n  \"a\": [1,,]\n}")]);
+        let err = project.read().unwrap_err();
+        assert_eq!(err.code, ErrorCode::Devcontainer);
+        let file = project.0.join(".devcontainer.json");
+        assert_eq!(
+            err.message,
+            format!("{}: line 3 column 11: expected value", file.display())
+        );
+    }
+
+    #[test]
+    fn the_older_top_level_dockerfile_and_context_still_build() {
+        let project = Project::with(&[
+            (
+                ".devcontainer/devcontainer.json",
+                r#"{ "dockerFile": "Dockerfile", "context": ".." }"#,
+            ),
+            (".devcontainer/Dockerfile", "FROM scratch\n"),
+        ]);
+        let build = project.read().unwrap().unwrap().build.unwrap();
+        assert_eq!(build.dockerfile, project.0.join(".devcontainer/Dockerfile"));
+        assert_eq!(build.context, project.0);
+    }
+
+    #[test]
+    fn unsupported_mount_types_and_fields_become_warnings() {
+        let project = Project::with(&[(
+            ".devcontainer.json",
+            r#"{ "mounts": ["type=tmpfs,target=/scratch", "source=/a,target=/b"], "capAdd": ["SYS_PTRACE"] }"#,
+        )]);
+        let config = project.read().unwrap().unwrap();
+        assert_eq!(config.mounts.len(), 1);
+        assert_eq!(
+            config.warnings,
+            [
+                "mounts[0]: mount type 'tmpfs' is not supported and was ignored",
+                "capAdd is not supported and was ignored"
+            ]
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_refused() {
+        for text in [
+            r#"{ "privileged": "yes" }"#,
+            r#"{ "build": { "context": ".." } }"#,
+            r#"{ "mounts": [{ "source": "/a", "target": "/b", "readonly": "yes" }] }"#,
+            r#"{ "workspaceMount": "source=/a,target=/b" }"#,
+            r#"{ "workspaceFolder": "relative" }"#,
+            r#"[]"#,
+        ] {
+            let project = Project::with(&[(".devcontainer.json", text)]);
+            let err = project.read().unwrap_err();
+            assert_eq!(err.code, ErrorCode::Devcontainer, "{text}");
+        }
+    }
+
+    #[test]
+    fn variables_see_the_absolute_project_path() {
+        let project = Project::with(&[(
+            ".devcontainer.json",
+            r#"{ "name": "${localWorkspaceFolderBasename}", "workspaceFolder": "/w/${localWorkspaceFolderBasename}", "remoteEnv": { "ID": "${devcontainerId}", "D": "${containerWorkspaceFolderBasename}" } }"#,
+        )]);
+        let config = project.read().unwrap().unwrap();
+        let basename = project.0.file_name().unwrap().to_str().unwrap();
+        assert_eq!(config.name.as_deref(), Some(basename));
+        assert_eq!(config.workspace_folder, format!("/w/{basename}"));
+        assert_eq!(config.remote_env["ID"], devcontainer_id(&project.0));
+        assert_eq!(config.remote_env["D"], basename);
+    }
+
+    #[test]
+    fn a_missing_project_is_enoent_and_one_without_config_is_none() {
+        let project = Project::with(&[("README", "")]);
+        assert!(project.read().unwrap().is_none());
+        let err = read_devcontainer_config(&project.0.join("nope")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Enoent);
+        let err = read_devcontainer_config(&project.0.join("README")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Enotdir);
+    }
 }
