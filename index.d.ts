@@ -213,6 +213,10 @@ export interface DevcontainerBuild {
   target?: string
 }
 
+/**
+ * A project's devcontainer.json, variables substituted. Fields keep devcontainer.json's
+ * names; paths in `build` are absolute.
+ */
 export interface DevcontainerConfig {
   configPath: string
   name?: string
@@ -221,10 +225,15 @@ export interface DevcontainerConfig {
   containerEnv: Record<string, string>
   remoteEnv: Record<string, string>
   mounts: Array<DevcontainerMount>
+  /** Where the project is in the container; `/workspace` when the file does not say. */
   workspaceFolder: string
   workspaceMount?: DevcontainerMount
   containerUser?: string
   remoteUser?: string
+  /** `runArgs` as written; every flag is within the supported subset (else the read fails). */
+  runArgs: Array<string>
+  /** `runArgs` parsed. */
+  runOptions: DevcontainerRunOptions
   /** Honoured only when the caller opts in (`allowHostCommands`). */
   privileged: boolean
   initializeCommand?: string | string[] | Record<string, string | string[]>
@@ -233,6 +242,7 @@ export interface DevcontainerConfig {
   postCreateCommand?: string | string[] | Record<string, string | string[]>
   postStartCommand?: string | string[] | Record<string, string | string[]>
   postAttachCommand?: string | string[] | Record<string, string | string[]>
+  /** What was read but is not supported and was ignored (`features`, `forwardPorts`, …). */
   warnings: Array<string>
 }
 
@@ -241,6 +251,26 @@ export interface DevcontainerMount {
   source: string
   target: string
   readonly: boolean
+}
+
+/** The part of `runArgs` this library honours, parsed. */
+export interface DevcontainerRunOptions {
+  /** `-e/--env`. */
+  env: Record<string, string>
+  /** `-l/--label`. */
+  labels: Record<string, string>
+  /** `-m/--memory`, in bytes. */
+  memory?: number
+  /** `--cpu-shares`. */
+  cpuShares?: number
+  /** `--network/--net`: `none`, `bridge` or a network's name. */
+  network?: string
+  /** `-h/--hostname`. */
+  hostname?: string
+  /** `-u/--user`. */
+  user?: string
+  /** `-w/--workdir`. */
+  workdir?: string
 }
 
 export interface DockerEnvironment {
@@ -381,7 +411,10 @@ export interface OutputLine {
 
 /**
  * The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has
- * none. An invalid file rejects with DEVCONTAINER naming the file, line and column.
+ * none: `.devcontainer/devcontainer.json`, else `.devcontainer.json`, else
+ * `.devcontainer/<folder>/devcontainer.json` when exactly one folder has one. An invalid
+ * file rejects with DEVCONTAINER naming the file, line and column; a missing project
+ * directory with ENOENT.
  */
 export declare function readDevcontainerConfig(projectDir: string): Promise<DevcontainerConfig | undefined>
 

@@ -72,7 +72,8 @@ describe('readDevcontainerConfig', () => {
         "mounts": ["type=bind,source=/tmp,target=/host-tmp,readonly", { "type": "volume", "source": "cache", "target": "/cache" }],
         "workspaceMount": "source=\${localWorkspaceFolder},target=/src,type=bind",
         "workspaceFolder": "/src",
-        "runArgs": ["--memory=512m", "-e", "A=1"],
+        "runArgs": ["--memory=512m", "-e", "A=1", "--network", "none", "--init"],
+        "postCreateCommand": { "install": "npm ci", "build": ["make", "all"] },
         "remoteUser": "agent"
       }`,
       '.devcontainer/Dockerfile': 'FROM container-isolation-test:debian\n',
@@ -86,21 +87,37 @@ describe('readDevcontainerConfig', () => {
     expect(config.workspaceMount).toEqual({ type: 'bind', source: dir, target: '/src', readonly: false })
     expect(config.workspaceFolder).toBe('/src')
     expect(config.remoteUser).toBe('agent')
+    expect(config.runArgs).toEqual(['--memory=512m', '-e', 'A=1', '--network', 'none', '--init'])
+    expect(config.runOptions).toEqual({ env: { A: '1' }, labels: {}, memory: 512 * 1024 * 1024, network: 'none' })
+    expect(config.postCreateCommand).toEqual({ install: 'npm ci', build: ['make', 'all'] })
+    expect(config.warnings).toEqual([])
   })
 
   it('rejects invalid files with DEVCONTAINER, the file, line and column', async () => {
     const dir = project({ '.devcontainer/devcontainer.json': '{\n  "image": "x",\n  "name": oops\n}' })
     const err = await rejection(addon.readDevcontainerConfig(dir))
     expect(err.code).toBe('DEVCONTAINER')
-    expect(err.message).toContain(join(dir, '.devcontainer', 'devcontainer.json'))
-    expect(err.message).toContain('line 3 column 11')
+    expect(err.message).toBe(`${join(dir, '.devcontainer', 'devcontainer.json')}: line 3 column 11: expected value`)
+  })
+
+  it('rejects a missing project directory with ENOENT', async () => {
+    expect((await rejection(addon.readDevcontainerConfig('/nonexistent/project'))).code).toBe('ENOENT')
   })
 
   it('refuses runArgs outside the safe subset and invalid lifecycle commands', async () => {
-    for (const bad of ['"runArgs": ["--privileged"]', '"runArgs": ["-v", "/:/host"]', '"runArgs": ["--network=host"]', '"postCreateCommand": 42']) {
+    const cases: Array<[string, string]> = [
+      ['"runArgs": ["--privileged"]', "runArgs '--privileged'"],
+      ['"runArgs": ["--cap-add", "SYS_ADMIN"]', "runArgs '--cap-add'"],
+      ['"runArgs": ["-v", "/:/host"]', "runArgs '-v'"],
+      ['"runArgs": ["--network=host"]', "runArgs '--network'"],
+      ['"postCreateCommand": 42', 'postCreateCommand'],
+    ]
+    for (const [bad, named] of cases) {
       const dir = project({ '.devcontainer.json': `{ ${bad} }` })
       const err = await rejection(addon.readDevcontainerConfig(dir))
       expect(err.code, bad).toBe('DEVCONTAINER')
+      expect(err.message, bad).toContain(join(dir, '.devcontainer.json'))
+      expect(err.message, bad).toContain(named)
     }
   })
 })

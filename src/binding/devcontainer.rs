@@ -28,6 +28,29 @@ pub struct DevcontainerMount {
     pub readonly: bool,
 }
 
+/// The part of `runArgs` this library honours, parsed.
+#[napi(object)]
+pub struct DevcontainerRunOptions {
+    /// `-e/--env`.
+    pub env: HashMap<String, String>,
+    /// `-l/--label`.
+    pub labels: HashMap<String, String>,
+    /// `-m/--memory`, in bytes.
+    pub memory: Option<i64>,
+    /// `--cpu-shares`.
+    pub cpu_shares: Option<i64>,
+    /// `--network/--net`: `none`, `bridge` or a network's name.
+    pub network: Option<String>,
+    /// `-h/--hostname`.
+    pub hostname: Option<String>,
+    /// `-u/--user`.
+    pub user: Option<String>,
+    /// `-w/--workdir`.
+    pub workdir: Option<String>,
+}
+
+/// A project's devcontainer.json, variables substituted. Fields keep devcontainer.json's
+/// names; paths in `build` are absolute.
 #[napi(object)]
 pub struct DevcontainerConfig {
     pub config_path: String,
@@ -37,10 +60,15 @@ pub struct DevcontainerConfig {
     pub container_env: HashMap<String, String>,
     pub remote_env: HashMap<String, String>,
     pub mounts: Vec<DevcontainerMount>,
+    /// Where the project is in the container; `/workspace` when the file does not say.
     pub workspace_folder: String,
     pub workspace_mount: Option<DevcontainerMount>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
+    /// `runArgs` as written; every flag is within the supported subset (else the read fails).
+    pub run_args: Vec<String>,
+    /// `runArgs` parsed.
+    pub run_options: DevcontainerRunOptions,
     /// Honoured only when the caller opts in (`allowHostCommands`).
     pub privileged: bool,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
@@ -55,6 +83,7 @@ pub struct DevcontainerConfig {
     pub post_start_command: Option<Value>,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_attach_command: Option<Value>,
+    /// What was read but is not supported and was ignored (`features`, `forwardPorts`, …).
     pub warnings: Vec<String>,
 }
 
@@ -106,6 +135,17 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             workspace_mount: c.workspace_mount.as_ref().map(mount_object),
             container_user: c.container_user.clone(),
             remote_user: c.remote_user.clone(),
+            run_args: c.run_args_text.clone(),
+            run_options: DevcontainerRunOptions {
+                env: c.run_args.env.clone().into_iter().collect(),
+                labels: c.run_args.labels.clone().into_iter().collect(),
+                memory: c.run_args.memory,
+                cpu_shares: c.run_args.cpu_shares,
+                network: c.run_args.network.clone(),
+                hostname: c.run_args.hostname.clone(),
+                user: c.run_args.user.clone(),
+                workdir: c.run_args.workdir.clone(),
+            },
             privileged: c.privileged,
             initialize_command: lifecycle_value(&c.initialize_command),
             on_create_command: lifecycle_value(&c.on_create_command),
@@ -119,7 +159,10 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
 }
 
 /// The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has
-/// none. An invalid file rejects with DEVCONTAINER naming the file, line and column.
+/// none: `.devcontainer/devcontainer.json`, else `.devcontainer.json`, else
+/// `.devcontainer/<folder>/devcontainer.json` when exactly one folder has one. An invalid
+/// file rejects with DEVCONTAINER naming the file, line and column; a missing project
+/// directory with ENOENT.
 #[napi(ts_return_type = "Promise<DevcontainerConfig | undefined>")]
 pub async fn read_devcontainer_config(
     project_dir: String,
