@@ -50,6 +50,21 @@ fn remove_abandoned_builds(sessions: &Path) {
     }
 }
 
+fn has_gitlinks(commit: &git2::Commit) -> bool {
+    let mut found = false;
+    if let Ok(tree) = commit.tree() {
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+            if entry.filemode() == 0o160000 {
+                found = true;
+                git2::TreeWalkResult::Abort
+            } else {
+                git2::TreeWalkResult::Ok
+            }
+        });
+    }
+    found
+}
+
 pub fn branch_name(session_id: &str) -> String {
     format!("session-{session_id}")
 }
@@ -147,10 +162,24 @@ impl CloneManager {
             .map_err(|e| git_error(what, e))?;
         repo.set_head(&format!("refs/heads/{branch}"))
             .map_err(|e| git_error(what, e))?;
+        let plain = !has_gitlinks(&commit);
+        drop(commit);
         let mut checkout = CheckoutBuilder::new();
         checkout.force();
-        repo.checkout_head(Some(&mut checkout))
-            .map_err(|e| git_error(what, e))?;
+        if plain {
+            // Checked out through the git directory opened as bare, into `dir` as the
+            // target: with a work tree, libgit2 resolves every path with realpath(3) to look
+            // up its attributes (ten failing readlink calls per file); without one it reads
+            // the same .gitattributes from the index. Same files, modes, filters and index.
+            // libgit2 refuses this for trees with submodules, which take the usual way.
+            drop(repo);
+            let repo = Repository::open_bare(dir.join(".git")).map_err(|e| git_error(what, e))?;
+            checkout.target_dir(dir);
+            repo.checkout_head(Some(&mut checkout))
+        } else {
+            repo.checkout_head(Some(&mut checkout))
+        }
+        .map_err(|e| git_error(what, e))?;
         Ok(())
     }
 
@@ -395,6 +424,95 @@ mod tests {
         assert_eq!((link.mode, link.id), (0o160000, inner_head));
         assert!(path.join("vendor").join("lib").is_dir());
         assert!(!path.join("vendor").join("lib").join("lib.rs").exists());
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn the_work_tree_is_what_the_git_cli_checks_out() {
+        use std::os::unix::fs::PermissionsExt;
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        let p = &project.0;
+        std::fs::create_dir_all(p.join("sub")).unwrap();
+        std::fs::write(
+            p.join(".gitattributes"),
+            "*.crlf text eol=crlf\n*.id ident\n",
+        )
+        .unwrap();
+        std::fs::write(
+            p.join("sub").join(".gitattributes"),
+            "*.txt text eol=crlf\n",
+        )
+        .unwrap();
+        std::fs::write(p.join("a.crlf"), "one\ntwo\n").unwrap();
+        std::fs::write(p.join("sub").join("b.txt"), "three\nfour\n").unwrap();
+        std::fs::write(p.join("c.txt"), "five\n").unwrap();
+        std::fs::write(p.join("d.id"), "$Id$\n").unwrap();
+        std::fs::write(p.join("run.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(p.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("sub/b.txt", p.join("link")).unwrap();
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "files"]);
+
+        let ours = CloneManager::new(base.0.clone())
+            .create_session_clone(p, "cli")
+            .unwrap();
+        let theirs = base.0.join("cli");
+        git(
+            &base.0,
+            &["clone", "-q", "--local", p.to_str().unwrap(), "cli"],
+        );
+        for name in [
+            "a.crlf",
+            "sub/b.txt",
+            "c.txt",
+            "d.id",
+            "run.sh",
+            ".gitattributes",
+        ] {
+            assert_eq!(
+                std::fs::read(ours.join(name)).unwrap(),
+                std::fs::read(theirs.join(name)).unwrap(),
+                "{name}"
+            );
+            let mode = |dir: &Path| {
+                std::fs::metadata(dir.join(name))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+            };
+            assert_eq!(mode(&ours), mode(&theirs), "{name}");
+        }
+        assert_eq!(
+            std::fs::read(ours.join("a.crlf")).unwrap(),
+            b"one\r\ntwo\r\n"
+        );
+        assert_eq!(
+            std::fs::read(ours.join("sub/b.txt")).unwrap(),
+            b"three\r\nfour\r\n"
+        );
+        assert_ne!(std::fs::read(ours.join("d.id")).unwrap(), b"$Id$\n");
+        assert_eq!(
+            std::fs::read_link(ours.join("link")).unwrap(),
+            Path::new("sub/b.txt")
+        );
+        assert_eq!(git(&ours, &["status", "--porcelain"]), "");
+        assert_eq!(
+            git(&ours, &["rev-parse", "--is-bare-repository"]),
+            "false\n"
+        );
+        assert_eq!(git(&ours, &["branch", "--show-current"]), "session-cli\n");
     }
 
     #[test]
