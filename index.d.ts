@@ -11,16 +11,28 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 export declare class AppleContainerRuntime {
   constructor(opts?: AppleContainerRuntimeOptions | undefined | null)
+  /** Creates the container and returns its name, which every method accepts as its id. */
   create(config: ContainerConfig): Promise<string>
+  /** Starts the container; a no-op when it runs already. */
   start(containerId: string): Promise<void>
-  /** SIGTERM, SIGKILL after `timeout` ms (default 5000); 143/137 exits are "stopped". */
+  /**
+   * SIGTERM, then SIGKILL after `timeout` ms (default 5000); exits by 143/137 count as
+   * stopped.
+   */
   stop(containerId: string, timeout?: number | undefined | null): Promise<void>
+  /** Removes the container, stopping it first if it runs. */
   remove(containerId: string): Promise<void>
+  /** Runs a command and buffers its output; a non-zero exit is a result, not a rejection. */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
   inspect(containerId: string): Promise<ContainerInfo>
+  /** Containers this library created under this runtime's base directory. */
   list(): Promise<ContainerInfo[]>
+  /** Resolves with the main process's exit code once it exits. */
   wait(containerId: string): Promise<number>
-  /** `since` is not supported by the CLI and is ignored. */
+  /**
+   * Delivers the log line by line to `onLine`; resolves when the log ends (when the
+   * container exits, if following). The CLI has no `since`: it is ignored.
+   */
   logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
   translateToContainer(hostPath: string, containerId: string): string
   translateToHost(containerPath: string, containerId: string): string

@@ -2,10 +2,9 @@
 //! CLI (argv, never a shell string). Signal forwarding through `container exec` is broken
 //! (apple/container#1941), so a timed-out exec is killed from inside the container.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -16,11 +15,11 @@ use super::inspect_json::{parse, AppleContainer};
 use crate::base_dir::resolve_base_dir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
-use crate::runtime::labels::{self, container_labels, LabelContext};
+use crate::runtime::labels::{self, labels_for_new_container};
 use crate::runtime::process_kill::{new_exec_token, token_entry, IN_CONTAINER_SCRIPT};
 use crate::runtime::{
-    container_name, translate, ContainerConfig, ContainerInfo, ContainerMount, ContainerState,
-    Direction, ExecOutcome, ExecRequest, OwnerIdentity,
+    ContainerConfig, ContainerInfo, ContainerRuntime, ContainerState, Direction, ExecOutcome,
+    ExecRequest, KnownMounts, LogsRequest,
 };
 
 const DEFAULT_STOP: Duration = Duration::from_secs(5);
@@ -38,7 +37,7 @@ pub struct AppleContainerRuntime {
     program: PathBuf,
     default_image: Option<String>,
     base_dir: PathBuf,
-    mounts: Mutex<HashMap<String, Vec<ContainerMount>>>,
+    mounts: KnownMounts,
 }
 
 struct CliOutput {
@@ -70,7 +69,7 @@ impl AppleContainerRuntime {
             program: PathBuf::from(options.program.unwrap_or_else(|| PROGRAM.into())),
             default_image: options.image,
             base_dir: resolve_base_dir(options.base_dir.as_deref()),
-            mounts: Mutex::new(HashMap::new()),
+            mounts: KnownMounts::default(),
         }
     }
 
@@ -144,15 +143,26 @@ impl AppleContainerRuntime {
         Ok(out)
     }
 
-    pub async fn create(&self, config: ContainerConfig) -> Result<String> {
-        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
-        let image = config
-            .image
-            .clone()
-            .or_else(|| self.default_image.clone())
+    async fn inspect_one(&self, id: &str) -> Result<AppleContainer> {
+        let what = format!("container '{id}'");
+        let out = self
+            .checked(vec!["inspect".into(), id.into()], &what)
+            .await?;
+        parse(&String::from_utf8_lossy(&out.stdout), &what)?
+            .into_iter()
+            .next()
             .ok_or_else(|| {
-                Error::invalid_argument(format!("container '{name}': no image given"))
-            })?;
+                Error::new(
+                    ErrorCode::ContainerNotFound,
+                    format!("{what}: no such container"),
+                )
+            })
+    }
+}
+
+impl ContainerRuntime for AppleContainerRuntime {
+    async fn create(&self, config: ContainerConfig) -> Result<String> {
+        let (name, image) = config.name_and_image(self.default_image.as_deref())?;
         for mount in &config.mounts {
             std::fs::create_dir_all(&mount.source).map_err(|e| {
                 Error::new(
@@ -161,26 +171,7 @@ impl AppleContainerRuntime {
                 )
             })?;
         }
-        let base_dir = self.base_dir.to_string_lossy().into_owned();
-        let session = config
-            .session_id
-            .clone()
-            .or(config.id.clone())
-            .unwrap_or(name.clone());
-        let labels = container_labels(
-            &config.labels,
-            &LabelContext {
-                session: &session,
-                image: &image,
-                lifetime: config.lifetime,
-                base_dir: &base_dir,
-                clone_path: config.clone_path.as_deref().unwrap_or(""),
-                project_dir: config.project_dir.as_deref().unwrap_or(""),
-                job: config.command.is_some(),
-                owner: OwnerIdentity::current(),
-                created_at_ms: chrono::Utc::now().timestamp_millis(),
-            },
-        );
+        let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let process = config
             .command
             .clone()
@@ -188,11 +179,11 @@ impl AppleContainerRuntime {
         let args = create_args(&config, &name, &image, &labels, &process);
         self.checked(args, &format!("container '{name}' from image '{image}'"))
             .await?;
-        self.remember(&name, config.mounts.clone());
+        self.mounts.remember(&[&name], config.mounts.clone());
         Ok(name)
     }
 
-    pub async fn start(&self, id: &str) -> Result<()> {
+    async fn start(&self, id: &str) -> Result<()> {
         if self.inspect(id).await?.state == ContainerState::Running {
             return Ok(());
         }
@@ -204,7 +195,7 @@ impl AppleContainerRuntime {
         .map(|_| ())
     }
 
-    pub async fn stop(&self, id: &str, grace: Option<Duration>) -> Result<()> {
+    async fn stop(&self, id: &str, grace: Option<Duration>) -> Result<()> {
         self.checked(
             stop_args(id, grace.unwrap_or(DEFAULT_STOP)),
             &format!("container '{id}'"),
@@ -213,7 +204,7 @@ impl AppleContainerRuntime {
         .map(|_| ())
     }
 
-    pub async fn remove(&self, id: &str) -> Result<()> {
+    async fn remove(&self, id: &str) -> Result<()> {
         if self.inspect(id).await?.state == ContainerState::Running {
             self.stop(id, None).await?;
         }
@@ -222,16 +213,13 @@ impl AppleContainerRuntime {
             &format!("container '{id}'"),
         )
         .await?;
-        self.mounts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
+        self.mounts.forget(&[id]);
         Ok(())
     }
 
     /// Buffered; a non-zero exit is a result. On `timeout` the command's processes are
     /// killed from inside the container (by the token in their environment).
-    pub async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         if request.command.first().is_none_or(|c| c.is_empty()) {
             return Err(Error::invalid_argument(format!(
                 "exec in container '{id}': the command is empty"
@@ -283,30 +271,15 @@ impl AppleContainerRuntime {
         }
     }
 
-    async fn inspect_one(&self, id: &str) -> Result<AppleContainer> {
-        let what = format!("container '{id}'");
-        let out = self
-            .checked(vec!["inspect".into(), id.into()], &what)
-            .await?;
-        parse(&String::from_utf8_lossy(&out.stdout), &what)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::ContainerNotFound,
-                    format!("{what}: no such container"),
-                )
-            })
-    }
-
-    pub async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
+    async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
         let found = self.inspect_one(id).await?;
-        self.remember(&found.info.id, found.mounts.clone());
+        self.mounts
+            .remember(&[&found.info.id], found.mounts.clone());
         Ok(found.info)
     }
 
     /// `container list` cannot filter by label: filtered here by our labels and base dir.
-    pub async fn list(&self) -> Result<Vec<ContainerInfo>> {
+    async fn list(&self) -> Result<Vec<ContainerInfo>> {
         let args = ["list", "--all", "--format", "json"]
             .map(String::from)
             .to_vec();
@@ -320,7 +293,7 @@ impl AppleContainerRuntime {
                         && c.info.labels.get(labels::BASE_DIR) == Some(&base_dir)
                 })
                 .map(|c| {
-                    self.remember(&c.info.id, c.mounts.clone());
+                    self.mounts.remember(&[&c.info.id], c.mounts.clone());
                     c.info
                 })
                 .collect(),
@@ -328,7 +301,7 @@ impl AppleContainerRuntime {
     }
 
     /// The CLI has no wait: the container is polled until its main process has exited.
-    pub async fn wait(&self, id: &str) -> Result<i64> {
+    async fn wait(&self, id: &str) -> Result<i64> {
         loop {
             let info = self.inspect(id).await?;
             if !matches!(
@@ -341,15 +314,16 @@ impl AppleContainerRuntime {
         }
     }
 
-    /// The CLI prints the container's output on its stdout, already merged.
-    pub async fn logs(
+    /// The CLI prints the container's output on its stdout, already merged; it has no
+    /// `--since`, so `request.since_ms` is ignored.
+    async fn logs(
         &self,
         id: &str,
-        follow: bool,
-        mut on_line: impl FnMut(OutputLine),
+        request: LogsRequest,
+        mut on_line: impl FnMut(OutputLine) + Send,
     ) -> Result<()> {
         let mut args = vec!["logs".to_string()];
-        if follow {
+        if request.follow {
             args.push("--follow".into());
         }
         args.push(id.into());
@@ -400,27 +374,8 @@ impl AppleContainerRuntime {
         Ok(())
     }
 
-    pub fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
-        let mounts = self
-            .mounts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned()
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::ContainerNotFound,
-                    format!("container '{id}' is not known to this runtime: create or inspect it first to translate '{path}'"),
-                )
-            })?;
-        Ok(translate(path, &mounts, direction))
-    }
-
-    fn remember(&self, id: &str, mounts: Vec<ContainerMount>) {
-        self.mounts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id.to_string(), mounts);
+    fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
+        self.mounts.translate(path, id, direction)
     }
 }
 

@@ -1,16 +1,14 @@
 //! The `AppleContainerRuntime` class: Lace's `ContainerRuntime` over Apple's `container`
-//! CLI (macOS), with the same methods and objects as `DockerRuntime`.
+//! CLI (macOS), with the same methods, objects and shared bodies (`runtime_calls`) as
+//! `DockerRuntime`.
 
 use std::sync::Arc;
 
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
-use super::container_types::{
-    duration_ms, ContainerConfig, ContainerInfo, ExecOptions, ExecResult,
-};
-use super::docker_runtime::LogsOptions;
-use super::error::{sync_error, Code, Outcome};
+use super::container_types::{ContainerConfig, ContainerInfo, ExecOptions, ExecResult};
+use super::error::{Code, Outcome};
+use super::runtime_calls::{self as calls, LogsOptions};
 use crate::apple;
 use crate::runtime::Direction;
 
@@ -47,87 +45,59 @@ impl AppleContainerRuntime {
         }
     }
 
+    /// Creates the container and returns its name, which every method accepts as its id.
     #[napi(ts_return_type = "Promise<string>")]
     pub async fn create(&self, config: ContainerConfig) -> Outcome<String> {
-        let runtime = self.inner.clone();
-        async move { runtime.create(config.try_into()?).await }
-            .await
-            .into()
+        calls::create(&*self.inner, config).await
     }
 
+    /// Starts the container; a no-op when it runs already.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn start(&self, container_id: String) -> Outcome<()> {
-        self.inner.start(&container_id).await.into()
+        calls::start(&*self.inner, container_id).await
     }
 
-    /// SIGTERM, SIGKILL after `timeout` ms (default 5000); 143/137 exits are "stopped".
+    /// SIGTERM, then SIGKILL after `timeout` ms (default 5000); exits by 143/137 count as
+    /// stopped.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn stop(&self, container_id: String, timeout: Option<f64>) -> Outcome<()> {
-        let runtime = self.inner.clone();
-        async move {
-            let grace = duration_ms(timeout, "stop timeout")?;
-            runtime.stop(&container_id, grace).await
-        }
-        .await
-        .into()
+        calls::stop(&*self.inner, container_id, timeout).await
     }
 
+    /// Removes the container, stopping it first if it runs.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn remove(&self, container_id: String) -> Outcome<()> {
-        self.inner.remove(&container_id).await.into()
+        calls::remove(&*self.inner, container_id).await
     }
 
+    /// Runs a command and buffers its output; a non-zero exit is a result, not a rejection.
     #[napi(ts_return_type = "Promise<ExecResult>")]
     pub async fn exec(&self, container_id: String, options: ExecOptions) -> Outcome<ExecResult> {
-        let runtime = self.inner.clone();
-        async move {
-            let outcome = runtime.exec(&container_id, options.try_into()?).await?;
-            Ok(ExecResult::from(outcome))
-        }
-        .await
-        .into()
+        calls::exec(&*self.inner, container_id, options).await
     }
 
     #[napi(ts_return_type = "Promise<ContainerInfo>")]
     pub async fn inspect(&self, container_id: String) -> Outcome<ContainerInfo> {
-        self.inner
-            .inspect(&container_id)
-            .await
-            .map(ContainerInfo::from)
-            .into()
+        calls::inspect(&*self.inner, container_id).await
     }
 
+    /// Containers this library created under this runtime's base directory.
     #[napi(ts_return_type = "Promise<ContainerInfo[]>")]
     pub async fn list(&self) -> Outcome<Vec<ContainerInfo>> {
-        self.inner
-            .list()
-            .await
-            .map(|all| all.into_iter().map(ContainerInfo::from).collect())
-            .into()
+        calls::list(&*self.inner).await
     }
 
+    /// Resolves with the main process's exit code once it exits.
     #[napi(ts_return_type = "Promise<number>")]
     pub async fn wait(&self, container_id: String) -> Outcome<i64> {
-        self.inner.wait(&container_id).await.into()
+        calls::wait(&*self.inner, container_id).await
     }
 
-    /// `since` is not supported by the CLI and is ignored.
+    /// Delivers the log line by line to `onLine`; resolves when the log ends (when the
+    /// container exits, if following). The CLI has no `since`: it is ignored.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn logs(&self, container_id: String, opts: Option<LogsOptions>) -> Outcome<()> {
-        let (follow, on_line) = match opts {
-            Some(o) => (o.follow.unwrap_or(false), o.on_line),
-            None => (false, None),
-        };
-        let result = self
-            .inner
-            .logs(&container_id, follow, |line| {
-                if let Some(callback) = &on_line {
-                    callback.call(line.into(), ThreadsafeFunctionCallMode::NonBlocking);
-                }
-            })
-            .await;
-        drop(on_line);
-        result.into()
+        calls::logs(&*self.inner, container_id, opts).await
     }
 
     #[napi]
@@ -136,9 +106,12 @@ impl AppleContainerRuntime {
         host_path: String,
         container_id: String,
     ) -> napi::Result<String, Code> {
-        self.inner
-            .translate(&host_path, &container_id, Direction::ToContainer)
-            .map_err(sync_error)
+        calls::translate(
+            &*self.inner,
+            host_path,
+            container_id,
+            Direction::ToContainer,
+        )
     }
 
     #[napi]
@@ -147,8 +120,11 @@ impl AppleContainerRuntime {
         container_path: String,
         container_id: String,
     ) -> napi::Result<String, Code> {
-        self.inner
-            .translate(&container_path, &container_id, Direction::ToHost)
-            .map_err(sync_error)
+        calls::translate(
+            &*self.inner,
+            container_path,
+            container_id,
+            Direction::ToHost,
+        )
     }
 }

@@ -10,9 +10,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use super::container_types::{duration_ms, OutputLine};
-use super::docker_runtime::LineCallback;
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::runtime_calls::LineCallback;
 use crate::shell;
 
 #[napi(object, object_to_js = false)]

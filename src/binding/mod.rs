@@ -14,5 +14,6 @@ mod error;
 mod exit_hooks;
 mod naming;
 mod reap_orphans;
+mod runtime_calls;
 mod watchdog;
 mod workspaces;

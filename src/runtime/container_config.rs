@@ -1,6 +1,10 @@
 //! What a caller asks for when creating a container.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::naming::container_name;
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerMount {
@@ -54,4 +58,94 @@ pub struct ContainerConfig {
     pub session_id: Option<String>,
     pub clone_path: Option<String>,
     pub project_dir: Option<String>,
+}
+
+impl ContainerConfig {
+    /// Rejects relative paths, an empty command, bad limits and bad variable names.
+    pub fn validate(&self) -> Result<()> {
+        let absolute = |p: &str| p.starts_with('/');
+        if !absolute(&self.working_directory) {
+            return Err(Error::invalid_argument(format!(
+                "workingDirectory '{}' must be an absolute container path",
+                self.working_directory
+            )));
+        }
+        for mount in &self.mounts {
+            if !Path::new(&mount.source).is_absolute() || !absolute(&mount.target) {
+                return Err(Error::invalid_argument(format!(
+                    "mount '{}' -> '{}': source and target must be absolute paths",
+                    mount.source, mount.target
+                )));
+            }
+        }
+        if let Some(command) = &self.command {
+            if command.first().is_none_or(|c| c.is_empty()) {
+                return Err(Error::invalid_argument("command must not be empty"));
+            }
+        }
+        if self.memory.is_some_and(|m| m <= 0) || self.cpu_shares.is_some_and(|c| c < 0) {
+            return Err(Error::invalid_argument(
+                "memory must be a positive number of bytes and cpuShares non-negative",
+            ));
+        }
+        for key in self.environment.keys() {
+            if key.is_empty() || key.contains('=') {
+                return Err(Error::invalid_argument(format!(
+                    "environment variable name '{key}' is invalid"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then resolves the container's name and image (this config's, else
+    /// `default_image`).
+    pub fn name_and_image(&self, default_image: Option<&str>) -> Result<(String, String)> {
+        self.validate()?;
+        let name = container_name(self.name.as_deref(), self.id.as_deref())?;
+        let image = self
+            .image
+            .clone()
+            .or_else(|| default_image.map(str::to_string))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "container '{name}': no image given (set config.image or the runtime's image)"
+                ))
+            })?;
+        Ok((name, image))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn relative_paths_and_empty_commands_are_invalid() {
+        let mut config = ContainerConfig {
+            working_directory: "work".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            config.validate().unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        config.working_directory = "/work".into();
+        config.command = Some(vec![]);
+        assert_eq!(
+            config.validate().unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        config.command = None;
+        config.mounts.push(ContainerMount {
+            source: "rel".into(),
+            target: "/w".into(),
+            readonly: false,
+        });
+        assert_eq!(
+            config.validate().unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use bollard::models::{
@@ -17,14 +16,14 @@ use futures_util::StreamExt;
 
 use super::container_config::{ContainerConfig, ContainerMount, Lifetime};
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
+use super::container_runtime::ContainerRuntime;
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
 use super::keepalive::{sandbox_command, SHELL};
-use super::labels::{self, container_labels, LabelContext};
+use super::known_mounts::KnownMounts;
+use super::labels::{self, labels_for_new_container};
 use super::logs::{stream_logs, LogsRequest};
-use super::naming::container_name;
-use super::owner::OwnerIdentity;
 use super::path_exists::path_exists;
-use super::path_translation::{translate, Direction};
+use super::path_translation::Direction;
 use crate::base_dir::resolve_base_dir;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
@@ -44,8 +43,7 @@ pub struct DockerRuntime {
     engine_options: EngineOptions,
     default_image: Option<String>,
     base_dir: PathBuf,
-    /// Bind mounts per container name and engine id, for the synchronous translations.
-    mounts: Mutex<HashMap<String, Vec<ContainerMount>>>,
+    mounts: KnownMounts,
 }
 
 fn container_subject(id: &str) -> String {
@@ -58,7 +56,7 @@ impl DockerRuntime {
             engine_options: options.engine,
             default_image: options.image.filter(|s| !s.is_empty()),
             base_dir: resolve_base_dir(options.base_dir.as_deref()),
-            mounts: Mutex::new(HashMap::new()),
+            mounts: KnownMounts::default(),
         }
     }
 
@@ -68,66 +66,6 @@ impl DockerRuntime {
 
     pub async fn engine(&self) -> Result<Engine> {
         Engine::connect(&self.engine_options).await
-    }
-
-    pub async fn create(&self, config: ContainerConfig) -> Result<String> {
-        validate(&config)?;
-        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
-        let image = config
-            .image
-            .clone()
-            .or_else(|| self.default_image.clone())
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "container '{name}': no image given (set config.image or the runtime's image)"
-                ))
-            })?;
-        for mount in &config.mounts {
-            ensure_mount_source(&mount.source, &name).await?;
-        }
-        if config.lifetime == Lifetime::Process {
-            crate::reaper::note_process_container(&self.engine_options);
-        }
-        let engine = self.engine().await?;
-        let base_dir = self.base_dir.to_string_lossy().into_owned();
-        let session = config
-            .session_id
-            .clone()
-            .or_else(|| config.id.clone())
-            .unwrap_or_else(|| name.clone());
-        let labels = container_labels(
-            &config.labels,
-            &LabelContext {
-                session: &session,
-                image: &image,
-                lifetime: config.lifetime,
-                base_dir: &base_dir,
-                clone_path: config.clone_path.as_deref().unwrap_or(""),
-                project_dir: config.project_dir.as_deref().unwrap_or(""),
-                job: config.command.is_some(),
-                owner: OwnerIdentity::current(),
-                created_at_ms: chrono::Utc::now().timestamp_millis(),
-            },
-        );
-        let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
-        let body = create_body(&config, &image, labels.clone(), entrypoint);
-        self.create_container(&engine, &name, &image, body).await?;
-
-        if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
-            // An image without a shell cannot run our keep-alive: its own default process
-            // becomes the main process, if it has one.
-            self.discard(&engine, &name).await;
-            let defaults = self.image_default_command(&engine, &image).await?;
-            if !defaults {
-                return Err(Error::invalid_argument(format!(
-                    "container '{name}': image '{image}' has no {SHELL} for a keep-alive and no default command; pass `command`"
-                )));
-            }
-            let body = create_body(&config, &image, labels, None);
-            self.create_container(&engine, &name, &image, body).await?;
-        }
-        self.remember_mounts(&name, None, config.mounts.clone());
-        Ok(name)
     }
 
     async fn create_container(
@@ -178,8 +116,41 @@ impl DockerRuntime {
             .call(name, engine.docker().remove_container(name, Some(options)))
             .await;
     }
+}
 
-    pub async fn start(&self, id: &str) -> Result<()> {
+impl ContainerRuntime for DockerRuntime {
+    async fn create(&self, config: ContainerConfig) -> Result<String> {
+        let (name, image) = config.name_and_image(self.default_image.as_deref())?;
+        for mount in &config.mounts {
+            ensure_mount_source(&mount.source, &name).await?;
+        }
+        if config.lifetime == Lifetime::Process {
+            crate::reaper::note_process_container(&self.engine_options);
+        }
+        let engine = self.engine().await?;
+        let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
+        let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
+        let body = create_body(&config, &image, labels.clone(), entrypoint);
+        self.create_container(&engine, &name, &image, body).await?;
+
+        if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
+            // An image without a shell cannot run our keep-alive: its own default process
+            // becomes the main process, if it has one.
+            self.discard(&engine, &name).await;
+            let defaults = self.image_default_command(&engine, &image).await?;
+            if !defaults {
+                return Err(Error::invalid_argument(format!(
+                    "container '{name}': image '{image}' has no {SHELL} for a keep-alive and no default command; pass `command`"
+                )));
+            }
+            let body = create_body(&config, &image, labels, None);
+            self.create_container(&engine, &name, &image, body).await?;
+        }
+        self.mounts.remember(&[&name], config.mounts.clone());
+        Ok(name)
+    }
+
+    async fn start(&self, id: &str) -> Result<()> {
         let engine = self.engine().await?;
         let subject = container_subject(id);
         // An already running container answers 304, which is success.
@@ -190,7 +161,7 @@ impl DockerRuntime {
 
     /// Stops with SIGTERM, then SIGKILL after `timeout` (rounded up to whole seconds, the
     /// API's unit). Stopping a container that is not running is not an error.
-    pub async fn stop(&self, id: &str, timeout: Option<Duration>) -> Result<()> {
+    async fn stop(&self, id: &str, timeout: Option<Duration>) -> Result<()> {
         let engine = self.engine().await?;
         let grace = timeout.unwrap_or(DEFAULT_STOP_TIMEOUT);
         let seconds = grace.as_millis().div_ceil(1000);
@@ -211,7 +182,7 @@ impl DockerRuntime {
 
     /// Stops the container first if it runs (so its processes end in order), then removes
     /// it with its anonymous volumes.
-    pub async fn remove(&self, id: &str) -> Result<()> {
+    async fn remove(&self, id: &str) -> Result<()> {
         let info = self.inspect(id).await?;
         if info.state == ContainerState::Running {
             self.stop(id, None).await?;
@@ -227,19 +198,16 @@ impl DockerRuntime {
                 engine.docker().remove_container(id, Some(options)),
             )
             .await?;
-        let mut mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
-        mounts.remove(id);
-        mounts.remove(&info.id);
-        mounts.remove(&info.engine_id);
+        self.mounts.forget(&[id, &info.id, &info.engine_id]);
         Ok(())
     }
 
-    pub async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         let engine = self.engine().await?;
         run_buffered(&engine, id, request).await
     }
 
-    pub async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
+    async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
         let engine = self.engine().await?;
         let inspected = engine
             .call(
@@ -248,15 +216,13 @@ impl DockerRuntime {
             )
             .await?;
         let (info, mounts) = info_from_inspect(inspected);
-        self.remember_mounts(&info.id, Some(&info.engine_id), mounts);
-        if info.id != id && info.engine_id != id {
-            self.remember_mounts(id, None, self.known_mounts(&info.id).unwrap_or_default());
-        }
+        self.mounts
+            .remember(&[id, &info.id, &info.engine_id], mounts);
         Ok(info)
     }
 
     /// Containers this library created with this runtime's base directory.
-    pub async fn list(&self) -> Result<Vec<ContainerInfo>> {
+    async fn list(&self) -> Result<Vec<ContainerInfo>> {
         let engine = self.engine().await?;
         let base_dir = self.base_dir.to_string_lossy().into_owned();
         let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
@@ -281,14 +247,14 @@ impl DockerRuntime {
             .into_iter()
             .map(|summary| {
                 let (info, mounts) = info_from_summary(summary);
-                self.remember_mounts(&info.id, Some(&info.engine_id), mounts);
+                self.mounts.remember(&[&info.id, &info.engine_id], mounts);
                 info
             })
             .collect())
     }
 
     /// Waits for the main process to exit and returns its exit code.
-    pub async fn wait(&self, id: &str) -> Result<i64> {
+    async fn wait(&self, id: &str) -> Result<i64> {
         let engine = self.engine().await?;
         let subject = container_subject(id);
         let options = WaitContainerOptionsBuilder::default()
@@ -306,11 +272,11 @@ impl DockerRuntime {
         }
     }
 
-    pub async fn logs(
+    async fn logs(
         &self,
         id: &str,
         request: LogsRequest,
-        on_line: impl FnMut(OutputLine),
+        on_line: impl FnMut(OutputLine) + Send,
     ) -> Result<()> {
         let engine = self.engine().await?;
         stream_logs(&engine, id, request, on_line).await
@@ -318,66 +284,9 @@ impl DockerRuntime {
 
     /// Translates through the mounts known for `id` (from `create`, `inspect` or `list` in
     /// this process); an id not known here is `CONTAINER_NOT_FOUND`.
-    pub fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
-        let mounts = self.known_mounts(id).ok_or_else(|| {
-            Error::new(
-                ErrorCode::ContainerNotFound,
-                format!(
-                    "container '{id}' is not known to this runtime: create or inspect it first to translate '{path}'"
-                ),
-            )
-        })?;
-        Ok(translate(path, &mounts, direction))
+    fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
+        self.mounts.translate(path, id, direction)
     }
-
-    fn known_mounts(&self, id: &str) -> Option<Vec<ContainerMount>> {
-        let mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
-        mounts.get(id).cloned()
-    }
-
-    fn remember_mounts(&self, name: &str, engine_id: Option<&str>, list: Vec<ContainerMount>) {
-        let mut mounts = self.mounts.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(engine_id) = engine_id.filter(|s| !s.is_empty()) {
-            mounts.insert(engine_id.to_string(), list.clone());
-        }
-        mounts.insert(name.to_string(), list);
-    }
-}
-
-fn validate(config: &ContainerConfig) -> Result<()> {
-    let absolute = |p: &str| p.starts_with('/');
-    if !absolute(&config.working_directory) {
-        return Err(Error::invalid_argument(format!(
-            "workingDirectory '{}' must be an absolute container path",
-            config.working_directory
-        )));
-    }
-    for mount in &config.mounts {
-        if !Path::new(&mount.source).is_absolute() || !absolute(&mount.target) {
-            return Err(Error::invalid_argument(format!(
-                "mount '{}' -> '{}': source and target must be absolute paths",
-                mount.source, mount.target
-            )));
-        }
-    }
-    if let Some(command) = &config.command {
-        if command.first().is_none_or(|c| c.is_empty()) {
-            return Err(Error::invalid_argument("command must not be empty"));
-        }
-    }
-    if config.memory.is_some_and(|m| m <= 0) || config.cpu_shares.is_some_and(|c| c < 0) {
-        return Err(Error::invalid_argument(
-            "memory must be a positive number of bytes and cpuShares non-negative",
-        ));
-    }
-    for key in config.environment.keys() {
-        if key.is_empty() || key.contains('=') {
-            return Err(Error::invalid_argument(format!(
-                "environment variable name '{key}' is invalid"
-            )));
-        }
-    }
-    Ok(())
 }
 
 async fn ensure_mount_source(source: &str, name: &str) -> Result<()> {
@@ -557,33 +466,5 @@ mod tests {
     fn exit_codes_are_read_from_list_status() {
         assert_eq!(exit_code_from_status("Exited (7) 3 seconds ago"), Some(7));
         assert_eq!(exit_code_from_status("Up 2 minutes"), None);
-    }
-
-    #[test]
-    fn relative_paths_and_empty_commands_are_invalid() {
-        let mut config = ContainerConfig {
-            working_directory: "work".into(),
-            ..Default::default()
-        };
-        assert_eq!(
-            validate(&config).unwrap_err().code,
-            ErrorCode::InvalidArgument
-        );
-        config.working_directory = "/work".into();
-        config.command = Some(vec![]);
-        assert_eq!(
-            validate(&config).unwrap_err().code,
-            ErrorCode::InvalidArgument
-        );
-        config.command = None;
-        config.mounts.push(ContainerMount {
-            source: "rel".into(),
-            target: "/w".into(),
-            readonly: false,
-        });
-        assert_eq!(
-            validate(&config).unwrap_err().code,
-            ErrorCode::InvalidArgument
-        );
     }
 }

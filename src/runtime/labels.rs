@@ -2,8 +2,9 @@
 //! reaped safely (CONTRACT §6).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use super::container_config::Lifetime;
+use super::container_config::{ContainerConfig, Lifetime};
 use super::owner::OwnerIdentity;
 
 pub const PREFIX: &str = "dev.container-isolation";
@@ -70,6 +71,35 @@ pub fn container_labels(
         labels.insert(key.to_string(), value);
     }
     labels
+}
+
+/// The labels of a container about to be created from `config`, named `name`, from
+/// `image`, by this process under `base_dir`.
+pub fn labels_for_new_container(
+    config: &ContainerConfig,
+    name: &str,
+    image: &str,
+    base_dir: &Path,
+) -> BTreeMap<String, String> {
+    let session = config
+        .session_id
+        .as_deref()
+        .or(config.id.as_deref())
+        .unwrap_or(name);
+    container_labels(
+        &config.labels,
+        &LabelContext {
+            session,
+            image,
+            lifetime: config.lifetime,
+            base_dir: &base_dir.to_string_lossy(),
+            clone_path: config.clone_path.as_deref().unwrap_or(""),
+            project_dir: config.project_dir.as_deref().unwrap_or(""),
+            job: config.command.is_some(),
+            owner: OwnerIdentity::current(),
+            created_at_ms: chrono::Utc::now().timestamp_millis(),
+        },
+    )
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 
 mod container_config;
 mod container_info;
+mod container_runtime;
 mod container_use;
 mod docker_runtime;
 pub mod exec;
 mod keepalive;
+mod known_mounts;
 pub mod labels;
 mod logs;
 mod naming;
@@ -17,10 +19,12 @@ pub mod process_kill;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
+pub use container_runtime::ContainerRuntime;
 pub use container_use::{ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};
 pub use exec::{ExecOutcome, ExecRequest};
 pub use keepalive::sandbox_command;
+pub use known_mounts::KnownMounts;
 pub use logs::LogsRequest;
 pub use naming::{compute_container_name, container_name, validate_name};
 pub use owner::{process_start_ticks, OwnerIdentity};

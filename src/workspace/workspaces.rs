@@ -20,8 +20,8 @@ use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{DockerFileIo, FileIoOptions};
 use crate::runtime::{
-    ContainerConfig, ContainerMount, ContainerState, ContainerUse, DockerRuntime, Lifetime,
-    RuntimeOptions,
+    ContainerConfig, ContainerMount, ContainerRuntime, ContainerState, ContainerUse, DockerRuntime,
+    Lifetime, RuntimeOptions,
 };
 use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
