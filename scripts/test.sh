@@ -8,6 +8,7 @@ step() { printf '\n[test] %s\n' "$*" >&2; }
 
 step "provisioning engines and test images"
 bash scripts/provision.sh
+bash scripts/sweep-test-containers.sh
 
 if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step "installing node dev dependencies"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Removes containers that an interrupted earlier test run left behind: ours
+# (managed label) with a base directory under the tests' temporary prefix that
+# no longer exists. A run in progress still has its directories, so its
+# containers are kept; nothing outside the tests' prefix is looked at.
+set -euo pipefail
+
+PREFIX="${TMPDIR:-/tmp}"
+PREFIX="${PREFIX%/}/ci-"
+LABEL=dev.container-isolation
+
+sweep() {
+  local cli=$1 format=$2 id base removed=0
+  command -v "$cli" >/dev/null 2>&1 || return 0
+  while read -r id base; do
+    [ -n "$id" ] || continue
+    case "$base" in
+      "$PREFIX"*) ;;
+      *) continue ;;
+    esac
+    [ -e "$base" ] && continue
+    "$cli" rm -f -v "$id" >/dev/null 2>&1 && removed=$((removed + 1))
+  done < <(timeout 20 "$cli" ps -a --filter "label=$LABEL.managed=true" --format "$format" 2>/dev/null || true)
+  if [ "$removed" -gt 0 ]; then
+    echo "[sweep] $cli: removed $removed container(s) left by an interrupted test run" >&2
+  fi
+}
+
+if curl -sf --max-time 2 --unix-socket /var/run/docker.sock http://engine/_ping >/dev/null 2>&1; then
+  sweep docker "{{.ID}} {{.Label \"$LABEL.base-dir\"}}"
+fi
+if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
+  sweep podman "{{.ID}} {{index .Labels \"$LABEL.base-dir\"}}"
+fi
