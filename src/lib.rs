@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod fileio;
 pub mod output;
+pub mod project_dir;
 pub mod reaper;
 pub mod runtime;
 pub mod shell;

@@ -6,6 +6,7 @@ use std::path::Path;
 use git2::{IndexAddOption, Repository, RepositoryOpenFlags, Signature};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::project_dir::project_dir;
 
 const DEFAULT_GITIGNORE: &str =
     "node_modules/\n.DS_Store\n*.log\n.env\n.env.*\ntarget/\ndist/\n__pycache__/\n";
@@ -51,22 +52,8 @@ fn has_commit(repo: &Repository) -> bool {
 /// at a commit. A directory inside another repository (but not its root) gets a repository
 /// of its own, as `git init` would.
 pub fn open_or_init(project: &Path) -> Result<Repository> {
+    project_dir(project)?;
     let what = format!("project {}", project.display());
-    match std::fs::metadata(project) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(Error::new(
-                ErrorCode::Enotdir,
-                format!("{what}: not a directory"),
-            ))
-        }
-        Err(_) => {
-            return Err(Error::new(
-                ErrorCode::Enoent,
-                format!("{what}: no such directory"),
-            ))
-        }
-    }
     if let Ok(repo) = open_root(project) {
         if has_commit(&repo) {
             return Ok(repo);

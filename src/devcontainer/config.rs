@@ -12,6 +12,7 @@ use super::lookup::find_config;
 use super::run_args::{parse_run_args, RunArgs};
 use super::variables::Variables;
 use crate::error::{Error, ErrorCode, Result};
+use crate::project_dir::project_dir;
 
 /// The seeds mount the clone at `/workspace` (the devcontainers CLI would use
 /// `/workspaces/<basename>`).
@@ -101,26 +102,6 @@ pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerCon
         unreachable!("checked above");
     };
     parse(&path, &map, &vars.local_env)
-}
-
-fn project_dir(project: &Path) -> Result<PathBuf> {
-    let absolute = std::path::absolute(project).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidArgument,
-            format!("{}: {e}", project.display()),
-        )
-    })?;
-    match std::fs::metadata(&absolute) {
-        Ok(meta) if meta.is_dir() => Ok(absolute),
-        Ok(_) => Err(Error::new(
-            ErrorCode::Enotdir,
-            format!("project {}: not a directory", absolute.display()),
-        )),
-        Err(_) => Err(Error::new(
-            ErrorCode::Enoent,
-            format!("project {}: no such directory", absolute.display()),
-        )),
-    }
 }
 
 /// `<file>: line L column C: <what>`; serde_json's own text repeats the position at its end.
