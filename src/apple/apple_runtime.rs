@@ -8,15 +8,18 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
 use super::cli_args::{create_args, exec_args, stop_args, PROGRAM};
 use super::inspect_json::{parse, AppleContainer};
 use crate::base_dir::resolve_base_dir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
+use crate::runtime::ensure_mount_source;
 use crate::runtime::labels::{self, labels_for_new_container};
-use crate::runtime::process_kill::{new_exec_token, token_entry, IN_CONTAINER_SCRIPT};
+use crate::runtime::process_kill::{
+    in_container_signal_command, new_exec_token, Signal, EXEC_TOKEN_VAR,
+};
 use crate::runtime::{
     ContainerConfig, ContainerInfo, ContainerRuntime, ContainerState, Direction, ExecOutcome,
     ExecRequest, KnownMounts, LogsRequest,
@@ -73,24 +76,12 @@ impl AppleContainerRuntime {
         }
     }
 
-    async fn cli(
-        &self,
-        args: &[String],
-        stdin: Option<&[u8]>,
-        limit: Duration,
-    ) -> Result<CliOutput> {
-        let shown = format!(
-            "{} {}",
-            self.program.display(),
-            args.first().map(String::as_str).unwrap_or("")
-        );
-        let mut child = Command::new(&self.program)
+    /// Starts the CLI with stdout and stderr piped (and stdin, if `stdin`); it is killed
+    /// when the returned child is dropped.
+    fn spawn(&self, args: &[String], stdin: bool) -> Result<Child> {
+        Command::new(&self.program)
             .args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
+            .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -103,7 +94,21 @@ impl AppleContainerRuntime {
                         self.program.display()
                     ),
                 )
-            })?;
+            })
+    }
+
+    async fn cli(
+        &self,
+        args: &[String],
+        stdin: Option<&[u8]>,
+        limit: Duration,
+    ) -> Result<CliOutput> {
+        let shown = format!(
+            "{} {}",
+            self.program.display(),
+            args.first().map(String::as_str).unwrap_or("")
+        );
+        let mut child = self.spawn(args, stdin.is_some())?;
         if let (Some(bytes), Some(mut input)) = (stdin, child.stdin.take()) {
             let bytes = bytes.to_vec();
             tokio::spawn(async move {
@@ -164,12 +169,7 @@ impl ContainerRuntime for AppleContainerRuntime {
     async fn create(&self, config: ContainerConfig) -> Result<String> {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
         for mount in &config.mounts {
-            std::fs::create_dir_all(&mount.source).map_err(|e| {
-                Error::new(
-                    ErrorCode::Eacces,
-                    format!("mount source {}: {e}", mount.source),
-                )
-            })?;
+            ensure_mount_source(&mount.source, &name).await?;
         }
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let process = config
@@ -220,16 +220,10 @@ impl ContainerRuntime for AppleContainerRuntime {
     /// Buffered; a non-zero exit is a result. On `timeout` the command's processes are
     /// killed from inside the container (by the token in their environment).
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
-        if request.command.first().is_none_or(|c| c.is_empty()) {
-            return Err(Error::invalid_argument(format!(
-                "exec in container '{id}': the command is empty"
-            )));
-        }
+        request.check_command(id)?;
         let token = new_exec_token();
         let mut env = request.env.clone();
-        let entry = token_entry(&token);
-        let (key, value) = entry.split_once('=').unwrap_or((&entry, ""));
-        env.insert(key.to_string(), value.to_string());
+        env.insert(EXEC_TOKEN_VAR.to_string(), token.clone());
         let args = exec_args(
             id,
             &request.command,
@@ -246,14 +240,7 @@ impl ContainerRuntime for AppleContainerRuntime {
                 exit_code: i64::from(out.code),
             }),
             Err(err) if err.code == ErrorCode::Timeout => {
-                let kill = vec![
-                    "/bin/sh".to_string(),
-                    "-c".into(),
-                    IN_CONTAINER_SCRIPT.into(),
-                    "sh".into(),
-                    "KILL".into(),
-                    entry.clone(),
-                ];
+                let kill = in_container_signal_command(&token, Signal::Kill);
                 let _ = self
                     .cli(
                         &exec_args(id, &kill, None, &BTreeMap::new(), Some("0"), false),
@@ -327,16 +314,7 @@ impl ContainerRuntime for AppleContainerRuntime {
             args.push("--follow".into());
         }
         args.push(id.into());
-        let mut child = Command::new(&self.program)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                Error::new(ErrorCode::EngineUnavailable, format!("container logs: {e}"))
-            })?;
+        let mut child = self.spawn(&args, false)?;
         let mut stdout = child
             .stdout
             .take()

@@ -22,6 +22,7 @@ use super::keepalive::{sandbox_command, SHELL};
 use super::known_mounts::KnownMounts;
 use super::labels::{self, labels_for_new_container};
 use super::logs::{stream_logs, LogsRequest};
+use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;
 use super::path_translation::Direction;
 use crate::base_dir::resolve_base_dir;
@@ -286,22 +287,6 @@ impl ContainerRuntime for DockerRuntime {
     /// this process); an id not known here is `CONTAINER_NOT_FOUND`.
     fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
         self.mounts.translate(path, id, direction)
-    }
-}
-
-async fn ensure_mount_source(source: &str, name: &str) -> Result<()> {
-    match tokio::fs::metadata(source).await {
-        Ok(_) => Ok(()),
-        Err(_) => tokio::fs::create_dir_all(source).await.map_err(|err| {
-            Error::new(
-                if err.kind() == std::io::ErrorKind::PermissionDenied {
-                    ErrorCode::Eacces
-                } else {
-                    ErrorCode::Enoent
-                },
-                format!("container '{name}': cannot create mount source '{source}': {err}"),
-            )
-        }),
     }
 }
 

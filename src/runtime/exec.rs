@@ -30,6 +30,18 @@ pub struct ExecRequest {
     pub user: Option<String>,
 }
 
+impl ExecRequest {
+    /// Rejects an empty command or an empty program name.
+    pub fn check_command(&self, container: &str) -> Result<()> {
+        if self.command.first().is_none_or(|c| c.is_empty()) {
+            return Err(Error::invalid_argument(format!(
+                "exec in container '{container}': the command is empty"
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExecOutcome {
     pub stdout: Vec<u8>,
@@ -52,11 +64,7 @@ pub fn subject(container: &str, command: &[String]) -> String {
 
 /// Creates and starts an exec marked with a fresh token, writing `stdin` (then closing it).
 pub async fn start(engine: &Engine, container: &str, req: &ExecRequest) -> Result<StartedExec> {
-    if req.command.is_empty() || req.command[0].is_empty() {
-        return Err(Error::invalid_argument(format!(
-            "exec in container '{container}': the command is empty"
-        )));
-    }
+    req.check_command(container)?;
     let what = subject(container, &req.command);
     let token = new_exec_token();
     let mut env: Vec<String> = req.env.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -51,7 +51,7 @@ pub fn token_entry(token: &str) -> String {
 
 /// Kills by token from inside the container. `$1` is the signal, `$2` the `VAR=token`
 /// entry; nothing is interpolated into the script.
-pub const IN_CONTAINER_SCRIPT: &str = r#"self=$$
+const IN_CONTAINER_SCRIPT: &str = r#"self=$$
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   [ "$p" = "$self" ] && continue
@@ -133,16 +133,21 @@ pub async fn signal_from_container(
     token: &str,
     signal: Signal,
 ) -> Result<()> {
-    let command = vec![
+    let command = in_container_signal_command(token, signal);
+    super::exec::run_plain(engine, container, command, Some("0")).await?;
+    Ok(())
+}
+
+/// The argv, run as root inside the container, that sends `signal` to the token's processes.
+pub fn in_container_signal_command(token: &str, signal: Signal) -> Vec<String> {
+    vec![
         "/bin/sh".to_string(),
         "-c".to_string(),
         IN_CONTAINER_SCRIPT.to_string(),
         "sh".to_string(),
         signal.name().to_string(),
         token_entry(token),
-    ];
-    super::exec::run_plain(engine, container, command, Some("0")).await?;
-    Ok(())
+    ]
 }
 
 /// Whether any process of the token's tree still runs: `Some` from the host's `/proc` when
