@@ -92,28 +92,15 @@ pub async fn detect_engine(opts: Option<EngineOptions>) -> Outcome<EngineInfo> {
     .into()
 }
 
-/// On macOS, Apple's `container` CLI when it answers and no engine family was asked for.
-#[cfg(target_os = "macos")]
+/// Apple's `container` CLI as the engine, when it stands in for one (see `apple_cli_version`).
 async fn apple_container_instead(options: &engine::EngineOptions) -> Option<EngineInfo> {
-    if options.kind.is_some() || options.socket_path.is_some() || options.host.is_some() {
-        return None;
-    }
-    let out = tokio::process::Command::new("container")
-        .arg("--version")
-        .output()
-        .await
-        .ok()?;
-    out.status.success().then(|| EngineInfo {
+    let version = crate::apple::apple_cli_version(options).await?;
+    Some(EngineInfo {
         kind: "apple-container".into(),
         endpoint: "container CLI".into(),
-        version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        version,
         api_version: String::new(),
         os: "linux".into(),
         arch: std::env::consts::ARCH.into(),
     })
-}
-
-#[cfg(not(target_os = "macos"))]
-async fn apple_container_instead(_options: &engine::EngineOptions) -> Option<EngineInfo> {
-    None
 }
