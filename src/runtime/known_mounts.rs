@@ -25,10 +25,6 @@ impl KnownMounts {
         }
     }
 
-    pub fn get(&self, id: &str) -> Option<Vec<ContainerMount>> {
-        self.map().get(id).cloned()
-    }
-
     pub fn forget(&self, ids: &[&str]) {
         let mut map = self.map();
         for id in ids {
@@ -39,7 +35,8 @@ impl KnownMounts {
     /// Translates `path` through the mounts known for `id`; an id not seen here is
     /// `CONTAINER_NOT_FOUND`.
     pub fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
-        let mounts = self.get(id).ok_or_else(|| {
+        let map = self.map();
+        let mounts = map.get(id).ok_or_else(|| {
             Error::new(
                 ErrorCode::ContainerNotFound,
                 format!(
@@ -47,7 +44,7 @@ impl KnownMounts {
                 ),
             )
         })?;
-        Ok(translate(path, &mounts, direction))
+        Ok(translate(path, mounts, direction))
     }
 }
 
@@ -77,6 +74,6 @@ mod tests {
             .translate("/host/w/a", "name", Direction::ToContainer)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::ContainerNotFound);
-        assert!(known.get("").is_none());
+        assert!(known.translate("/host/w", "", Direction::ToContainer).is_err());
     }
 }

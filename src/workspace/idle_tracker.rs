@@ -17,6 +17,13 @@ struct SessionUse {
     idle_stopped: bool,
 }
 
+impl SessionUse {
+    /// Running, with nothing in flight, and unused for `timeout`.
+    fn is_idle(&self, timeout: Duration) -> bool {
+        !self.idle_stopped && self.in_flight == 0 && self.last_used.elapsed() >= timeout
+    }
+}
+
 pub struct IdleTracker {
     timeout: Duration,
     sessions: Mutex<HashMap<String, SessionUse>>,
@@ -83,9 +90,7 @@ impl IdleTracker {
     /// listed); a use that begins afterwards sees the mark and starts the container again.
     fn claim_idle(&self, session: &str) -> bool {
         self.with(|all| match all.get_mut(session) {
-            Some(s)
-                if !s.idle_stopped && s.in_flight == 0 && s.last_used.elapsed() >= self.timeout =>
-            {
+            Some(s) if s.is_idle(self.timeout) => {
                 s.idle_stopped = true;
                 true
             }
@@ -104,9 +109,7 @@ impl IdleTracker {
     fn idle_sessions(&self) -> Vec<String> {
         self.with(|all| {
             all.iter()
-                .filter(|(_, s)| {
-                    !s.idle_stopped && s.in_flight == 0 && s.last_used.elapsed() >= self.timeout
-                })
+                .filter(|(_, s)| s.is_idle(self.timeout))
                 .map(|(id, _)| id.clone())
                 .collect()
         })
