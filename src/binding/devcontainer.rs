@@ -87,73 +87,81 @@ pub struct DevcontainerConfig {
     pub warnings: Vec<String>,
 }
 
-fn command_value(command: &Command) -> Value {
+fn command_value(command: Command) -> Value {
     match command {
         Command::Shell(s) => json!(s),
         Command::Argv(argv) => json!(argv),
     }
 }
 
-fn lifecycle_value(command: &Option<LifecycleCommand>) -> Option<Value> {
-    command.as_ref().map(|c| match c {
+fn lifecycle_value(command: Option<LifecycleCommand>) -> Option<Value> {
+    command.map(|c| match c {
         LifecycleCommand::Single(c) => command_value(c),
         LifecycleCommand::Parallel(named) => Value::Object(
             named
-                .iter()
-                .map(|(n, c)| (n.clone(), command_value(c)))
+                .into_iter()
+                .map(|(n, c)| (n, command_value(c)))
                 .collect(),
         ),
     })
 }
 
-fn mount_object(m: &dc::MountSpec) -> DevcontainerMount {
-    DevcontainerMount {
-        kind: m.kind.clone(),
-        source: m.source.clone(),
-        target: m.target.clone(),
-        readonly: m.readonly,
+impl From<dc::MountSpec> for DevcontainerMount {
+    fn from(m: dc::MountSpec) -> Self {
+        DevcontainerMount {
+            kind: m.kind,
+            source: m.source,
+            target: m.target,
+            readonly: m.readonly,
+        }
+    }
+}
+
+impl From<dc::RunArgs> for DevcontainerRunOptions {
+    fn from(r: dc::RunArgs) -> Self {
+        DevcontainerRunOptions {
+            env: r.env.into_iter().collect(),
+            labels: r.labels.into_iter().collect(),
+            memory: r.memory,
+            cpu_shares: r.cpu_shares,
+            network: r.network,
+            hostname: r.hostname,
+            user: r.user,
+            workdir: r.workdir,
+        }
     }
 }
 
 impl From<dc::DevcontainerConfig> for DevcontainerConfig {
     fn from(c: dc::DevcontainerConfig) -> Self {
-        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
         DevcontainerConfig {
-            config_path: path(&c.config_path),
-            name: c.name.clone(),
-            image: c.image.clone(),
-            build: c.build.as_ref().map(|b| DevcontainerBuild {
-                dockerfile: path(&b.dockerfile),
-                context: path(&b.context),
-                args: b.args.clone().into_iter().collect(),
-                target: b.target.clone(),
+            config_path: path(c.config_path),
+            name: c.name,
+            image: c.image,
+            build: c.build.map(|b| DevcontainerBuild {
+                dockerfile: path(b.dockerfile),
+                context: path(b.context),
+                args: b.args.into_iter().collect(),
+                target: b.target,
             }),
-            container_env: c.container_env.clone().into_iter().collect(),
-            remote_env: c.remote_env.clone().into_iter().collect(),
-            mounts: c.mounts.iter().map(mount_object).collect(),
-            workspace_folder: c.workspace_folder.clone(),
-            workspace_mount: c.workspace_mount.as_ref().map(mount_object),
-            container_user: c.container_user.clone(),
-            remote_user: c.remote_user.clone(),
-            run_args: c.run_args_text.clone(),
-            run_options: DevcontainerRunOptions {
-                env: c.run_args.env.clone().into_iter().collect(),
-                labels: c.run_args.labels.clone().into_iter().collect(),
-                memory: c.run_args.memory,
-                cpu_shares: c.run_args.cpu_shares,
-                network: c.run_args.network.clone(),
-                hostname: c.run_args.hostname.clone(),
-                user: c.run_args.user.clone(),
-                workdir: c.run_args.workdir.clone(),
-            },
+            container_env: c.container_env.into_iter().collect(),
+            remote_env: c.remote_env.into_iter().collect(),
+            mounts: c.mounts.into_iter().map(DevcontainerMount::from).collect(),
+            workspace_folder: c.workspace_folder,
+            workspace_mount: c.workspace_mount.map(DevcontainerMount::from),
+            container_user: c.container_user,
+            remote_user: c.remote_user,
+            run_args: c.run_args_text,
+            run_options: c.run_args.into(),
             privileged: c.privileged,
-            initialize_command: lifecycle_value(&c.initialize_command),
-            on_create_command: lifecycle_value(&c.on_create_command),
-            update_content_command: lifecycle_value(&c.update_content_command),
-            post_create_command: lifecycle_value(&c.post_create_command),
-            post_start_command: lifecycle_value(&c.post_start_command),
-            post_attach_command: lifecycle_value(&c.post_attach_command),
-            warnings: c.warnings.clone(),
+            initialize_command: lifecycle_value(c.initialize_command),
+            on_create_command: lifecycle_value(c.on_create_command),
+            update_content_command: lifecycle_value(c.update_content_command),
+            post_create_command: lifecycle_value(c.post_create_command),
+            post_start_command: lifecycle_value(c.post_start_command),
+            post_attach_command: lifecycle_value(c.post_attach_command),
+            warnings: c.warnings,
         }
     }
 }
