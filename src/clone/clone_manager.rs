@@ -37,14 +37,16 @@ fn remove_abandoned_builds(sessions: &Path) {
     let Ok(entries) = std::fs::read_dir(sessions) else {
         return;
     };
-    for entry in entries.filter_map(|e| e.ok()) {
-        let is_build = entry.file_name().to_string_lossy().starts_with(".tmp-");
+    let builds = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().as_encoded_bytes().starts_with(b".tmp-"));
+    for entry in builds {
         let age = entry
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok());
-        if is_build && age.is_some_and(|age| age > ABANDONED_BUILD_AGE) {
+        if age.is_some_and(|age| age > ABANDONED_BUILD_AGE) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
