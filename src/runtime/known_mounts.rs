@@ -74,6 +74,8 @@ mod tests {
             .translate("/host/w/a", "name", Direction::ToContainer)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::ContainerNotFound);
-        assert!(known.translate("/host/w", "", Direction::ToContainer).is_err());
+        assert!(known
+            .translate("/host/w", "", Direction::ToContainer)
+            .is_err());
     }
 }
