@@ -123,6 +123,15 @@ fn string(map: &Map<String, Value>, key: &str, path: &Path) -> Result<Option<Str
     }
 }
 
+/// Absent or null is false; anything but true or false is refused, naming `what`.
+fn boolean(map: &Map<String, Value>, key: &str, what: &str, path: &Path) -> Result<bool> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(invalid(path, format_args!("{what} must be true or false"))),
+    }
+}
+
 fn string_map(
     map: &Map<String, Value>,
     key: &str,
@@ -183,16 +192,7 @@ fn mount(
             spec.kind = get("type").unwrap_or_else(|| "bind".into());
             spec.source = get("source").unwrap_or_default();
             spec.target = get("target").unwrap_or_default();
-            spec.readonly = match obj.get("readonly") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => {
-                    return Err(invalid(
-                        path,
-                        format_args!("{field}.readonly must be true or false"),
-                    ))
-                }
-            };
+            spec.readonly = boolean(obj, "readonly", &format!("{field}.readonly"), path)?;
         }
         _ => {
             return Err(invalid(
@@ -247,11 +247,7 @@ fn parse(
         remote_user: string(map, "remoteUser", path)?,
         workspace_folder: string(map, "workspaceFolder", path)?
             .unwrap_or_else(|| DEFAULT_WORKSPACE_FOLDER.into()),
-        privileged: match map.get("privileged") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(invalid(path, "privileged must be true or false")),
-        },
+        privileged: boolean(map, "privileged", "privileged", path)?,
         ..Default::default()
     };
     if !config.workspace_folder.starts_with('/') {
