@@ -1,13 +1,16 @@
 //! The Engine API side: finding an engine, connecting to it, and reading its errors.
 
 mod connection;
+mod container_queries;
 mod endpoint;
 mod engine_error;
 mod info;
 mod options;
+mod output_frames;
 
 pub use connection::{detect, Engine};
 pub use endpoint::{candidates, Candidate, DetectionEnv, Endpoint};
 pub use engine_error::{code_for_status, describe, from_bollard};
 pub use info::EngineInfo;
 pub use options::{EngineKind, EngineOptions, DEFAULT_TIMEOUT};
+pub use output_frames::FrameDemux;

@@ -125,10 +125,7 @@ impl DockerFileIo {
         }
         let container = self.container();
         let inspected = engine
-            .call(
-                &format!("container '{container}'"),
-                engine.docker().inspect_container(container, None),
-            )
+            .inspect_container(container, &format!("container '{container}'"))
             .await?;
         let engine_id = inspected.id.clone().unwrap_or_default();
         let previous = self

@@ -55,10 +55,7 @@ pub async fn managed_containers(
         .filters(&filter_map)
         .build();
     let listed = engine
-        .call(
-            "list of managed containers",
-            engine.docker().list_containers(Some(options)),
-        )
+        .list_containers(options, "list of managed containers")
         .await?;
     Ok(listed
         .into_iter()

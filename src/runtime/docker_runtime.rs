@@ -210,12 +210,7 @@ impl ContainerRuntime for DockerRuntime {
 
     async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
         let engine = self.engine().await?;
-        let inspected = engine
-            .call(
-                &container_subject(id),
-                engine.docker().inspect_container(id, None),
-            )
-            .await?;
+        let inspected = engine.inspect_container(id, &container_subject(id)).await?;
         let (info, mounts) = info_from_inspect(inspected);
         self.mounts
             .remember(&[id, &info.id, &info.engine_id], mounts);
@@ -239,10 +234,7 @@ impl ContainerRuntime for DockerRuntime {
             .filters(&filters)
             .build();
         let summaries = engine
-            .call(
-                "list of managed containers",
-                engine.docker().list_containers(Some(options)),
-            )
+            .list_containers(options, "list of managed containers")
             .await?;
         Ok(summaries
             .into_iter()

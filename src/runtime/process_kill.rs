@@ -92,7 +92,11 @@ async fn signal_from_host(
 ) -> Option<bool> {
     let docker = engine.docker();
     let exec_pid = docker.inspect_exec(exec_id).await.ok()?.pid.unwrap_or(0);
-    let container_id = docker.inspect_container(container, None).await.ok()?.id?;
+    let container_id = engine
+        .inspect_container(container, container)
+        .await
+        .ok()?
+        .id?;
     let entry = token_entry(token);
     let signal_number = signal.number();
     tokio::task::spawn_blocking(move || {
@@ -156,8 +160,7 @@ pub async fn tree_alive(engine: &Engine, container: &str, token: &str) -> Option
     #[cfg(target_os = "linux")]
     if engine.is_local() {
         let container_id = engine
-            .docker()
-            .inspect_container(container, None)
+            .inspect_container(container, container)
             .await
             .ok()?
             .id?;
