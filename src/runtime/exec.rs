@@ -12,8 +12,9 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
 use super::process_kill::{new_exec_token, signal_exec_tree, token_entry, Signal};
-use crate::engine::Engine;
+use crate::engine::{Engine, FrameDemux};
 use crate::error::{Error, ErrorCode, Result};
+use crate::output::StreamKind;
 
 /// After a kill, how long the output stream may take to close before we give up on it.
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
@@ -156,14 +157,14 @@ pub async fn run_buffered(
     let mut started = start(engine, container, &req).await?;
     let mut outcome = ExecOutcome::default();
     let drain = async {
+        let mut demux = FrameDemux::default();
         while let Some(frame) = started.output.next().await {
-            match frame {
-                Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
-                    outcome.stdout.extend_from_slice(&message)
-                }
-                Ok(LogOutput::StdErr { message }) => outcome.stderr.extend_from_slice(&message),
-                Ok(LogOutput::StdIn { .. }) => {}
-                Err(err) => return Err(engine.annotate(crate::engine::from_bollard(err, &what))),
+            let frame =
+                frame.map_err(|e| engine.annotate(crate::engine::from_bollard(e, &what)))?;
+            match demux.split(frame) {
+                Some((StreamKind::Stdout, bytes)) => outcome.stdout.extend_from_slice(&bytes),
+                Some((StreamKind::Stderr, bytes)) => outcome.stderr.extend_from_slice(&bytes),
+                None => {}
             }
         }
         Ok(())

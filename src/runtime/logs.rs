@@ -2,13 +2,13 @@
 //! delivered as they arrive when following.
 
 use bollard::container::LogOutput;
-use bollard::query_parameters::{AttachContainerOptionsBuilder, LogsOptionsBuilder};
+use bollard::query_parameters::LogsOptionsBuilder;
 use chrono::DateTime;
 use futures_util::StreamExt;
 
-use crate::engine::{from_bollard, Engine, EngineKind};
-use crate::error::{ErrorCode, Result};
-use crate::output::{OutputDecoder, OutputLine, StreamKind};
+use crate::engine::{from_bollard, Engine, FrameDemux};
+use crate::error::Result;
+use crate::output::{OutputDecoder, OutputLine};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LogsRequest {
@@ -19,6 +19,11 @@ pub struct LogsRequest {
 
 /// Streams the log of `container` to `on_line`; returns when the log ends (with `follow`,
 /// when the container's main process exits).
+///
+/// Always the logs endpoint: Podman's (4.3) polls its log file every 250 ms, but attaching
+/// with the history replayed, which is faster there, frames replayed lines one byte short
+/// and races the replay against the live stream (lines lost, doubled, or on the wrong
+/// stream).
 pub async fn stream_logs(
     engine: &Engine,
     container: &str,
@@ -26,30 +31,6 @@ pub async fn stream_logs(
     mut on_line: impl FnMut(OutputLine),
 ) -> Result<()> {
     let subject = format!("logs of container '{container}'");
-    // Podman's logs endpoint polls its log file (~250 ms); attaching (with the history
-    // replayed) delivers lines as the container writes them.
-    if request.follow && request.since_ms.is_none() && engine.info().kind == EngineKind::Podman {
-        let options = AttachContainerOptionsBuilder::default()
-            .logs(true)
-            .stream(true)
-            .stdout(true)
-            .stderr(true)
-            .build();
-        match engine
-            .call(
-                &subject,
-                engine.docker().attach_container(container, Some(options)),
-            )
-            .await
-        {
-            Ok(attached) => {
-                return decode_frames(engine, &subject, attached.output, None, &mut on_line).await
-            }
-            // Already exited: the logs endpoint has all of it and ends at once.
-            Err(err) if err.code == ErrorCode::ContainerNotRunning => {}
-            Err(err) => return Err(err),
-        }
-    }
     // The API's `since` has whole seconds; ask for timestamps and filter to the millisecond.
     let mut builder = LogsOptionsBuilder::default()
         .stdout(true)
@@ -82,14 +63,11 @@ async fn decode_frames(
     mut on_line: impl FnMut(OutputLine),
 ) -> Result<()> {
     let mut decoder = OutputDecoder::new();
+    let mut demux = FrameDemux::default();
     while let Some(frame) = stream.next().await {
-        let (kind, bytes) = match frame {
-            Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
-                (StreamKind::Stdout, message)
-            }
-            Ok(LogOutput::StdErr { message }) => (StreamKind::Stderr, message),
-            Ok(LogOutput::StdIn { .. }) => continue,
-            Err(err) => return Err(engine.annotate(from_bollard(err, subject))),
+        let frame = frame.map_err(|err| engine.annotate(from_bollard(err, subject)))?;
+        let Some((kind, bytes)) = demux.split(frame) else {
+            continue;
         };
         let payload = match since_ms {
             Some(since) => match split_timestamp(&bytes) {

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bollard::container::LogOutput;
 use futures_util::StreamExt;
 use tokio::sync::{Notify, OnceCell};
 use tokio::time::sleep_until;
@@ -14,7 +13,7 @@ use super::command_log::{log_path, validate_segment, CommandLog};
 use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
-use crate::engine::{from_bollard, Engine};
+use crate::engine::{from_bollard, Engine, FrameDemux};
 use crate::error::{Error, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
@@ -163,6 +162,7 @@ impl DockerShell {
         let what = exec::subject(container, &[shown]);
         let deadline = tokio::time::Instant::from_std(started_at + self.options.timeout);
         let mut decoder = OutputDecoder::new();
+        let mut demux = FrameDemux::default();
         let mut output = Vec::new();
         let mut phase = Phase::Running;
         let mut ending = None;
@@ -199,10 +199,10 @@ impl DockerShell {
             };
             let (kind, bytes) = match frame {
                 None => break,
-                Some(Ok(LogOutput::StdOut { message }))
-                | Some(Ok(LogOutput::Console { message })) => (StreamKind::Stdout, message),
-                Some(Ok(LogOutput::StdErr { message })) => (StreamKind::Stderr, message),
-                Some(Ok(LogOutput::StdIn { .. })) => continue,
+                Some(Ok(frame)) => match demux.split(frame) {
+                    Some(split) => split,
+                    None => continue,
+                },
                 Some(Err(err)) => {
                     stream_error = Some(engine.annotate(from_bollard(err, &what)));
                     break;
