@@ -310,6 +310,12 @@ export interface DockerFileIoOptions {
   /** Owner of written files: a name, `uid`, or `uid:gid`; default the container's user. */
   user?: string
   engine?: EngineOptions
+  /**
+   * Default true: where the engine shares this machine's kernel, answer from the
+   * container's own root (`/proc/<pid>/root`, every path resolved by the kernel inside
+   * it), which is much faster. False: always through the engine's archive endpoints.
+   */
+  hostAccess?: boolean
 }
 
 export interface DockerRuntimeOptions {

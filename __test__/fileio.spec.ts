@@ -30,19 +30,21 @@ async function inContainer(id: string, script: string) {
   return (await runtime.exec(id, { command: ['sh', '-c', script] })).stdout
 }
 
-// The same behaviour on every image, under a mount (host fast path) and outside it (engine).
-for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
-  describe(`DockerFileIO on ${image}`, () => {
+// The same behaviour on every image, under a mount and outside it, answered from the
+// container's root on the host and through the engine alone.
+for (const [image, hostAccess] of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell].flatMap((i) => [[i, true], [i, false]] as const)) {
+  describe(`DockerFileIO on ${image}, ${hostAccess ? 'host' : 'engine'} access`, () => {
+    const tag = `${image.split(':')[1]}-${hostAccess ? 'host' : 'engine'}`
     let id = ''
     let io: InstanceType<typeof addon.DockerFileIO>
     beforeAll(async () => {
       id = await container(image)
-      io = new addon.DockerFileIO({ engine, container: id })
+      io = new addon.DockerFileIO({ engine, container: id, hostAccess })
     })
 
     for (const base of ['/workspace', '/tmp']) {
       const where = base === '/workspace' ? 'under a bind mount' : 'in the container fs'
-      const dir = `${base}/t-${image.split(':')[1]}`
+      const dir = `${base}/t-${tag}`
 
       it(`${where}: mkdir -p, write, read, stat, readdir, exists, isDirectory`, async () => {
         await io.mkdir(`${dir}/a/b`)
@@ -105,10 +107,10 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
       })
 
       it(`${where}: relative paths resolve against cwd`, async () => {
-        const rel = new addon.DockerFileIO({ engine, container: id, cwd: base })
-        await rel.mkdir(`t-rel-${image.split(':')[1]}/x`)
-        await rel.writeFile(`t-rel-${image.split(':')[1]}/x/../f.txt`, 'rel')
-        expect(await io.readFile(`${base}/t-rel-${image.split(':')[1]}/f.txt`)).toBe('rel')
+        const rel = new addon.DockerFileIO({ engine, container: id, cwd: base, hostAccess })
+        await rel.mkdir(`t-rel-${tag}/x`)
+        await rel.writeFile(`t-rel-${tag}/x/../f.txt`, 'rel')
+        expect(await io.readFile(`${base}/t-rel-${tag}/f.txt`)).toBe('rel')
       })
     }
 
@@ -120,13 +122,13 @@ for (const image of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell]) {
     })
 
     it('relative paths default to the container working directory', async () => {
-      await io.writeFile(`wd-${image.split(':')[1]}.txt`, 'wd')
-      expect(readFileSync(join(host.path, `wd-${image.split(':')[1]}.txt`), 'utf8')).toBe('wd')
+      await io.writeFile(`wd-${tag}.txt`, 'wd')
+      expect(readFileSync(join(host.path, `wd-${tag}.txt`), 'utf8')).toBe('wd')
     })
 
     it("files written as user 'agent' are owned by uid 1000, on both paths", async () => {
-      const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent' })
-      const name = image.split(':')[1]
+      const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent', hostAccess })
+      const name = tag
       await agent.writeFile(`/tmp/agent-${name}.txt`, 'a')
       await agent.writeFile(`/workspace/agent-${name}.txt`, 'a')
       await agent.mkdir(`/tmp/agent-dir-${name}/sub`)
@@ -224,7 +226,7 @@ describe('DockerFileIO symlinks', () => {
 describe('DockerFileIO mtimes', () => {
   it('keep sub-millisecond precision, and writes through the engine get a nanosecond mtime', async () => {
     const id = await container(IMAGES.debian)
-    const io = new addon.DockerFileIO({ engine, container: id })
+    const io = new addon.DockerFileIO({ engine, container: id, hostAccess: false })
     await io.writeFile('/tmp/m1', 'one')
     await io.writeFile('/tmp/m2', 'two')
     await io.writeFile('/workspace/m3', 'three')

@@ -16,6 +16,10 @@ pub enum ErrorCode {
     Eexist,
     /// Too many levels of symbolic links.
     Eloop,
+    /// A file name or path longer than the file system allows.
+    Enametoolong,
+    /// A file the container controls is larger than this library reads from it.
+    Efbig,
     Timeout,
     InvalidArgument,
     Git,
@@ -37,6 +41,8 @@ impl ErrorCode {
             ErrorCode::Eacces => "EACCES",
             ErrorCode::Eexist => "EEXIST",
             ErrorCode::Eloop => "ELOOP",
+            ErrorCode::Enametoolong => "ENAMETOOLONG",
+            ErrorCode::Efbig => "EFBIG",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Git => "GIT",

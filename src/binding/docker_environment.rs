@@ -51,6 +51,7 @@ pub async fn create_docker_environment(
             cwd: opts.cwd.clone(),
             user: None,
             engine: engine.clone(),
+            ..Default::default()
         })?;
         let cwd = probe.cwd().await?;
         let home_dir = probe.home_dir().await?;
@@ -59,6 +60,7 @@ pub async fn create_docker_environment(
             cwd: Some(cwd.clone()),
             user: None,
             engine: engine.clone(),
+            ..Default::default()
         })?;
         let shell = shell::DockerShell::new(shell::ShellOptions {
             container: opts.container.clone(),

@@ -17,6 +17,10 @@ pub struct DockerFileIoOptions {
     /// Owner of written files: a name, `uid`, or `uid:gid`; default the container's user.
     pub user: Option<String>,
     pub engine: Option<EngineOptions>,
+    /// Default true: where the engine shares this machine's kernel, answer from the
+    /// container's own root (`/proc/<pid>/root`, every path resolved by the kernel inside
+    /// it), which is much faster. False: always through the engine's archive endpoints.
+    pub host_access: Option<bool>,
 }
 
 #[napi(object)]
@@ -47,6 +51,7 @@ impl DockerFileIO {
             cwd: opts.cwd,
             user: opts.user,
             engine: engine_options(opts.engine).map_err(sync_error)?,
+            host_access: opts.host_access.unwrap_or(true),
         };
         Ok(DockerFileIO::from_core(
             fileio::DockerFileIo::new(options).map_err(sync_error)?,

@@ -25,16 +25,6 @@ pub fn normalize(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// `path` with empty and `.` components dropped but `..` kept: a symlink's destination,
-/// whose `..` the kernel applies to the directory it has reached, not to the text before it.
-pub fn clean(path: &str) -> String {
-    let parts: Vec<&str> = path
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    format!("/{}", parts.join("/"))
-}
-
 /// `base` joined with a relative `rest` (which may be empty).
 pub fn join(base: &str, rest: &str) -> String {
     match (base, rest) {
@@ -90,13 +80,5 @@ mod tests {
         assert_eq!(strip_base("/workspace", "/workspace"), Some(""));
         assert_eq!(strip_base("/workspace2/x", "/workspace"), None);
         assert_eq!(strip_base("/x", "/"), Some("x"));
-    }
-
-    #[test]
-    fn cleans_without_folding_dot_dot() {
-        assert_eq!(clean("/a/./b//../c/"), "/a/b/../c");
-        assert_eq!(join("/", "a/b"), "/a/b");
-        assert_eq!(join("/w", ""), "/w");
-        assert_eq!(join("/w", "x"), "/w/x");
     }
 }

@@ -4,66 +4,45 @@
 //! exec where the image has a shell (the archive of a directory carries its whole subtree).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::container_facts::{ContainerFacts, FactsRequest};
 use super::container_path::{resolve, split};
 use super::engine_files::{file_error, EngineFiles};
-use super::host_files::{Host, HostFiles, HostMount};
-use super::host_view::{host_view, runs_in};
-use super::user_ids::{resolve_user, UserIds};
+use super::host_files::{Host, HostFiles};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
-use crate::runtime::{bind_mounts, path_exists, ContainerUse, UseGuard};
+use crate::runtime::{ContainerUse, UseGuard};
 
-/// How long what we learned from inspecting the container is trusted. A container recreated
-/// under the same name is noticed at once when its main process was visible on the host (it
-/// is checked at every call), else within this time, and at once on any engine error.
-const FACTS_TTL: Duration = Duration::from_secs(2);
-
-/// Paths the engine itself mounts into every container; they are not in a bind mount's
-/// host folder even when a bind mount covers their parent.
-const ENGINE_MOUNTS: [&str; 6] = [
-    "/etc/hostname",
-    "/etc/hosts",
-    "/etc/resolv.conf",
-    "/dev",
-    "/proc",
-    "/sys",
-];
-
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FileIoOptions {
     pub container: String,
     pub cwd: Option<String>,
     pub user: Option<String>,
     pub engine: EngineOptions,
+    /// Answer from the container's root on the host where the engine shares this kernel;
+    /// `false`: always through the engine.
+    pub host_access: bool,
+}
+
+impl Default for FileIoOptions {
+    fn default() -> Self {
+        FileIoOptions {
+            container: String::new(),
+            cwd: None,
+            user: None,
+            engine: EngineOptions::default(),
+            host_access: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileStat {
     pub mtime_ms: f64,
     pub size: u64,
-}
-
-/// What the container's inspect tells us, refreshed after `FACTS_TTL`.
-#[derive(Clone)]
-struct ContainerFacts {
-    fetched: Instant,
-    engine_id: String,
-    /// The container's main process as the host sees it (0: not visible).
-    pid: u32,
-    working_dir: String,
-    running: bool,
-    /// The bind mounts, when this process shares the engine's host.
-    host: Option<HostFiles>,
-    /// Host writes give the right owner: ids mean the same here and in the container, and
-    /// this process may give files the user's ownership.
-    host_writes: bool,
-    user: UserIds,
-    has_shell: bool,
 }
 
 pub struct DockerFileIo {
@@ -116,95 +95,15 @@ impl DockerFileIo {
 
     async fn facts(&self, engine: &Engine) -> Result<ContainerFacts> {
         let cached = self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(facts) = cached {
-            if facts.fetched.elapsed() < FACTS_TTL
-                && (facts.pid == 0 || runs_in(facts.pid, &facts.engine_id))
-            {
-                return Ok(facts);
-            }
+        if let Some(facts) = cached.as_ref().filter(|f| f.fresh()) {
+            return Ok(facts.clone());
         }
-        let container = self.container();
-        let inspected = engine
-            .inspect_container(container, &format!("container '{container}'"))
-            .await?;
-        let engine_id = inspected.id.clone().unwrap_or_default();
-        let previous = self
-            .facts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .filter(|f| f.engine_id == engine_id);
-        let config = inspected.config.clone().unwrap_or_default();
-        let host_config = inspected.host_config.clone().unwrap_or_default();
-        let running = inspected
-            .state
-            .as_ref()
-            .and_then(|s| s.running)
-            .unwrap_or(false);
-        let pid = inspected
-            .state
-            .as_ref()
-            .and_then(|s| s.pid)
-            .filter(|_| running && engine.is_local())
-            .and_then(|p| u32::try_from(p).ok())
-            .unwrap_or(0);
-        let view = host_view(pid, &engine_id);
-        let pid = if view.is_some() { pid } else { 0 };
-        let mut covered: Vec<String> = inspected
-            .mounts
-            .iter()
-            .flatten()
-            .filter(|m| {
-                m.typ
-                    .as_ref()
-                    .is_some_and(|t| !t.to_string().eq_ignore_ascii_case("bind"))
-            })
-            .filter_map(|m| m.destination.clone())
-            .collect();
-        covered.extend(host_config.tmpfs.iter().flatten().map(|(t, _)| t.clone()));
-        covered.extend(ENGINE_MOUNTS.iter().map(|t| t.to_string()));
-        let mounts: Vec<HostMount> = bind_mounts(inspected.mounts)
-            .into_iter()
-            .map(|m| HostMount {
-                host: m.source.into(),
-                target: m.target,
-                readonly: m.readonly,
-            })
-            .collect();
-        let host = (view.is_some() && !mounts.is_empty()).then(|| HostFiles {
-            mounts: mounts.into(),
-            covered: covered.into(),
-            container: container.to_string(),
-        });
-        let (user, has_shell) = match previous {
-            Some(p) => (p.user, p.has_shell),
-            None => {
-                let files = EngineFiles { engine, container };
-                let spec = self
-                    .options
-                    .user
-                    .clone()
-                    .or(config.user.clone())
-                    .unwrap_or_default();
-                let user = resolve_user(&files, &spec).await?;
-                (user, path_exists(engine, container, "/bin/sh").await?)
-            }
+        let request = FactsRequest {
+            container: self.container(),
+            user: self.options.user.as_deref(),
+            host_access: self.options.host_access,
         };
-        let host_writes = view.is_some_and(|v| v.same_ids) && Self::can_own(&user);
-        let facts = ContainerFacts {
-            fetched: Instant::now(),
-            engine_id,
-            pid,
-            working_dir: config
-                .working_dir
-                .filter(|w| w.starts_with('/'))
-                .unwrap_or_else(|| "/".into()),
-            running,
-            host,
-            host_writes,
-            user,
-            has_shell,
-        };
+        let facts = ContainerFacts::inspect(engine, &request, cached).await?;
         *self.facts.lock().unwrap_or_else(|e| e.into_inner()) = Some(facts.clone());
         Ok(facts)
     }
@@ -292,13 +191,6 @@ impl DockerFileIo {
             engine,
             container: self.container(),
         }
-    }
-
-    /// Whether this process can give a host file the container user's ownership.
-    fn can_own(user: &UserIds) -> bool {
-        // SAFETY: geteuid/getegid have no preconditions.
-        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        euid == 0 || (euid == user.uid && egid == user.gid)
     }
 
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {

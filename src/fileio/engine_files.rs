@@ -10,6 +10,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 
 use super::container_path::{normalize, split};
+use super::host_files::too_large;
 use super::path_stat::PathStat;
 use super::tar_stream::{directories, single_file, EntryOwner, TarReader};
 use crate::engine::{from_bollard, Engine};
@@ -167,8 +168,14 @@ impl EngineFiles<'_> {
         }
     }
 
-    /// Streams a regular file's content (at a path with no symlink left to follow).
-    pub async fn read_file(&self, path: &str, mut sink: impl FnMut(Bytes)) -> Result<()> {
+    /// The archive of `path`, positioned at its content when it is a regular file.
+    async fn open_file(
+        &self,
+        path: &str,
+    ) -> Result<(
+        TarReader<impl futures_util::Stream<Item = Result<Bytes>> + Unpin + '_>,
+        u64,
+    )> {
         let what = subject(self.container, path);
         let options = DownloadFromContainerOptionsBuilder::default()
             .path(path)
@@ -177,33 +184,46 @@ impl EngineFiles<'_> {
         let stream = engine
             .docker()
             .download_from_container(self.container, Some(options))
-            .map(|chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
-        let mut reader = TarReader::new(Box::pin(stream), what.clone());
+            .map(move |chunk| chunk.map_err(|e| engine.annotate(from_bollard(e, &what))));
+        let mut reader = TarReader::new(Box::pin(stream), subject(self.container, path));
         let first = reader
             .next_entry()
             .await
             .map_err(|e| self.refine(e, path))?;
         match first {
-            Some(entry) if entry.is_regular() => reader.read_content(entry.size, &mut sink).await,
-            Some(entry) if entry.is_dir() => Err(Error::new(
-                ErrorCode::Eisdir,
-                format!("{what}: illegal operation on a directory"),
-            )),
+            Some(entry) if entry.is_regular() => Ok((reader, entry.size)),
+            Some(entry) if entry.is_dir() => {
+                Err(file_error(ErrorCode::Eisdir, self.container, path))
+            }
             _ => Err(Error::new(
                 ErrorCode::EngineError,
-                format!("{what}: not a regular file"),
+                format!("{}: not a regular file", subject(self.container, path)),
             )),
         }
     }
 
-    /// Reads a whole small file (e.g. /etc/passwd); `None` when it does not exist.
-    pub async fn read_small(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let mut data = Vec::new();
-        match self.read_file(path, |b| data.extend_from_slice(&b)).await {
-            Ok(()) => Ok(Some(data)),
-            Err(err) if is_missing(&err) => Ok(None),
-            Err(err) => Err(err),
+    /// Streams a regular file's content (at a path with no symlink left to follow).
+    pub async fn read_file(&self, path: &str, sink: impl FnMut(Bytes)) -> Result<()> {
+        let (mut reader, size) = self.open_file(path).await?;
+        reader.read_content(size, sink).await
+    }
+
+    /// Reads a whole small file the container controls (e.g. /etc/passwd): `None` when it
+    /// does not exist, `EFBIG` when it is over `limit` bytes (its content is not fetched).
+    pub async fn read_small(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let (mut reader, size) = match self.open_file(path).await {
+            Ok(opened) => opened,
+            Err(err) if is_missing(&err) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        if size > limit {
+            return Err(too_large(self.container, path, limit));
         }
+        let mut data = Vec::with_capacity(size as usize);
+        reader
+            .read_content(size, |b| data.extend_from_slice(&b))
+            .await?;
+        Ok(Some(data))
     }
 
     /// Names directly inside a directory, from the archive of the directory. Its cost grows

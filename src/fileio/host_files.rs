@@ -1,27 +1,40 @@
-//! The host fast path for paths inside a bind mount. The walk holds a directory fd at every
-//! step and opens each component with `O_NOFOLLOW`, so a symlink the container controls is
-//! never followed by the kernel on the host: it is read, resolved in *container* path space,
-//! and the walk restarts from the mount that contains the result. A result outside every
-//! bind mount returns `Fallback`, and the caller asks the engine, which resolves the path as
-//! the container does.
+//! The host fast path: file operations answered from the container's own root
+//! (`ContainerRoot`), with every path resolved by the kernel *inside* that root
+//! (`openat2` with `RESOLVE_IN_ROOT`). Symlinks, `..` and mount points resolve exactly as
+//! the container resolves them, so nothing the container controls — a symlink, a bind
+//! mount's source swapped for a link — leads anywhere outside its file system. Volumes and
+//! tmpfs mounts are seen as the container sees them.
+//!
+//! Only regular files and directories on ordinary file systems are opened for I/O: a path
+//! is first opened `O_PATH` and inspected, and a FIFO, socket, device node, or a file of
+//! procfs/sysfs is left to the engine (`Fallback`), as is anything this process may not
+//! do in the container's place.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::container_path::{clean, join, normalize, split, strip_base};
+use super::container_path::{join, normalize, split, strip_base};
+use super::container_root::ContainerRoot;
+use super::fd_ops::*;
 use crate::error::{Error, ErrorCode, Result};
 
-const MAX_LINKS: usize = 40;
+/// Paths whose mounts the kernel fills in for whoever looks (`/proc/self`, devices): the
+/// engine answers for them.
+const PSEUDO_TREES: [&str; 3] = ["/proc", "/sys", "/dev"];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostMount {
-    pub host: PathBuf,
-    pub target: String,
-    pub readonly: bool,
-}
+/// File systems whose files are views of the kernel, not data: never opened here.
+const PSEUDO_FILE_SYSTEMS: [i64; 9] = [
+    0x9fa0,      // proc
+    0x6265_6572, // sysfs
+    0x0027_e0eb, // cgroup
+    0x6367_7270, // cgroup2
+    0x6462_6720, // debugfs
+    0x7472_6163, // tracefs
+    0x7363_6673, // securityfs
+    0xcafe_4a11, // bpf
+    0x1cd1,      // devpts
+];
 
 /// What the host path answered, or that the engine must answer.
 pub enum Host<T> {
@@ -33,15 +46,29 @@ pub struct HostStat {
     pub size: u64,
     pub mtime_ms: f64,
     pub is_dir: bool,
-    pub mode: u32,
 }
 
-/// A path reached by the walk: its parent directory and final name (`None` for a mount
-/// root), with every symlink on the way resolved.
-struct Walked<'m> {
-    mount: &'m HostMount,
-    parent: OwnedFd,
-    name: Option<CString>,
+fn host_stat(st: &libc::stat) -> HostStat {
+    HostStat {
+        size: st.st_size as u64,
+        mtime_ms: st.st_mtime as f64 * 1000.0 + st.st_mtime_nsec as f64 / 1e6,
+        is_dir: file_type(st) == libc::S_IFDIR,
+    }
+}
+
+/// `st_mode` is 32 bits on Linux, 16 on macOS.
+#[allow(clippy::unnecessary_cast)]
+fn permission_bits(st: &libc::stat) -> u32 {
+    st.st_mode as u32 & 0o7777
+}
+
+/// Errors that say this process cannot act in the container's place, not what the
+/// container would see: the engine is asked instead.
+fn not_ours(err: &std::io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EACCES | libc::EPERM | libc::ENOSYS | libc::EAGAIN | libc::EBUSY | libc::EXDEV)
+    )
 }
 
 fn io_error(err: std::io::Error, container: &str, path: &str) -> Error {
@@ -51,96 +78,26 @@ fn io_error(err: std::io::Error, container: &str, path: &str) -> Error {
         Some(libc::EISDIR) => ErrorCode::Eisdir,
         Some(libc::EEXIST) => ErrorCode::Eexist,
         Some(libc::ELOOP) => ErrorCode::Eloop,
-        Some(libc::EACCES | libc::EPERM | libc::EROFS) => ErrorCode::Eacces,
+        Some(libc::EROFS) => ErrorCode::Eacces,
+        Some(libc::ENAMETOOLONG) => ErrorCode::Enametoolong,
         _ => ErrorCode::EngineError,
     };
     Error::new(code, format!("'{path}' in container '{container}': {err}"))
 }
 
-fn cstr(text: &str) -> std::io::Result<CString> {
-    CString::new(text).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-fn open_at(
-    dir: RawFd,
-    name: &CString,
-    flags: libc::c_int,
-    mode: libc::c_uint,
-) -> std::io::Result<OwnedFd> {
-    // SAFETY: a valid dir fd and NUL-terminated name; the returned fd is owned once.
-    let fd = check(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) })?;
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn lstat_at(dir: RawFd, name: &CString) -> std::io::Result<libc::stat> {
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: st is a properly sized out-parameter.
-    check(unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
-    Ok(st)
-}
-
-fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    check(unsafe { libc::fstat(fd, &mut st) })?;
-    Ok(st)
-}
-
-fn read_link_at(dir: RawFd, name: &CString) -> std::io::Result<String> {
-    let mut buf = vec![0u8; libc::PATH_MAX as usize];
-    // SAFETY: buf is writable for its length.
-    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    buf.truncate(n as usize);
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-fn is_link(st: &libc::stat) -> bool {
-    st.st_mode & libc::S_IFMT == libc::S_IFLNK
-}
-
-/// `st_mode` is 32 bits on Linux, 16 on macOS.
-#[allow(clippy::unnecessary_cast)]
-fn permission_bits(st: &libc::stat) -> u32 {
-    st.st_mode as u32 & 0o7777
-}
-
-fn host_stat(st: &libc::stat) -> HostStat {
-    HostStat {
-        size: st.st_size as u64,
-        mtime_ms: st.st_mtime as f64 * 1000.0 + st.st_mtime_nsec as f64 / 1e6,
-        is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
-        mode: permission_bits(st),
-    }
-}
-
-/// Errors the container would not have seen: this process lacks permission where the
-/// engine (root in the container) has it, or the container changed a path under our walk.
-fn not_ours(err: &std::io::Error) -> bool {
-    matches!(
-        err.raw_os_error(),
-        Some(libc::EACCES | libc::EPERM | libc::ELOOP)
-    )
-}
-
-/// The host file system under a container's bind mounts.
+/// The container's file system, reached from the host.
 #[derive(Clone)]
 pub struct HostFiles {
-    pub mounts: Arc<[HostMount]>,
-    /// Targets of the container's other mounts (volumes, tmpfs, files the engine manages):
-    /// what lies under them is not in the bind mount's host folder.
-    pub covered: Arc<[String]>,
+    pub root: ContainerRoot,
     pub container: String,
+}
+
+/// What the final component of a path to write is.
+enum WriteTarget {
+    /// The directory to write in, the name, and the mode to give the file.
+    File(OwnedFd, CString, u32),
+    /// Not a regular file or a place for one: the engine decides.
+    Other,
 }
 
 impl HostFiles {
@@ -148,299 +105,240 @@ impl HostFiles {
         io_error(err, &self.container, path)
     }
 
-    /// The deepest mount containing `path` and the rest of the path below it; `None` when
-    /// that mount is not a bind mount.
-    fn mount_for<'p>(&self, path: &'p str) -> Option<(&HostMount, &'p str)> {
-        let bind = self
-            .mounts
-            .iter()
-            .filter_map(|m| strip_base(path, &m.target).map(|rest| (m, rest)))
-            .max_by_key(|(m, _)| m.target.len())?;
-        let covered = self
-            .covered
-            .iter()
-            .any(|c| c.len() > bind.0.target.len() && strip_base(path, c).is_some());
-        (!covered).then_some(bind)
-    }
-
-    /// Whether `path` (normalised) lies lexically in a bind mount the host may answer for;
-    /// a path that does not is never answered here, whatever links it holds.
-    pub fn covers(&self, path: &str) -> bool {
-        self.mount_for(path).is_some()
-    }
-
-    /// Walks to `path`. `Ok(None)` when resolution leaves what the host can answer for.
-    fn walk(&self, path: &str, follow_final: bool) -> std::io::Result<Option<Walked<'_>>> {
-        let mut path = normalize(path);
-        let mut links = 0;
-        'restart: loop {
-            let Some((mount, rest)) = self.mount_for(&path) else {
-                return Ok(None);
-            };
-            let root = cstr(&mount.host.to_string_lossy())?;
-            // The mount's source is the host's own configuration, not the container's; a
-            // source that is not a directory here (a file mount, or another host's path)
-            // is left to the engine.
-            let Ok(mut dir) = open_at(libc::AT_FDCWD, &root, libc::O_RDONLY | libc::O_DIRECTORY, 0)
-            else {
-                return Ok(None);
-            };
-            let components: Vec<&str> = rest
-                .split('/')
-                .filter(|c| !c.is_empty() && *c != ".")
-                .collect();
-            let mut here = mount.target.clone();
-            if components.is_empty() {
-                return Ok(Some(Walked {
-                    mount,
-                    parent: dir,
-                    name: None,
-                }));
-            }
-            for (i, component) in components.iter().enumerate() {
-                let remaining = components[i + 1..].join("/");
-                if *component == ".." {
-                    let up = split(&here).map(|(p, _)| p).unwrap_or_else(|| "/".into());
-                    path = join(&up, &remaining);
-                    continue 'restart;
-                }
-                let name = cstr(component)?;
-                let below = join(&here, component);
-                let last = i + 1 == components.len();
-                let st = match lstat_at(dir.as_raw_fd(), &name) {
-                    Ok(st) => Some(st),
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) && last => None,
-                    Err(e) => return Err(e),
-                };
-                if st.as_ref().is_some_and(is_link) && (!last || follow_final) {
-                    links += 1;
-                    if links > MAX_LINKS {
-                        return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
-                    }
-                    let target = read_link_at(dir.as_raw_fd(), &name)?;
-                    let destination = if target.starts_with('/') {
-                        target
-                    } else {
-                        join(&here, &target)
-                    };
-                    path = clean(&join(&destination, &remaining));
-                    continue 'restart;
-                }
-                if last {
-                    return Ok(Some(Walked {
-                        mount,
-                        parent: dir,
-                        name: Some(name),
-                    }));
-                }
-                dir = open_at(
-                    dir.as_raw_fd(),
-                    &name,
-                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-                    0,
-                )?;
-                here = below;
-            }
-            unreachable!("the last component returns");
-        }
-    }
-
-    /// Follows symlinks. `Done(None)` for a missing path (or one under a file).
-    pub fn stat(&self, path: &str) -> Result<Host<Option<HostStat>>> {
-        let walked = match self.walk(path, true) {
-            Ok(Some(w)) => w,
-            Ok(None) => return Ok(Host::Fallback),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
-                return Ok(Host::Done(None))
-            }
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(self.fail(e, path)),
-        };
-        let st = match &walked.name {
-            None => fstat(walked.parent.as_raw_fd()),
-            Some(name) => lstat_at(walked.parent.as_raw_fd(), name),
-        };
-        match st {
-            Ok(st) if is_link(&st) => Ok(Host::Fallback),
-            Ok(st) => Ok(Host::Done(Some(host_stat(&st)))),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(Host::Done(None)),
+    /// `Err` becomes `Fallback` where the engine must answer, else a coded error.
+    fn settle<T>(&self, result: std::io::Result<T>, path: &str) -> Result<Host<T>> {
+        match result {
+            Ok(value) => Ok(Host::Done(value)),
             Err(e) if not_ours(&e) => Ok(Host::Fallback),
             Err(e) => Err(self.fail(e, path)),
         }
     }
 
-    fn open_final(&self, walked: &Walked<'_>, flags: libc::c_int) -> std::io::Result<OwnedFd> {
-        match &walked.name {
-            None => open_at(walked.parent.as_raw_fd(), &cstr(".")?, flags, 0),
-            Some(name) => open_at(walked.parent.as_raw_fd(), name, flags | libc::O_NOFOLLOW, 0),
-        }
+    /// Whether the host may answer for `path` (normalised) at all.
+    pub fn covers(&self, path: &str) -> bool {
+        !PSEUDO_TREES.iter().any(|t| strip_base(path, t).is_some())
     }
 
-    /// Walks and opens the final component; `None` when the engine must answer.
-    fn open(&self, path: &str, flags: libc::c_int) -> Result<Option<OwnedFd>> {
-        let walked = match self.walk(path, true) {
-            Ok(Some(w)) => w,
-            Ok(None) => return Ok(None),
-            Err(e) if not_ours(&e) => return Ok(None),
-            Err(e) => return Err(self.fail(e, path)),
-        };
-        match self.open_final(&walked, flags) {
-            Ok(fd) => Ok(Some(fd)),
-            Err(e) if not_ours(&e) => Ok(None),
-            Err(e) => Err(self.fail(e, path)),
-        }
+    fn open(&self, path: &str, flags: libc::c_int, follow: bool) -> std::io::Result<OwnedFd> {
+        let root = self.root.open_root()?;
+        open_in_root(&root, &normalize(path), flags, follow)
     }
 
-    /// A regular file's content. Never blocks on a FIFO or device the container put there:
-    /// those are left to the engine.
-    pub fn read(&self, path: &str) -> Result<Host<Vec<u8>>> {
-        let Some(fd) = self.open(path, libc::O_RDONLY | libc::O_NONBLOCK)? else {
-            return Ok(Host::Fallback);
-        };
-        let st = fstat(fd.as_raw_fd()).map_err(|e| self.fail(e, path))?;
-        match st.st_mode & libc::S_IFMT {
-            libc::S_IFREG => {}
-            libc::S_IFDIR => {
-                return Err(self.fail(std::io::Error::from_raw_os_error(libc::EISDIR), path))
+    /// Follows symlinks. `None` for a missing path (or one under a file).
+    pub fn stat(&self, path: &str) -> Result<Host<Option<HostStat>>> {
+        let found = self
+            .open(path, libc::O_PATH, true)
+            .and_then(|fd| fstat(fd.as_raw_fd()));
+        match found {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+                Ok(Host::Done(None))
             }
-            _ => return Ok(Host::Fallback),
+            other => self.settle(other.map(|st| Some(host_stat(&st))), path),
         }
-        let mut data = Vec::with_capacity(st.st_size as usize);
-        std::fs::File::from(fd)
-            .read_to_end(&mut data)
-            .map_err(|e| self.fail(e, path))?;
-        Ok(Host::Done(data))
+    }
+
+    /// `path` opened for reading when it is a regular file of an ordinary file system.
+    fn open_data(&self, path: &str) -> std::io::Result<Option<(OwnedFd, libc::stat)>> {
+        let held = self.open(path, libc::O_PATH, true)?;
+        let st = fstat(held.as_raw_fd())?;
+        match file_type(&st) {
+            libc::S_IFREG => {}
+            libc::S_IFDIR => return Err(errno(libc::EISDIR)),
+            _ => return Ok(None),
+        }
+        if PSEUDO_FILE_SYSTEMS.contains(&fs_type(held.as_raw_fd())?) {
+            return Ok(None);
+        }
+        Ok(Some((reopen(&held, libc::O_RDONLY)?, st)))
+    }
+
+    /// A regular file's content, read whole.
+    pub fn read(&self, path: &str) -> Result<Host<Vec<u8>>> {
+        let read = self.open_data(path).and_then(|opened| {
+            let Some((fd, st)) = opened else {
+                return Ok(None);
+            };
+            let mut data = Vec::with_capacity(st.st_size as usize);
+            std::fs::File::from(fd).read_to_end(&mut data)?;
+            Ok(Some(data))
+        });
+        match self.settle(read, path)? {
+            Host::Done(Some(data)) => Ok(Host::Done(data)),
+            _ => Ok(Host::Fallback),
+        }
+    }
+
+    /// A regular file of at most `limit` bytes; `None` when it does not exist. A larger
+    /// one is `EFBIG` after reading no more than `limit + 1` bytes.
+    pub fn read_bounded(&self, path: &str, limit: u64) -> Result<Host<Option<Vec<u8>>>> {
+        let read = self.open_data(path).and_then(|opened| {
+            let Some((fd, _)) = opened else {
+                return Ok(None);
+            };
+            let mut data = Vec::new();
+            std::fs::File::from(fd)
+                .take(limit + 1)
+                .read_to_end(&mut data)?;
+            Ok(Some(data))
+        });
+        match read {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(Host::Done(None)),
+            Ok(Some(data)) if data.len() as u64 > limit => {
+                Err(too_large(&self.container, path, limit))
+            }
+            Ok(None) => Ok(Host::Fallback),
+            other => self
+                .settle(other.map(|d| d.map(Some)), path)
+                .map(|h| match h {
+                    Host::Done(Some(d)) => Host::Done(d),
+                    _ => Host::Fallback,
+                }),
+        }
     }
 
     pub fn read_dir(&self, path: &str) -> Result<Host<Vec<String>>> {
-        let Some(fd) = self.open(path, libc::O_RDONLY | libc::O_DIRECTORY)? else {
-            return Ok(Host::Fallback);
-        };
-        let listing = std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-            .map_err(|e| self.fail(e, path))?;
-        let mut names = Vec::new();
-        for entry in listing {
-            let entry = entry.map_err(|e| self.fail(e, path))?;
-            names.push(entry.file_name().to_string_lossy().into_owned());
+        let listed = self
+            .open(path, libc::O_RDONLY | libc::O_DIRECTORY, true)
+            .and_then(|fd| {
+                std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))?
+                    .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect::<std::io::Result<Vec<String>>>()
+            });
+        self.settle(listed, path)
+    }
+
+    /// Where a write to `path` lands: final symlinks are followed (a dangling one to the
+    /// file it names, as Node's `writeFile` does), each step confined to the root.
+    fn write_target(&self, path: &str) -> std::io::Result<WriteTarget> {
+        let mut target = normalize(path);
+        for _ in 0..=MAX_LINKS {
+            let Some((parent, name)) = split(&target) else {
+                return Err(errno(libc::EISDIR));
+            };
+            let dir = self.open(&parent, libc::O_PATH | libc::O_DIRECTORY, true)?;
+            let name = cstr(&name)?;
+            let st = match lstat_at(dir.as_raw_fd(), &name) {
+                Ok(st) => st,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    return Ok(WriteTarget::File(dir, name, 0o644))
+                }
+                Err(e) => return Err(e),
+            };
+            match file_type(&st) {
+                libc::S_IFLNK => {
+                    let link = read_link_at(dir.as_raw_fd(), &name)?;
+                    target = normalize(&if link.starts_with('/') {
+                        link
+                    } else {
+                        join(&parent, &link)
+                    });
+                }
+                libc::S_IFREG => return Ok(WriteTarget::File(dir, name, permission_bits(&st))),
+                libc::S_IFDIR => return Err(errno(libc::EISDIR)),
+                _ => return Ok(WriteTarget::Other),
+            }
         }
-        Ok(Host::Done(names))
+        Err(errno(libc::ELOOP))
     }
 
     /// Atomic for readers: a temporary file in the same directory, owned and moded as
     /// asked, renamed over the target. An existing file keeps its mode.
     pub fn write(&self, path: &str, content: &[u8], uid: u32, gid: u32) -> Result<Host<()>> {
-        let walked = match self.walk(path, true) {
-            Ok(Some(w)) => w,
-            Ok(None) => return Ok(Host::Fallback),
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(self.fail(e, path)),
+        let (dir, name, mode) = match self.write_target(path) {
+            Ok(WriteTarget::File(dir, name, mode)) => (dir, name, mode),
+            Ok(WriteTarget::Other) => return Ok(Host::Fallback),
+            Err(e) => return self.settle(Err(e), path),
         };
-        let fail = |e: std::io::Error| self.fail(e, path);
-        let Some(name) = &walked.name else {
-            return Err(fail(std::io::Error::from_raw_os_error(libc::EISDIR)));
+        let written = replace_file(dir.as_raw_fd(), &name, content, uid, gid, mode);
+        self.settle(written, path)
+    }
+
+    /// `mkdir -p`: each missing directory made owned by `uid:gid`, mode 0755.
+    pub fn make_dirs(&self, path: &str, uid: u32, gid: u32) -> Result<Host<()>> {
+        let path = normalize(path);
+        let names: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+        let mut here = String::from("/");
+        let mut dir = match self.open("/", libc::O_PATH | libc::O_DIRECTORY, true) {
+            Ok(dir) => dir,
+            Err(e) => return self.settle(Err(e), &path),
         };
-        let dir = walked.parent.as_raw_fd();
-        let mode = match lstat_at(dir, name) {
-            Ok(st) if is_link(&st) => return Ok(Host::Fallback),
-            Ok(st) if host_stat(&st).is_dir => {
-                return Err(fail(std::io::Error::from_raw_os_error(libc::EISDIR)))
-            }
-            Ok(st) => host_stat(&st).mode,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => 0o644,
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(fail(e)),
-        };
-        if walked.mount.readonly {
-            return Err(fail(std::io::Error::from_raw_os_error(libc::EROFS)));
-        }
-        let temp = cstr(&format!(
-            ".container-isolation-{}.tmp",
-            uuid::Uuid::new_v4().simple()
-        ))
-        .map_err(fail)?;
-        let fd = match open_at(
-            dir,
-            &temp,
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
-            0o600,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(fail(e)),
-        };
-        let written = (|| -> std::io::Result<()> {
-            // SAFETY: fchown/fchmod/renameat take a valid fd and NUL-terminated names.
-            check(unsafe { libc::fchown(fd.as_raw_fd(), uid, gid) })?;
-            check(unsafe { libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t) })?;
-            let mut file = std::fs::File::from(fd);
-            file.write_all(content)?;
-            file.flush()?;
-            check(unsafe { libc::renameat(dir, temp.as_ptr(), dir, name.as_ptr()) })?;
-            Ok(())
-        })();
-        if let Err(e) = written {
-            // SAFETY: removes only our own temporary name in the held directory.
-            unsafe { libc::unlinkat(dir, temp.as_ptr(), 0) };
-            if not_ours(&e) {
-                return Ok(Host::Fallback);
-            }
-            return Err(fail(e));
+        for (i, name) in names.iter().enumerate() {
+            let last = i + 1 == names.len();
+            here = join(&here, name);
+            let made = match self.open(&here, libc::O_PATH | libc::O_DIRECTORY, true) {
+                Ok(next) => Ok(next),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    make_dir(dir.as_raw_fd(), name, uid, gid)
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) && last => {
+                    Err(errno(libc::EEXIST))
+                }
+                Err(e) => Err(e),
+            };
+            dir = match made {
+                Ok(next) => next,
+                Err(e) => return self.settle(Err(e), &path),
+            };
         }
         Ok(Host::Done(()))
     }
+}
 
-    /// `mkdir -p`, creating each missing directory owned by `uid:gid`, mode 0755.
-    pub fn make_dirs(&self, path: &str, uid: u32, gid: u32) -> Result<Host<()>> {
-        let fail = |e: std::io::Error| self.fail(e, path);
-        let walked = match self.walk(path, true) {
-            Ok(Some(w)) => w,
-            Ok(None) => return Ok(Host::Fallback),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                let Some((parent, _)) = split(path) else {
-                    return Err(fail(e));
-                };
-                return match self.make_dirs(&parent, uid, gid)? {
-                    Host::Done(()) => self.make_dirs(path, uid, gid),
-                    Host::Fallback => Ok(Host::Fallback),
-                };
-            }
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(fail(e)),
-        };
-        let Some(name) = &walked.name else {
-            return Ok(Host::Done(()));
-        };
-        let dir = walked.parent.as_raw_fd();
-        match lstat_at(dir, name) {
-            Ok(st) if is_link(&st) => return Ok(Host::Fallback),
-            Ok(st) if host_stat(&st).is_dir => return Ok(Host::Done(())),
-            Ok(_) => return Err(fail(std::io::Error::from_raw_os_error(libc::EEXIST))),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(fail(e)),
+pub fn too_large(container: &str, path: &str, limit: u64) -> Error {
+    Error::new(
+        ErrorCode::Efbig,
+        format!("'{path}' in container '{container}' is larger than {limit} bytes, the most read from it"),
+    )
+}
+
+/// Writes a temporary file in `dir` and renames it over `name`.
+fn replace_file(
+    dir: RawFd,
+    name: &CString,
+    content: &[u8],
+    uid: u32,
+    gid: u32,
+    mode: u32,
+) -> std::io::Result<()> {
+    let temp = cstr(&format!(
+        ".container-isolation-{}.tmp",
+        uuid::Uuid::new_v4().simple()
+    ))?;
+    let fd = open_at(
+        dir,
+        &temp,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+        0o600,
+    )?;
+    let written = chown_mod(fd.as_raw_fd(), uid, gid, mode).and_then(|()| {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(content)?;
+        file.flush()?;
+        rename_at(dir, &temp, name)
+    });
+    if written.is_err() {
+        unlink_at(dir, &temp);
+    }
+    written
+}
+
+/// Makes `name` in `dir` (an existing dangling symlink there is `EEXIST`, as for `mkdir`)
+/// and returns it held.
+fn make_dir(dir: RawFd, name: &str, uid: u32, gid: u32) -> std::io::Result<OwnedFd> {
+    let name = cstr(name)?;
+    if lstat_at(dir, &name).is_ok() {
+        return Err(errno(libc::EEXIST));
+    }
+    match mkdir_at(dir, &name, 0o700) {
+        Ok(()) => {
+            let made = open_at(dir, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+            chown_mod(made.as_raw_fd(), uid, gid, 0o755)?;
+            Ok(made)
         }
-        if walked.mount.readonly {
-            return Err(fail(std::io::Error::from_raw_os_error(libc::EROFS)));
+        // Made meanwhile by someone else: use theirs.
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+            open_at(dir, &name, libc::O_PATH | libc::O_DIRECTORY, 0)
         }
-        // SAFETY: valid dir fd and name.
-        match check(unsafe { libc::mkdirat(dir, name.as_ptr(), 0o700) }) {
-            Ok(_) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => return Ok(Host::Done(())),
-            Err(e) if not_ours(&e) => return Ok(Host::Fallback),
-            Err(e) => return Err(fail(e)),
-        }
-        let made = open_at(
-            dir,
-            name,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-            0,
-        )
-        .and_then(|fd| {
-            // SAFETY: a valid fd of the directory just made.
-            check(unsafe { libc::fchown(fd.as_raw_fd(), uid, gid) })?;
-            check(unsafe { libc::fchmod(fd.as_raw_fd(), 0o755) })
-        });
-        made.map_err(fail)?;
-        Ok(Host::Done(()))
+        Err(e) => Err(e),
     }
 }

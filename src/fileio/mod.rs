@@ -2,11 +2,13 @@
 //! the host file system for bind mounts, never a container-controlled symlink followed on
 //! the host.
 
+mod container_facts;
 mod container_path;
+mod container_root;
 mod docker_file_io;
 mod engine_files;
+mod fd_ops;
 mod host_files;
-mod host_view;
 mod path_stat;
 mod tar_stream;
 mod user_ids;

@@ -1,10 +1,44 @@
 //! A container user spec (`name`, `uid`, `name:group`, `uid:gid`) resolved to numeric ids
-//! from the container's own /etc/passwd and /etc/group, read through the archive endpoint
-//! so that images without a shell work too.
+//! from the container's own /etc/passwd and /etc/group: from its root on the host where
+//! that is reachable, else through the archive endpoint (images without a shell work too).
+//! The container controls both files, so no more than `ACCOUNT_FILE_LIMIT` bytes of either
+//! are ever read.
 
 use super::engine_files::EngineFiles;
+use super::host_files::{Host, HostFiles};
 use super::tar_stream::EntryOwner;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+
+/// The most read of /etc/passwd or /etc/group (a larger one is `EFBIG`).
+pub const ACCOUNT_FILE_LIMIT: u64 = 4 << 20;
+
+/// Where the account files are read from.
+pub struct AccountFiles<'a> {
+    pub host: Option<&'a HostFiles>,
+    pub engine: EngineFiles<'a>,
+}
+
+impl AccountFiles<'_> {
+    fn container(&self) -> &str {
+        self.engine.container
+    }
+
+    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        if let Some(host) = self.host {
+            let (host, at) = (host.clone(), path.to_string());
+            let read =
+                tokio::task::spawn_blocking(move || host.read_bounded(&at, ACCOUNT_FILE_LIMIT))
+                    .await
+                    .map_err(|e| {
+                        Error::new(ErrorCode::EngineError, format!("reading {path}: {e}"))
+                    })??;
+            if let Host::Done(found) = read {
+                return Ok(found);
+            }
+        }
+        self.engine.read_small(path, ACCOUNT_FILE_LIMIT).await
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserIds {
@@ -67,7 +101,7 @@ fn parse_group(text: &str) -> Vec<(String, u32)> {
 }
 
 /// Resolves `spec` (empty means root) the way the engine resolves `--user`.
-pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds> {
+pub async fn resolve_user(files: &AccountFiles<'_>, spec: &str) -> Result<UserIds> {
     if spec.is_empty() || spec == "root" || spec == "0" {
         return Ok(UserIds::root());
     }
@@ -76,7 +110,7 @@ pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds
         None => (spec, None),
     };
     let passwd = files
-        .read_small("/etc/passwd")
+        .read("/etc/passwd")
         .await?
         .map(|b| parse_passwd(&String::from_utf8_lossy(&b)))
         .unwrap_or_default();
@@ -89,7 +123,7 @@ pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds
         (Err(_), None) => {
             return Err(Error::invalid_argument(format!(
                 "user '{user}' is not in /etc/passwd of container '{}'",
-                files.container
+                files.container()
             )))
         }
     };
@@ -99,7 +133,7 @@ pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds
             Ok(gid) => gid,
             Err(_) => {
                 let groups = files
-                    .read_small("/etc/group")
+                    .read("/etc/group")
                     .await?
                     .map(|b| parse_group(&String::from_utf8_lossy(&b)))
                     .unwrap_or_default();
@@ -110,7 +144,7 @@ pub async fn resolve_user(files: &EngineFiles<'_>, spec: &str) -> Result<UserIds
                     .ok_or_else(|| {
                         Error::invalid_argument(format!(
                             "group '{g}' is not in /etc/group of container '{}'",
-                            files.container
+                            files.container()
                         ))
                     })?
             }

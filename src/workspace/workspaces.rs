@@ -465,6 +465,7 @@ impl Workspaces {
             cwd: Some(cwd.clone()),
             user: None,
             engine: self.options.engine.clone(),
+            ..Default::default()
         })?;
         let file_io = match &usage {
             Some(u) => file_io.with_usage(u.clone()),

@@ -1,0 +1,110 @@
+//! What `DockerFileIO` learns about its container from one inspect: its working directory,
+//! whether it runs, its user's ids, and whether its root is reachable from this process.
+
+use std::time::{Duration, Instant};
+
+use super::container_root::ContainerRoot;
+use super::engine_files::EngineFiles;
+use super::host_files::HostFiles;
+use super::user_ids::{resolve_user, AccountFiles, UserIds};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::runtime::path_exists;
+
+/// How long an inspect is trusted. A container whose root was reachable is checked at
+/// every call (its main process must still run), so a stopped or recreated one is noticed
+/// at once; otherwise within this time, and at once on any engine error.
+const FACTS_TTL: Duration = Duration::from_secs(2);
+
+#[derive(Clone)]
+pub struct ContainerFacts {
+    fetched: Instant,
+    pub engine_id: String,
+    pub working_dir: String,
+    pub running: bool,
+    /// The container's file system from the host, when the engine shares this kernel.
+    pub host: Option<HostFiles>,
+    /// Host writes give the right owner: ids mean the same here and in the container, and
+    /// this process may give files the user's ownership.
+    pub host_writes: bool,
+    pub user: UserIds,
+    pub has_shell: bool,
+}
+
+/// What the caller asked for: the user to act as (else the container's), and whether the
+/// host may answer at all.
+pub struct FactsRequest<'a> {
+    pub container: &'a str,
+    pub user: Option<&'a str>,
+    pub host_access: bool,
+}
+
+impl ContainerFacts {
+    pub fn fresh(&self) -> bool {
+        self.fetched.elapsed() < FACTS_TTL && self.host.as_ref().is_none_or(|h| h.root.alive())
+    }
+
+    /// Inspects the container; `previous` facts of the same container keep their user and
+    /// shell (which do not change while it exists).
+    pub async fn inspect(
+        engine: &Engine,
+        request: &FactsRequest<'_>,
+        previous: Option<ContainerFacts>,
+    ) -> Result<ContainerFacts> {
+        let container = request.container;
+        let inspected = engine
+            .inspect_container(container, &format!("container '{container}'"))
+            .await?;
+        let engine_id = inspected.id.clone().unwrap_or_default();
+        let previous = previous.filter(|f| f.engine_id == engine_id);
+        let config = inspected.config.unwrap_or_default();
+        let state = inspected.state.unwrap_or_default();
+        let running = state.running.unwrap_or(false);
+        let pid = state
+            .pid
+            .filter(|_| running && request.host_access && engine.is_local())
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0);
+        let host = ContainerRoot::open(pid, &engine_id).map(|root| HostFiles {
+            root,
+            container: container.to_string(),
+        });
+        let (user, has_shell) = match previous {
+            Some(p) => (p.user, p.has_shell),
+            None => {
+                let accounts = AccountFiles {
+                    host: host.as_ref(),
+                    engine: EngineFiles { engine, container },
+                };
+                let spec = request
+                    .user
+                    .map(str::to_string)
+                    .or(config.user)
+                    .unwrap_or_default();
+                let user = resolve_user(&accounts, &spec).await?;
+                (user, path_exists(engine, container, "/bin/sh").await?)
+            }
+        };
+        let host_writes = host.as_ref().is_some_and(|h| h.root.same_ids) && can_own(&user);
+        Ok(ContainerFacts {
+            fetched: Instant::now(),
+            engine_id,
+            working_dir: config
+                .working_dir
+                .filter(|w| w.starts_with('/'))
+                .unwrap_or_else(|| "/".into()),
+            running,
+            host,
+            host_writes,
+            user,
+            has_shell,
+        })
+    }
+}
+
+/// Whether this process can give a host file the container user's ownership.
+fn can_own(user: &UserIds) -> bool {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    euid == 0 || (euid == user.uid && egid == user.gid)
+}
