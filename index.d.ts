@@ -210,6 +210,8 @@ export interface CreateWorkspaceOptions {
   network?: string
   /** Default 'session'. */
   lifetime?: 'process' | 'session'
+  /** Replaces the constructor's `trust` for this session. */
+  trust?: WorkspaceTrust
 }
 
 /**
@@ -242,12 +244,22 @@ export interface DevcontainerConfig {
   workspaceMount?: DevcontainerMount
   containerUser?: string
   remoteUser?: string
-  /** `runArgs` as written; every flag is within the supported subset (else the read fails). */
+  /**
+   * `runArgs` as written; every flag is one this library understands (else the read
+   * fails).
+   */
   runArgs: Array<string>
   /** `runArgs` parsed. */
   runOptions: DevcontainerRunOptions
-  /** Honoured only when the caller opts in (`allowHostCommands`). */
+  /** Honoured by `Workspaces` only with `trust.privileged`. */
   privileged: boolean
+  /** Honoured by `Workspaces` only for capabilities in `trust.capabilities`. */
+  capAdd: Array<string>
+  /**
+   * Honoured by `Workspaces` beyond `no-new-privileges` only with
+   * `trust.securityOptions`.
+   */
+  securityOpt: Array<string>
   initializeCommand?: string | string[] | Record<string, string | string[]>
   onCreateCommand?: string | string[] | Record<string, string | string[]>
   updateContentCommand?: string | string[] | Record<string, string | string[]>
@@ -259,7 +271,8 @@ export interface DevcontainerConfig {
 }
 
 export interface DevcontainerMount {
-  type: 'bind' | 'volume'
+  type: 'bind' | 'volume' | 'tmpfs'
+  /** A host path (bind), a volume's name (empty: anonymous), empty (tmpfs). */
   source: string
   target: string
   readonly: boolean
@@ -283,6 +296,19 @@ export interface DevcontainerRunOptions {
   user?: string
   /** `-w/--workdir`. */
   workdir?: string
+  /** `--privileged`. */
+  privileged: boolean
+  /** `--cap-add`, `--cap-drop`. */
+  capAdd: Array<string>
+  capDrop: Array<string>
+  /** `--security-opt`. */
+  securityOpt: Array<string>
+  /** `--device`, as written. */
+  devices: Array<string>
+  /** `--pid`, `--ipc`, `--uts`, `--userns`, `--cgroupns`: kind → mode. */
+  namespaces: Record<string, string>
+  /** `-v/--volume`, `--mount`, `--tmpfs`. */
+  mounts: Array<DevcontainerMount>
 }
 
 export interface DockerEnvironment {
@@ -495,6 +521,8 @@ export interface WorkspaceInfo {
   lifetime: 'process' | 'session'
   /** Unix milliseconds. */
   createdAtMs: number
+  /** What the session's devcontainer.json holds that is not acted on. */
+  warnings: Array<string>
 }
 
 export interface WorkspacesOptions {
@@ -505,13 +533,45 @@ export interface WorkspacesOptions {
   /** Remove this process's `process`-lifetime containers even after a SIGKILL. */
   watchdog?: boolean
   /**
-   * Run devcontainer.json's `initializeCommand` on the host, and honour `privileged`.
-   * Off by default: a cloned repository's config is untrusted code.
+   * What a session's devcontainer.json may reach beyond the session (nothing by
+   * default: the config is untrusted input); `create` may give its own instead.
    */
+  trust?: WorkspaceTrust
+  /** Older spelling of `trust: { hostCommands: true, privileged: true }`. */
   allowHostCommands?: boolean
   /**
    * Stop a session's container (not remove it) after this long without a FileIO or
    * Shell use; the next use starts it again.
    */
   idleTimeoutMs?: number
+}
+
+export interface WorkspaceTrust {
+  /**
+   * Host paths (and what is under them) that bind mounts, `workspaceMount`, and the
+   * build's context and Dockerfile may use outside the session clone and the project.
+   */
+  hostPaths?: Array<string>
+  /** `privileged` and `--privileged`. */
+  privileged?: boolean
+  /** Capabilities `capAdd`/`--cap-add` may add, e.g. `['SYS_PTRACE']`; `['ALL']`: any. */
+  capabilities?: Array<string>
+  /** `securityOpt`/`--security-opt` other than `no-new-privileges`. */
+  securityOptions?: boolean
+  /** `--device`. */
+  devices?: boolean
+  /**
+   * The host's or another container's namespaces (`--network host`, `--pid host`, …),
+   * and bind mounts that propagate mounts with the host.
+   */
+  hostNamespaces?: boolean
+  /** A bind mount of an engine's socket, or of a directory holding one. */
+  engineSocket?: boolean
+  /** `initializeCommand`, which runs on the host, in the project directory. */
+  hostCommands?: boolean
+  /**
+   * Host environment variables `${localEnv:NAME}` and a bare `runArgs -e NAME` may
+   * read; `['*']`: all.
+   */
+  localEnv?: Array<string>
 }

@@ -79,7 +79,7 @@ describe('readDevcontainerConfig', () => {
       '.devcontainer/Dockerfile': 'FROM container-isolation-test:debian\n',
     })
     const config = (await addon.readDevcontainerConfig(dir))!
-    expect(config.build).toEqual({ dockerfile: join(dir, '.devcontainer', 'Dockerfile'), context: join(dir, '.devcontainer', '..'), args: { V: '1' } })
+    expect(config.build).toEqual({ dockerfile: join(dir, '.devcontainer', 'Dockerfile'), context: dir, args: { V: '1' } })
     expect(config.mounts).toEqual([
       { type: 'bind', source: '/tmp', target: '/host-tmp', readonly: true },
       { type: 'volume', source: 'cache', target: '/cache', readonly: false },
@@ -88,7 +88,10 @@ describe('readDevcontainerConfig', () => {
     expect(config.workspaceFolder).toBe('/src')
     expect(config.remoteUser).toBe('agent')
     expect(config.runArgs).toEqual(['--memory=512m', '-e', 'A=1', '--network', 'none', '--init'])
-    expect(config.runOptions).toEqual({ env: { A: '1' }, labels: {}, memory: 512 * 1024 * 1024, network: 'none' })
+    expect(config.runOptions).toEqual({
+      env: { A: '1' }, labels: {}, memory: 512 * 1024 * 1024, network: 'none',
+      privileged: false, capAdd: [], capDrop: [], securityOpt: [], devices: [], namespaces: {}, mounts: [],
+    })
     expect(config.postCreateCommand).toEqual({ install: 'npm ci', build: ['make', 'all'] })
     expect(config.warnings).toEqual([])
   })
@@ -104,12 +107,32 @@ describe('readDevcontainerConfig', () => {
     expect((await rejection(addon.readDevcontainerConfig('/nonexistent/project'))).code).toBe('ENOENT')
   })
 
-  it('refuses runArgs outside the safe subset and invalid lifecycle commands', async () => {
+  it('reads what reaches the host without judging it (Workspaces does, under its trust)', async () => {
+    const dir = project({
+      '.devcontainer.json': `{
+        "privileged": true, "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"],
+        "runArgs": ["--privileged", "--cap-add=SYS_ADMIN", "--device", "/dev/kvm", "--pid=host", "--network=host",
+                    "-v", "/:/host:ro", "--mount", "type=tmpfs,target=/t", "--security-opt", "apparmor=unconfined"]
+      }`,
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config).toMatchObject({ privileged: true, capAdd: ['SYS_PTRACE'], securityOpt: ['seccomp=unconfined'] })
+    expect(config.runOptions).toMatchObject({
+      privileged: true, capAdd: ['SYS_ADMIN'], devices: ['/dev/kvm'], namespaces: { pid: 'host' }, network: 'host',
+      securityOpt: ['apparmor=unconfined'],
+      mounts: [
+        { type: 'bind', source: '/', target: '/host', readonly: true },
+        { type: 'tmpfs', source: '', target: '/t', readonly: false },
+      ],
+    })
+  })
+
+  it('refuses what it does not understand, and invalid lifecycle commands', async () => {
     const cases: Array<[string, string]> = [
-      ['"runArgs": ["--privileged"]', "runArgs '--privileged'"],
-      ['"runArgs": ["--cap-add", "SYS_ADMIN"]', "runArgs '--cap-add'"],
-      ['"runArgs": ["-v", "/:/host"]', "runArgs '-v'"],
-      ['"runArgs": ["--network=host"]', "runArgs '--network'"],
+      ['"runArgs": ["--env-file", "/etc/shadow"]', "runArgs '--env-file'"],
+      ['"runArgs": ["--rm"]', "runArgs '--rm'"],
+      ['"runArgs": ["-v", "./rel:/x"]', 'relative host path'],
+      ['"mounts": ["type=volume,source=v,target=/v,volume-opt=device=/etc"]', 'volume-opt'],
       ['"postCreateCommand": 42', 'postCreateCommand'],
     ]
     for (const [bad, named] of cases) {

@@ -136,31 +136,41 @@ describe('Workspaces', () => {
 })
 
 describe('Workspaces with devcontainer.json', () => {
-  it('honours image, containerEnv, remoteEnv, lifecycle commands in every form; never runs initializeCommand by default', async () => {
+  it('honours image, containerEnv, remoteEnv, ${localEnv} the host allows, lifecycle commands in every form', async () => {
     process.env.CI_WS_TOKEN = 'from-local-env'
-    const marker = join(base.path, `init-ran-${process.pid}`)
     const proj = project({
       '.devcontainer/devcontainer.json': `{
         // JSONC, with trailing commas
         "image": "${IMAGES.debian}",
         "containerEnv": { "TOKEN": "\${localEnv:CI_WS_TOKEN}", },
         "remoteEnv": { "REMOTE": "yes" },
-        "initializeCommand": "touch ${marker}",
         "onCreateCommand": "echo created >> /tmp/lifecycle",
         "postCreateCommand": ["sh", "-c", "echo post-create >> /tmp/lifecycle"],
         "postStartCommand": { "one": "echo start-one >> /tmp/starts", "two": ["sh", "-c", "echo start-two >> /tmp/starts"] },
       }`,
     })
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
-    expect(existsSync(marker)).toBe(false)
+    await workspaces.create({ projectDir: proj, sessionId: id, trust: { localEnv: ['CI_WS_TOKEN'] } })
     const env = await workspaces.environment(id, 't')
-    const r = await env.shell.execute('echo "$TOKEN"; cat /tmp/lifecycle; sort /tmp/starts', { toolRequestId: 'dc' })
-    expect(r.output.map((l) => l.text)).toEqual(['from-local-env', 'created', 'post-create', 'start-one', 'start-two'])
+    const r = await env.shell.execute('echo "$TOKEN $REMOTE"; cat /tmp/lifecycle; sort /tmp/starts', { toolRequestId: 'dc' })
+    expect(r.output.map((l) => l.text)).toEqual(['from-local-env yes', 'created', 'post-create', 'start-one', 'start-two'])
     await workspaces.stop(id)
     await workspaces.create({ projectDir: proj, sessionId: id }) // starts again: postStart again, postCreate not
     const again = await env.shell.execute('wc -l < /tmp/lifecycle; wc -l < /tmp/starts', { toolRequestId: 'dc2' })
     expect(again.output.map((l) => l.text.trim())).toEqual(['2', '4'])
+  })
+
+  it('initializeCommand is refused unless the host trusts host commands; then it runs on the host, first', async () => {
+    const marker = join(base.path, `init-ran-${process.pid}`)
+    const proj = project({
+      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "initializeCommand": ["touch", "${marker}"] }`,
+    })
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: session() }))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain('initializeCommand: runs a command on the host; allow with trust.hostCommands: true')
+    expect(existsSync(marker)).toBe(false)
+    await workspaces.create({ projectDir: proj, sessionId: session(), trust: { hostCommands: true } })
+    expect(existsSync(marker)).toBe(true)
   })
 
   it('builds build.dockerfile FROM the local test image, offline', async () => {

@@ -6,6 +6,7 @@
 pub mod apple;
 pub mod base_dir;
 pub mod clone;
+pub mod container_environment;
 pub mod devcontainer;
 pub mod engine;
 pub mod error;

@@ -104,16 +104,8 @@ mod tests {
         let config = ContainerConfig {
             working_directory: "/workspace".into(),
             mounts: vec![
-                ContainerMount {
-                    source: "/Users/me/p".into(),
-                    target: "/workspace".into(),
-                    readonly: false,
-                },
-                ContainerMount {
-                    source: "/Users/me/cache".into(),
-                    target: "/cache".into(),
-                    readonly: true,
-                },
+                ContainerMount::bind("/Users/me/p", "/workspace", false),
+                ContainerMount::bind("/Users/me/cache", "/cache", true),
             ],
             environment: [("A".to_string(), "1 2".to_string())].into(),
             memory: Some(3 * (1 << 20) + 1),

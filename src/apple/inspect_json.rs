@@ -45,12 +45,12 @@ fn mounts_of(config: &Value) -> Vec<ContainerMount> {
                         .as_array()
                         .map(|o| o.iter().filter_map(Value::as_str).collect())
                         .unwrap_or_default();
-                    Some(ContainerMount {
-                        source: text(m.get("source"))?,
-                        target: text(m.get("destination")).or_else(|| text(m.get("target")))?,
-                        readonly: options.iter().any(|o| *o == "ro" || *o == "readonly")
+                    Some(ContainerMount::bind(
+                        &text(m.get("source"))?,
+                        &text(m.get("destination")).or_else(|| text(m.get("target")))?,
+                        options.iter().any(|o| *o == "ro" || *o == "readonly")
                             || m["readonly"].as_bool().unwrap_or(false),
-                    })
+                    ))
                 })
                 .collect()
         })

@@ -119,10 +119,8 @@ impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
             mounts: js
                 .mounts
                 .into_iter()
-                .map(|m| runtime::ContainerMount {
-                    source: m.source,
-                    target: m.target,
-                    readonly: m.readonly.unwrap_or(false),
+                .map(|m| {
+                    runtime::ContainerMount::bind(&m.source, &m.target, m.readonly.unwrap_or(false))
                 })
                 .collect(),
             command: js.command,

@@ -21,8 +21,9 @@ pub struct DevcontainerBuild {
 
 #[napi(object)]
 pub struct DevcontainerMount {
-    #[napi(js_name = "type", ts_type = "'bind' | 'volume'")]
+    #[napi(js_name = "type", ts_type = "'bind' | 'volume' | 'tmpfs'")]
     pub kind: String,
+    /// A host path (bind), a volume's name (empty: anonymous), empty (tmpfs).
     pub source: String,
     pub target: String,
     pub readonly: bool,
@@ -47,6 +48,19 @@ pub struct DevcontainerRunOptions {
     pub user: Option<String>,
     /// `-w/--workdir`.
     pub workdir: Option<String>,
+    /// `--privileged`.
+    pub privileged: bool,
+    /// `--cap-add`, `--cap-drop`.
+    pub cap_add: Vec<String>,
+    pub cap_drop: Vec<String>,
+    /// `--security-opt`.
+    pub security_opt: Vec<String>,
+    /// `--device`, as written.
+    pub devices: Vec<String>,
+    /// `--pid`, `--ipc`, `--uts`, `--userns`, `--cgroupns`: kind → mode.
+    pub namespaces: HashMap<String, String>,
+    /// `-v/--volume`, `--mount`, `--tmpfs`.
+    pub mounts: Vec<DevcontainerMount>,
 }
 
 /// A project's devcontainer.json, variables substituted. Fields keep devcontainer.json's
@@ -65,12 +79,18 @@ pub struct DevcontainerConfig {
     pub workspace_mount: Option<DevcontainerMount>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
-    /// `runArgs` as written; every flag is within the supported subset (else the read fails).
+    /// `runArgs` as written; every flag is one this library understands (else the read
+    /// fails).
     pub run_args: Vec<String>,
     /// `runArgs` parsed.
     pub run_options: DevcontainerRunOptions,
-    /// Honoured only when the caller opts in (`allowHostCommands`).
+    /// Honoured by `Workspaces` only with `trust.privileged`.
     pub privileged: bool,
+    /// Honoured by `Workspaces` only for capabilities in `trust.capabilities`.
+    pub cap_add: Vec<String>,
+    /// Honoured by `Workspaces` beyond `no-new-privileges` only with
+    /// `trust.securityOptions`.
+    pub security_opt: Vec<String>,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub initialize_command: Option<Value>,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
@@ -109,7 +129,7 @@ fn lifecycle_value(command: Option<LifecycleCommand>) -> Option<Value> {
 impl From<dc::MountSpec> for DevcontainerMount {
     fn from(m: dc::MountSpec) -> Self {
         DevcontainerMount {
-            kind: m.kind,
+            kind: m.kind.as_str().to_string(),
             source: m.source,
             target: m.target,
             readonly: m.readonly,
@@ -128,6 +148,13 @@ impl From<dc::RunArgs> for DevcontainerRunOptions {
             hostname: r.hostname,
             user: r.user,
             workdir: r.workdir,
+            privileged: r.privileged,
+            cap_add: r.cap_add,
+            cap_drop: r.cap_drop,
+            security_opt: r.security_opt,
+            devices: r.devices,
+            namespaces: r.namespaces.into_iter().collect(),
+            mounts: r.mounts.into_iter().map(DevcontainerMount::from).collect(),
         }
     }
 }
@@ -155,6 +182,8 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             run_args: c.run_args_text,
             run_options: c.run_args.into(),
             privileged: c.privileged,
+            cap_add: c.cap_add,
+            security_opt: c.security_opt,
             initialize_command: lifecycle_value(c.initialize_command),
             on_create_command: lifecycle_value(c.on_create_command),
             update_content_command: lifecycle_value(c.update_content_command),

@@ -7,7 +7,7 @@ use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::engine::{engine_options, EngineOptions};
 use super::error::Outcome;
-use crate::{fileio, shell};
+use crate::container_environment::{container_environment, EnvironmentRequest};
 
 #[napi(object, object_to_js = false)]
 pub struct DockerEnvironmentOptions {
@@ -45,34 +45,17 @@ pub async fn create_docker_environment(
     opts: DockerEnvironmentOptions,
 ) -> Outcome<DockerEnvironment> {
     async {
-        let engine = engine_options(opts.engine)?;
-        let probe = fileio::DockerFileIo::new(fileio::FileIoOptions {
+        let env = container_environment(EnvironmentRequest {
             container: opts.container.clone(),
-            cwd: opts.cwd.clone(),
-            user: None,
-            engine: engine.clone(),
-            ..Default::default()
-        })?;
-        let cwd = probe.cwd().await?;
-        let home_dir = probe.home_dir().await?;
-        let file_io = fileio::DockerFileIo::new(fileio::FileIoOptions {
-            container: opts.container.clone(),
-            cwd: Some(cwd.clone()),
-            user: None,
-            engine: engine.clone(),
-            ..Default::default()
-        })?;
-        let shell = shell::DockerShell::new(shell::ShellOptions {
-            container: opts.container.clone(),
-            cwd: cwd.clone(),
+            cwd: opts.cwd,
             thread_id: opts.thread_id,
-            log_dir: shell::default_log_dir(),
-            timeout: shell::DEFAULT_TIMEOUT,
-            env: Default::default(),
             user: None,
-            shell: None,
-            engine,
-        })?;
+            env: Default::default(),
+            engine: engine_options(opts.engine)?,
+            usage: None,
+        })
+        .await?;
+        let (file_io, shell, cwd, home_dir) = (env.file_io, env.shell, env.cwd, env.home_dir);
         Ok(DockerEnvironment {
             file_io: DockerFileIO::from_core(file_io),
             shell: DockerShell::from_core(shell),

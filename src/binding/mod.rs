@@ -15,5 +15,6 @@ mod exit_hooks;
 mod naming;
 mod reap_orphans;
 mod runtime_calls;
+mod trust;
 mod watchdog;
 mod workspaces;

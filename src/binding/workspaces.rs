@@ -13,11 +13,12 @@ use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::trust::WorkspaceTrust;
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
 use crate::error::Error;
 use crate::runtime::Lifetime;
-use crate::workspace;
+use crate::workspace::{self, Trust};
 
 #[napi(object, object_to_js = false)]
 pub struct WorkspacesOptions {
@@ -27,8 +28,10 @@ pub struct WorkspacesOptions {
     pub image: Option<String>,
     /// Remove this process's `process`-lifetime containers even after a SIGKILL.
     pub watchdog: Option<bool>,
-    /// Run devcontainer.json's `initializeCommand` on the host, and honour `privileged`.
-    /// Off by default: a cloned repository's config is untrusted code.
+    /// What a session's devcontainer.json may reach beyond the session (nothing by
+    /// default: the config is untrusted input); `create` may give its own instead.
+    pub trust: Option<WorkspaceTrust>,
+    /// Older spelling of `trust: { hostCommands: true, privileged: true }`.
     pub allow_host_commands: Option<bool>,
     /// Stop a session's container (not remove it) after this long without a FileIO or
     /// Shell use; the next use starts it again.
@@ -47,6 +50,8 @@ pub struct CreateWorkspaceOptions {
     /// Default 'session'.
     #[napi(ts_type = "'process' | 'session'")]
     pub lifetime: Option<String>,
+    /// Replaces the constructor's `trust` for this session.
+    pub trust: Option<WorkspaceTrust>,
 }
 
 #[napi(object)]
@@ -64,6 +69,8 @@ pub struct WorkspaceInfo {
     pub lifetime: String,
     /// Unix milliseconds.
     pub created_at_ms: f64,
+    /// What the session's devcontainer.json holds that is not acted on.
+    pub warnings: Vec<String>,
 }
 
 #[napi(object, object_from_js = false)]
@@ -89,6 +96,7 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             image: r.image,
             lifetime: r.lifetime,
             created_at_ms: r.created_at_ms as f64,
+            warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
         }
     }
 }
@@ -108,9 +116,15 @@ impl Workspaces {
             engine: None,
             image: None,
             watchdog: None,
+            trust: None,
             allow_host_commands: None,
             idle_timeout_ms: None,
         });
+        let mut trust = Trust::from(opts.trust.unwrap_or_default());
+        if opts.allow_host_commands.unwrap_or(false) {
+            trust.host_commands = true;
+            trust.privileged = true;
+        }
         let idle_timeout =
             duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
         let engine = engine_options(opts.engine).map_err(sync_error)?;
@@ -122,7 +136,7 @@ impl Workspaces {
                 base_dir: resolve_base_dir(opts.base_dir.as_deref()),
                 engine,
                 image: opts.image,
-                allow_host_commands: opts.allow_host_commands.unwrap_or(false),
+                trust,
                 idle_timeout,
             })),
         })
@@ -149,6 +163,7 @@ impl Workspaces {
                 env: opts.env.unwrap_or_default().into_iter().collect(),
                 network: opts.network,
                 lifetime,
+                trust: opts.trust.map(Trust::from),
             };
             inner.create(request).await.map(WorkspaceInfo::from)
         }

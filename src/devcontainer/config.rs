@@ -1,39 +1,31 @@
-//! A project's devcontainer.json, read, substituted and validated into plain types.
+//! A project's devcontainer.json, read, substituted and validated into plain types. Reading
+//! applies no policy: whatever the file asks for that would reach the host is reported, and
+//! the caller (a session's trust check) decides.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::build_config::{parse_build, BuildConfig};
+use super::fields::{boolean, invalid, string, string_list, string_map};
+use super::host_env::HostEnv;
 use super::jsonc;
 use super::lifecycle::{parse_lifecycle, LifecycleCommand};
 use super::lookup::find_config;
+use super::mount_spec::{parse_mount, MountSpec};
 use super::run_args::{parse_run_args, RunArgs};
-use super::variables::Variables;
-use crate::error::{Error, ErrorCode, Result};
+use super::variables::{basename, Variables};
+use crate::error::{ErrorCode, Result};
 use crate::project_dir::project_dir;
 
 /// The seeds mount the clone at `/workspace` (the devcontainers CLI would use
 /// `/workspaces/<basename>`).
 pub const DEFAULT_WORKSPACE_FOLDER: &str = "/workspace";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildConfig {
-    pub dockerfile: PathBuf,
-    pub context: PathBuf,
-    pub args: BTreeMap<String, String>,
-    pub target: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountSpec {
-    /// `bind` or `volume`.
-    pub kind: String,
-    pub source: String,
-    pub target: String,
-    pub readonly: bool,
-}
+/// The most read of a devcontainer.json (a larger one is refused).
+const CONFIG_LIMIT: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Default)]
 pub struct DevcontainerConfig {
@@ -48,51 +40,74 @@ pub struct DevcontainerConfig {
     pub workspace_mount: Option<MountSpec>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
-    /// `runArgs` as written (after substitution), every one of them within the subset.
+    /// `runArgs` as written (after substitution), every one of them understood.
     pub run_args_text: Vec<String>,
     pub run_args: RunArgs,
     pub privileged: bool,
+    pub cap_add: Vec<String>,
+    pub security_opt: Vec<String>,
     pub initialize_command: Option<LifecycleCommand>,
     pub on_create_command: Option<LifecycleCommand>,
     pub update_content_command: Option<LifecycleCommand>,
     pub post_create_command: Option<LifecycleCommand>,
     pub post_start_command: Option<LifecycleCommand>,
     pub post_attach_command: Option<LifecycleCommand>,
+    /// Host environment variables the file asked for that the reader was not allowed to
+    /// read (they were substituted as unset).
+    pub denied_env: Vec<String>,
     /// Fields read but not acted on (`features`, `forwardPorts`, …).
     pub warnings: Vec<String>,
 }
 
-fn invalid(path: &Path, why: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorCode::Devcontainer,
-        format!("{}: {why}", path.display()),
+/// How to read: where `${localWorkspaceFolder}` points, and which host environment
+/// `${localEnv:…}` may read.
+pub struct ReadOptions {
+    /// The folder the container will have as its workspace (a session's clone); default the
+    /// project itself.
+    pub local_folder: Option<PathBuf>,
+    pub host_env: HostEnv,
+}
+
+/// A stable id for a dev container (from the folder it is made for).
+pub fn devcontainer_id(folder: &Path) -> String {
+    hex::encode(Sha256::digest(folder.to_string_lossy().as_bytes()))[..32].to_string()
+}
+
+/// The project's devcontainer.json as the project's own folder sees it, the whole host
+/// environment readable; `None` when it has none. The project directory must exist
+/// (`ENOENT`/`ENOTDIR` otherwise); a relative path is taken from the current directory.
+pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerConfig>> {
+    read_devcontainer_config_with(
+        project,
+        ReadOptions {
+            local_folder: None,
+            host_env: HostEnv::all(),
+        },
     )
 }
 
-/// A stable id for the project's dev container (from the project path).
-pub fn devcontainer_id(project: &Path) -> String {
-    hex::encode(Sha256::digest(project.to_string_lossy().as_bytes()))[..32].to_string()
-}
-
-/// The project's devcontainer.json, or `None` when it has none. The project directory must
-/// exist (`ENOENT`/`ENOTDIR` otherwise); a relative path is taken from the current directory.
-pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerConfig>> {
+pub fn read_devcontainer_config_with(
+    project: &Path,
+    options: ReadOptions,
+) -> Result<Option<DevcontainerConfig>> {
     let project = project_dir(project)?;
     let Some(path) = find_config(&project) else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| invalid(&path, e))?;
+    let text = read_limited(&path)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut value: Value =
         serde_json::from_str(&jsonc::strip(text)).map_err(|e| syntax_error(&path, &e))?;
     let Value::Object(_) = &value else {
         return Err(invalid(&path, "the top level must be an object"));
     };
+    let local_folder = options.local_folder.unwrap_or_else(|| project.clone());
     let mut vars = Variables {
-        local_workspace_folder: project.to_string_lossy().into_owned(),
+        local_workspace_folder: local_folder.to_string_lossy().into_owned(),
+        local_workspace_folder_basename: basename(&project.to_string_lossy()).to_string(),
         container_workspace_folder: DEFAULT_WORKSPACE_FOLDER.into(),
-        devcontainer_id: devcontainer_id(&project),
-        local_env: std::env::vars().collect::<HashMap<_, _>>(),
+        devcontainer_id: devcontainer_id(&local_folder),
+        local_env: &options.host_env,
     };
     if let Some(folder) = value.get("workspaceFolder").and_then(Value::as_str) {
         vars.container_workspace_folder = vars.substitute(folder);
@@ -101,11 +116,28 @@ pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerCon
     let Value::Object(map) = value else {
         unreachable!("checked above");
     };
-    parse(&path, &map, &vars.local_env)
+    let mut config = parse(&path, &map, &options.host_env)?;
+    config.denied_env = options.host_env.denied();
+    Ok(Some(config))
+}
+
+fn read_limited(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(CONFIG_LIMIT + 1).read_to_string(&mut text))
+        .map_err(|e| invalid(path, e))?;
+    if text.len() as u64 > CONFIG_LIMIT {
+        return Err(invalid(
+            path,
+            format_args!("larger than {CONFIG_LIMIT} bytes, the most read of a devcontainer.json"),
+        ));
+    }
+    Ok(text)
 }
 
 /// `<file>: line L column C: <what>`; serde_json's own text repeats the position at its end.
-fn syntax_error(path: &Path, err: &serde_json::Error) -> Error {
+fn syntax_error(path: &Path, err: &serde_json::Error) -> crate::error::Error {
     let text = err.to_string();
     let suffix = format!(" at line {} column {}", err.line(), err.column());
     let what = text.strip_suffix(&suffix).unwrap_or(&text);
@@ -115,127 +147,7 @@ fn syntax_error(path: &Path, err: &serde_json::Error) -> Error {
     )
 }
 
-fn string(map: &Map<String, Value>, key: &str, path: &Path) -> Result<Option<String>> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(invalid(path, format_args!("{key} must be a string"))),
-    }
-}
-
-/// Absent or null is false; anything but true or false is refused, naming `what`.
-fn boolean(map: &Map<String, Value>, key: &str, what: &str, path: &Path) -> Result<bool> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(invalid(path, format_args!("{what} must be true or false"))),
-    }
-}
-
-fn string_map(
-    map: &Map<String, Value>,
-    key: &str,
-    path: &Path,
-) -> Result<BTreeMap<String, String>> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(BTreeMap::new()),
-        Some(Value::Object(entries)) => entries
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                Value::Number(n) => Ok((k.clone(), n.to_string())),
-                Value::Bool(b) => Ok((k.clone(), b.to_string())),
-                _ => Err(invalid(path, format_args!("{key}.{k} must be a string"))),
-            })
-            .collect(),
-        Some(_) => Err(invalid(
-            path,
-            format_args!("{key} must be an object of strings"),
-        )),
-    }
-}
-
-/// `type=bind,source=/a,target=/b[,readonly]` or `{ type, source, target, readonly }`. Other
-/// mount types than bind and volume come back as `Err(warning)` inside `Ok`.
-fn mount(
-    value: &Value,
-    field: &str,
-    path: &Path,
-) -> Result<std::result::Result<MountSpec, String>> {
-    let mut spec = MountSpec {
-        kind: "bind".into(),
-        source: String::new(),
-        target: String::new(),
-        readonly: false,
-    };
-    match value {
-        Value::String(text) => {
-            for part in text.split(',') {
-                let (key, val) = part.split_once('=').unwrap_or((part, "true"));
-                match key.trim() {
-                    "type" => spec.kind = val.into(),
-                    "source" | "src" => spec.source = val.into(),
-                    "target" | "destination" | "dst" => spec.target = val.into(),
-                    "readonly" | "ro" => spec.readonly = val != "false",
-                    "consistency" => {}
-                    other => {
-                        return Err(invalid(
-                            path,
-                            format_args!("{field}: unknown mount option '{other}'"),
-                        ))
-                    }
-                }
-            }
-        }
-        Value::Object(obj) => {
-            let get = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
-            spec.kind = get("type").unwrap_or_else(|| "bind".into());
-            spec.source = get("source").unwrap_or_default();
-            spec.target = get("target").unwrap_or_default();
-            spec.readonly = boolean(obj, "readonly", &format!("{field}.readonly"), path)?;
-        }
-        _ => {
-            return Err(invalid(
-                path,
-                format_args!("{field} must be a string or an object"),
-            ))
-        }
-    }
-    if !matches!(spec.kind.as_str(), "bind" | "volume") {
-        return Ok(Err(format!(
-            "{field}: mount type '{}' is not supported and was ignored",
-            spec.kind
-        )));
-    }
-    if spec.source.is_empty() || !spec.target.starts_with('/') {
-        return Err(invalid(
-            path,
-            format_args!("{field} needs a source and an absolute target"),
-        ));
-    }
-    Ok(Ok(spec))
-}
-
-/// `a/b/../c` → `a/c`, without touching the file system.
-fn lexical(path: PathBuf) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-fn parse(
-    path: &Path,
-    map: &Map<String, Value>,
-    local_env: &HashMap<String, String>,
-) -> Result<Option<DevcontainerConfig>> {
+fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<DevcontainerConfig> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut config = DevcontainerConfig {
         config_path: path.to_path_buf(),
@@ -248,6 +160,9 @@ fn parse(
         workspace_folder: string(map, "workspaceFolder", path)?
             .unwrap_or_else(|| DEFAULT_WORKSPACE_FOLDER.into()),
         privileged: boolean(map, "privileged", "privileged", path)?,
+        cap_add: string_list(map, "capAdd", path)?,
+        security_opt: string_list(map, "securityOpt", path)?,
+        build: parse_build(map, dir, path)?,
         ..Default::default()
     };
     if !config.workspace_folder.starts_with('/') {
@@ -256,41 +171,29 @@ fn parse(
             "workspaceFolder must be an absolute container path",
         ));
     }
-    config.build = build(map, dir, path)?;
-    if let Some(mounts) = map.get("mounts") {
+    if let Some(mounts) = map.get("mounts").filter(|v| !v.is_null()) {
         let Value::Array(items) = mounts else {
             return Err(invalid(path, "mounts must be an array"));
         };
         for (i, item) in items.iter().enumerate() {
-            match mount(item, &format!("mounts[{i}]"), path)? {
-                Ok(spec) => config.mounts.push(spec),
-                Err(warning) => config.warnings.push(warning),
-            }
+            config
+                .mounts
+                .push(parse_mount(item, &format!("mounts[{i}]"), path)?);
         }
     }
     if let Some(m) = map.get("workspaceMount").filter(|v| !v.is_null()) {
-        match mount(m, "workspaceMount", path)? {
-            Ok(spec) => config.workspace_mount = Some(spec),
-            Err(_) => {
-                return Err(invalid(
-                    path,
-                    "workspaceMount must be a bind or volume mount",
-                ))
-            }
-        }
+        config.workspace_mount = Some(parse_mount(m, "workspaceMount", path)?);
         if !map.contains_key("workspaceFolder") {
             return Err(invalid(path, "workspaceMount needs workspaceFolder too"));
         }
     }
-    if let Some(args) = map.get("runArgs") {
-        let list: Option<Vec<String>> = args
-            .as_array()
-            .map(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-            .unwrap_or(None);
-        let list = list.ok_or_else(|| invalid(path, "runArgs must be an array of strings"))?;
-        config.run_args = parse_run_args(&list, local_env).map_err(|e| invalid(path, e.message))?;
-        config.run_args_text = list;
-    }
+    config.run_args_text = string_list(map, "runArgs", path)?;
+    config.run_args = parse_run_args(&config.run_args_text, host_env).map_err(|e| {
+        crate::error::Error::new(
+            ErrorCode::Devcontainer,
+            format!("{}: {}", path.display(), e.message),
+        )
+    })?;
     let lifecycle = |key: &str| -> Result<Option<LifecycleCommand>> {
         map.get(key)
             .filter(|v| !v.is_null())
@@ -309,8 +212,6 @@ fn parse(
         "appPort",
         "dockerComposeFile",
         "portsAttributes",
-        "capAdd",
-        "securityOpt",
     ] {
         if map.contains_key(unsupported) {
             config
@@ -318,48 +219,12 @@ fn parse(
                 .push(format!("{unsupported} is not supported and was ignored"));
         }
     }
-    Ok(Some(config))
+    Ok(config)
 }
-
-/// `build` (`dockerfile`, `context`, `args`, `target`), or the older top-level `dockerFile` and
-/// `context`; paths are relative to the folder of devcontainer.json.
-fn build(map: &Map<String, Value>, dir: &Path, path: &Path) -> Result<Option<BuildConfig>> {
-    let empty = Map::new();
-    let b = match map.get("build") {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(b)) => b,
-        Some(_) => return Err(invalid(path, "build must be an object")),
-    };
-    let dockerfile = match string(b, "dockerfile", path)? {
-        Some(file) => file,
-        None => match string(map, "dockerFile", path)? {
-            Some(file) => file,
-            None if b.is_empty() => return Ok(None),
-            None => return Err(invalid(path, "build.dockerfile is required")),
-        },
-    };
-    let dockerfile = lexical(dir.join(dockerfile));
-    if !dockerfile.is_file() {
-        return Err(invalid(
-            path,
-            format_args!("build.dockerfile {} does not exist", dockerfile.display()),
-        ));
-    }
-    let context = match string(b, "context", path)? {
-        Some(context) => context,
-        None => string(map, "context", path)?.unwrap_or_else(|| ".".into()),
-    };
-    Ok(Some(BuildConfig {
-        dockerfile,
-        context: lexical(dir.join(context)),
-        args: string_map(b, "args", path)?,
-        target: string(b, "target", path)?,
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::devcontainer::MountKind;
 
     struct Project(PathBuf);
 
@@ -422,20 +287,60 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_mount_types_and_fields_become_warnings() {
+    fn mounts_of_every_kind_and_what_reaches_the_host_are_read_not_judged() {
         let project = Project::with(&[(
             ".devcontainer.json",
-            r#"{ "mounts": ["type=tmpfs,target=/scratch", "source=/a,target=/b"], "capAdd": ["SYS_PTRACE"] }"#,
+            r#"{ "mounts": ["type=tmpfs,target=/scratch", "source=/a,target=/b,type=bind", "source=hist,target=/h"],
+                 "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"], "features": {} }"#,
         )]);
         let config = project.read().unwrap().unwrap();
-        assert_eq!(config.mounts.len(), 1);
+        let kinds: Vec<_> = config.mounts.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [MountKind::Tmpfs, MountKind::Bind, MountKind::Volume]
+        );
+        assert_eq!(config.cap_add, ["SYS_PTRACE"]);
+        assert_eq!(config.security_opt, ["seccomp=unconfined"]);
         assert_eq!(
             config.warnings,
-            [
-                "mounts[0]: mount type 'tmpfs' is not supported and was ignored",
-                "capAdd is not supported and was ignored"
-            ]
+            ["features is not supported and was ignored"]
         );
+    }
+
+    #[test]
+    fn a_session_read_sees_its_clone_and_only_the_allowed_host_environment() {
+        let project = Project::with(&[(
+            ".devcontainer.json",
+            r#"{ "workspaceFolder": "/w/${localWorkspaceFolderBasename}",
+                 "mounts": ["type=bind,source=${localWorkspaceFolder}/cache,target=/cache"],
+                 "containerEnv": { "A": "${localEnv:CI_TEST_ALLOWED}", "B": "${localEnv:CI_TEST_DENIED:d}" } }"#,
+        )]);
+        let vars = [
+            ("CI_TEST_ALLOWED".to_string(), "yes".to_string()),
+            ("CI_TEST_DENIED".to_string(), "secret".to_string()),
+        ];
+        let options = ReadOptions {
+            local_folder: Some(PathBuf::from("/base/sessions/session-s")),
+            host_env: HostEnv::only(vars.into(), &["CI_TEST_ALLOWED".to_string()]),
+        };
+        let config = read_devcontainer_config_with(&project.0, options)
+            .unwrap()
+            .unwrap();
+        let basename = project.0.file_name().unwrap().to_str().unwrap();
+        assert_eq!(config.workspace_folder, format!("/w/{basename}"));
+        assert_eq!(config.mounts[0].source, "/base/sessions/session-s/cache");
+        assert_eq!(config.container_env["A"], "yes");
+        assert_eq!(config.container_env["B"], "d");
+        assert_eq!(config.denied_env, ["CI_TEST_DENIED"]);
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_unread() {
+        let big = format!("{{ \"name\": \"{}\" }}", "x".repeat(CONFIG_LIMIT as usize));
+        let project = Project::with(&[(".devcontainer.json", &big)]);
+        let err = project.read().unwrap_err();
+        assert_eq!(err.code, ErrorCode::Devcontainer);
+        assert!(err.message.contains("larger than"));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! Lifecycle commands in their three forms: a string (run by `/bin/sh -c`), an array (argv,
 //! no shell), an object (named commands run in parallel, all of which must succeed).
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
     Shell(String),
     Argv(Vec<String>),
@@ -20,7 +21,7 @@ impl Command {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LifecycleCommand {
     Single(Command),
     /// Name → command, run at the same time.

@@ -1,16 +1,23 @@
-//! devcontainer.json (the parts a session container needs): JSONC, lookup, variables,
-//! lifecycle commands and a safe subset of `runArgs`.
+//! devcontainer.json: JSONC, lookup, variables, lifecycle commands, mounts and `runArgs`,
+//! read without policy (a session's trust check decides what may reach the host).
 
+mod build_config;
 mod config;
+mod fields;
+mod host_env;
 mod jsonc;
 mod lifecycle;
 mod lookup;
+mod mount_spec;
 mod run_args;
 mod variables;
 
+pub use build_config::BuildConfig;
 pub use config::{
-    devcontainer_id, read_devcontainer_config, BuildConfig, DevcontainerConfig, MountSpec,
-    DEFAULT_WORKSPACE_FOLDER,
+    devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
+    ReadOptions, DEFAULT_WORKSPACE_FOLDER,
 };
+pub use host_env::HostEnv;
 pub use lifecycle::{Command, LifecycleCommand};
+pub use mount_spec::{MountKind, MountSpec};
 pub use run_args::RunArgs;

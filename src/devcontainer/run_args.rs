@@ -1,9 +1,12 @@
-//! The part of `runArgs` this library honours: options that shape the container without
-//! reaching into the host. Anything else — privileges, capabilities, devices, host
-//! namespaces, volumes — is refused, since a cloned repository's config is untrusted.
+//! The `runArgs` this library understands, parsed without policy: options that shape the
+//! container, and those that reach the host (privileges, capabilities, security options,
+//! devices, host namespaces, bind mounts), which a session's trust check judges. Any other
+//! flag is refused, so that nothing in a config is silently ignored.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
+use super::host_env::HostEnv;
+use super::mount_spec::{parse_mount_text, parse_tmpfs_flag, parse_volume_flag, MountSpec};
 use crate::error::{Error, ErrorCode, Result};
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -12,18 +15,30 @@ pub struct RunArgs {
     pub labels: BTreeMap<String, String>,
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,
+    /// `--network`/`--net` as written (`host` and `container:…` reach outside the session).
     pub network: Option<String>,
     pub hostname: Option<String>,
     pub user: Option<String>,
     pub workdir: Option<String>,
+    pub privileged: bool,
+    pub cap_add: Vec<String>,
+    pub cap_drop: Vec<String>,
+    pub security_opt: Vec<String>,
+    /// `--device` as written (`HOST[:CONTAINER[:PERMISSIONS]]`).
+    pub devices: Vec<String>,
+    /// `--pid`, `--ipc`, `--uts`, `--userns`, `--cgroupns`: the namespace's mode.
+    pub namespaces: BTreeMap<String, String>,
+    /// `-v/--volume`, `--mount`, `--tmpfs`.
+    pub mounts: Vec<MountSpec>,
 }
 
-/// Supported: `-e/--env K=V` (a bare `K` takes the host's value, as docker does, and is left
-/// out when the host has none), `-l/--label K[=V]`, `-m/--memory N[b|k|m|g]`, `--cpu-shares N`,
-/// `--network/--net none|bridge|NAME` (not `host`, `container:…`, `ns:…` or other modes),
-/// `-h/--hostname`, `-u/--user`, `-w/--workdir`, `--init` (always on); each as `--opt value`
-/// or `--opt=value`.
-pub fn parse_run_args(args: &[String], local_env: &HashMap<String, String>) -> Result<RunArgs> {
+/// Understood: `-e/--env K=V` (a bare `K` takes the host's value, as docker does, and is left
+/// out when the host has none or may not be read), `-l/--label K[=V]`, `-m/--memory
+/// N[b|k|m|g]`, `--cpu-shares N`, `--network/--net`, `-h/--hostname`, `-u/--user`,
+/// `-w/--workdir`, `--init` (always on), `--privileged`, `--cap-add`, `--cap-drop`,
+/// `--security-opt`, `--device`, `--pid/--ipc/--uts/--userns/--cgroupns`, `-v/--volume`,
+/// `--mount`, `--tmpfs`; each as `--opt value` or `--opt=value`.
+pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
     let mut parsed = RunArgs::default();
     let mut i = 0;
     while i < args.len() {
@@ -32,7 +47,8 @@ pub fn parse_run_args(args: &[String], local_env: &HashMap<String, String>) -> R
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
         };
-        if flag == "--init" {
+        if flag == "--init" || flag == "--privileged" {
+            parsed.privileged |= flag == "--privileged";
             i += 1;
             continue;
         }
@@ -54,7 +70,7 @@ pub fn parse_run_args(args: &[String], local_env: &HashMap<String, String>) -> R
                     }
                     None => {
                         if let Some(val) = local_env.get(&v) {
-                            parsed.env.insert(v.clone(), val.clone());
+                            parsed.env.insert(v.clone(), val.to_string());
                         }
                     }
                 }
@@ -64,7 +80,9 @@ pub fn parse_run_args(args: &[String], local_env: &HashMap<String, String>) -> R
                 let (k, val) = v.split_once('=').unwrap_or((&v, ""));
                 parsed.labels.insert(k.to_string(), val.to_string());
             }
-            "-m" | "--memory" => parsed.memory = Some(parse_bytes(&value()?, &flag)?),
+            "-m" | "--memory" => {
+                parsed.memory = Some(parse_bytes(&value()?, &flag).map_err(|e| refuse_with(&e))?)
+            }
             "--cpu-shares" => {
                 parsed.cpu_shares = Some(
                     value()?
@@ -72,19 +90,32 @@ pub fn parse_run_args(args: &[String], local_env: &HashMap<String, String>) -> R
                         .map_err(|_| refuse(&flag, "needs a number"))?,
                 )
             }
-            "--network" | "--net" => {
-                let v = value()?;
-                if !is_network_name(&v) {
-                    return Err(refuse(
-                        &flag,
-                        "takes none, bridge or a network's name (not the host's or another container's network)",
-                    ));
-                }
-                parsed.network = Some(v);
-            }
+            "--network" | "--net" => parsed.network = Some(non_empty(value()?, &flag)?),
             "-h" | "--hostname" => parsed.hostname = Some(value()?),
             "-u" | "--user" => parsed.user = Some(value()?),
             "-w" | "--workdir" => parsed.workdir = Some(value()?),
+            "--cap-add" => parsed.cap_add.push(non_empty(value()?, &flag)?),
+            "--cap-drop" => parsed.cap_drop.push(non_empty(value()?, &flag)?),
+            "--security-opt" => parsed.security_opt.push(non_empty(value()?, &flag)?),
+            "--device" => parsed.devices.push(non_empty(value()?, &flag)?),
+            "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
+                let mode = non_empty(value()?, &flag)?;
+                parsed
+                    .namespaces
+                    .insert(flag.trim_start_matches('-').to_string(), mode);
+            }
+            "-v" | "--volume" => parsed.mounts.push(
+                parse_volume_flag(&value()?, &format!("runArgs {flag}"))
+                    .map_err(|e| refuse_with(&e))?,
+            ),
+            "--mount" => parsed.mounts.push(
+                parse_mount_text(&value()?, &format!("runArgs {flag}"))
+                    .map_err(|e| refuse_with(&e))?,
+            ),
+            "--tmpfs" => parsed.mounts.push(
+                parse_tmpfs_flag(&value()?, &format!("runArgs {flag}"))
+                    .map_err(|e| refuse_with(&e))?,
+            ),
             _ => return Err(refuse(&flag, "is not in the supported subset of runArgs")),
         }
         i += 1;
@@ -96,18 +127,20 @@ fn refuse(flag: &str, why: &str) -> Error {
     Error::new(ErrorCode::Devcontainer, format!("runArgs '{flag}' {why}"))
 }
 
-/// `none`, `bridge` or a user-defined network's name: no mode that reaches the host's or
-/// another container's namespace (`host`, `container:…`, Podman's `ns:…`, `slirp4netns:…`).
-fn is_network_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name != "host"
-        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+fn refuse_with(why: &str) -> Error {
+    Error::new(ErrorCode::Devcontainer, why.to_string())
+}
+
+fn non_empty(value: String, flag: &str) -> Result<String> {
+    if value.is_empty() {
+        return Err(refuse(flag, "needs a value"));
+    }
+    Ok(value)
 }
 
 /// `512m`, `1.5g`, `1024` (bytes), as docker reads `--memory`.
-fn parse_bytes(text: &str, flag: &str) -> Result<i64> {
-    let bad = || refuse(flag, "needs a size like 512m");
+pub fn parse_bytes(text: &str, flag: &str) -> std::result::Result<i64, String> {
+    let bad = || format!("runArgs '{flag}' needs a size like 512m");
     let lower = text.trim().to_ascii_lowercase();
     let split = lower
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -132,18 +165,26 @@ fn parse_bytes(text: &str, flag: &str) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::devcontainer::MountKind;
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
     }
 
     fn parse(list: &[&str]) -> Result<RunArgs> {
-        let host = HashMap::from([("FROM_HOST".to_string(), "h".to_string())]);
+        let host = HostEnv::only(
+            [
+                ("FROM_HOST".to_string(), "h".to_string()),
+                ("SECRET".to_string(), "s".to_string()),
+            ]
+            .into(),
+            &["FROM_HOST".to_string(), "NOT_ON_HOST".to_string()],
+        );
         parse_run_args(&args(list), &host)
     }
 
     #[test]
-    fn parses_the_subset() {
+    fn parses_what_shapes_the_container() {
         let parsed = parse(&[
             "--env=A=1",
             "-e",
@@ -158,6 +199,8 @@ mod tests {
             "FROM_HOST",
             "-e",
             "NOT_ON_HOST",
+            "-e",
+            "SECRET",
             "--label",
             "flag",
             "--memory=1.5g",
@@ -169,27 +212,59 @@ mod tests {
         assert_eq!(parsed.env["B"], "2");
         assert_eq!(parsed.env["FROM_HOST"], "h");
         assert!(!parsed.env.contains_key("NOT_ON_HOST"));
+        assert!(!parsed.env.contains_key("SECRET"));
         assert_eq!(parsed.labels["flag"], "");
         assert_eq!(parsed.memory, Some(3 << 29));
         assert_eq!(parsed.network.as_deref(), Some("my-net_1"));
         assert_eq!(parsed.user.as_deref(), Some("agent"));
+        assert!(!parsed.privileged);
     }
 
     #[test]
-    fn refuses_what_reaches_the_host() {
+    fn parses_what_reaches_the_host_for_the_trust_check() {
+        let parsed = parse(&[
+            "--privileged",
+            "--cap-add=SYS_PTRACE",
+            "--cap-drop",
+            "NET_RAW",
+            "--security-opt",
+            "seccomp=unconfined",
+            "--device=/dev/kvm",
+            "--pid=host",
+            "--network",
+            "host",
+            "-v",
+            "/etc:/hostetc:ro",
+            "--mount",
+            "type=volume,source=cache,target=/cache",
+            "--tmpfs",
+            "/scratch",
+        ])
+        .unwrap();
+        assert!(parsed.privileged);
+        assert_eq!(parsed.cap_add, ["SYS_PTRACE"]);
+        assert_eq!(parsed.cap_drop, ["NET_RAW"]);
+        assert_eq!(parsed.security_opt, ["seccomp=unconfined"]);
+        assert_eq!(parsed.devices, ["/dev/kvm"]);
+        assert_eq!(parsed.namespaces["pid"], "host");
+        assert_eq!(parsed.network.as_deref(), Some("host"));
+        let kinds: Vec<_> = parsed.mounts.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [MountKind::Bind, MountKind::Volume, MountKind::Tmpfs]
+        );
+        assert!(parsed.mounts[0].readonly);
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_understand() {
         for bad in [
-            &["--privileged"][..],
-            &["--cap-add", "SYS_ADMIN"],
-            &["-v", "/:/host"],
-            &["--network", "host"],
-            &["--pid=host"],
-            &["--device", "/dev/kvm"],
-            &["--network=container:other"],
-            &["--network=ns:/proc/1/ns/net"],
-            &["--net", "slirp4netns:allow_host_loopback=true"],
-            &["--env-file", "/etc/shadow"],
+            &["--env-file", "/etc/shadow"][..],
             &["--memory", "lots"],
             &["-e"],
+            &["--cap-add="],
+            &["-v", "./rel:/x"],
+            &["--rm"],
         ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::Devcontainer, "{bad:?}");

@@ -1,23 +1,25 @@
 //! `${...}` substitution in devcontainer.json strings. Unknown variables, and
 //! `${containerEnv:…}` (known only after the container starts), stay verbatim.
 
-use std::collections::HashMap;
+use super::host_env::HostEnv;
 
-pub struct Variables {
+pub struct Variables<'e> {
     pub local_workspace_folder: String,
+    /// The project's own name, also when the workspace folder is a session's clone.
+    pub local_workspace_folder_basename: String,
     pub container_workspace_folder: String,
     pub devcontainer_id: String,
-    pub local_env: HashMap<String, String>,
+    pub local_env: &'e HostEnv,
 }
 
-fn basename(path: &str) -> &str {
+pub fn basename(path: &str) -> &str {
     path.trim_end_matches('/')
         .rsplit('/')
         .next()
         .unwrap_or(path)
 }
 
-impl Variables {
+impl Variables<'_> {
     fn lookup(&self, name: &str) -> Option<String> {
         if let Some(rest) = name
             .strip_prefix("localEnv:")
@@ -30,14 +32,14 @@ impl Variables {
             return Some(
                 self.local_env
                     .get(var)
-                    .cloned()
-                    .or(default.map(str::to_string))
-                    .unwrap_or_default(),
+                    .or(default)
+                    .unwrap_or_default()
+                    .to_string(),
             );
         }
         match name {
             "localWorkspaceFolder" => Some(self.local_workspace_folder.clone()),
-            "localWorkspaceFolderBasename" => Some(basename(&self.local_workspace_folder).into()),
+            "localWorkspaceFolderBasename" => Some(self.local_workspace_folder_basename.clone()),
             "containerWorkspaceFolder" => Some(self.container_workspace_folder.clone()),
             "containerWorkspaceFolderBasename" => {
                 Some(basename(&self.container_workspace_folder).into())
@@ -87,18 +89,23 @@ impl Variables {
 mod tests {
     use super::*;
 
-    fn vars() -> Variables {
+    fn vars(env: &HostEnv) -> Variables<'_> {
         Variables {
             local_workspace_folder: "/home/u/proj".into(),
+            local_workspace_folder_basename: "proj".into(),
             container_workspace_folder: "/workspace".into(),
             devcontainer_id: "abc".into(),
-            local_env: HashMap::from([("HOME".into(), "/home/u".into())]),
+            local_env: env,
         }
     }
 
     #[test]
     fn substitutes_known_and_keeps_unknown() {
-        let v = vars();
+        let env = HostEnv::only(
+            [("HOME".to_string(), "/home/u".to_string())].into(),
+            &["*".to_string()],
+        );
+        let v = vars(&env);
         assert_eq!(v.substitute("${localEnv:HOME}/x"), "/home/u/x");
         assert_eq!(v.substitute("${env:NOPE:fallback}"), "fallback");
         assert_eq!(v.substitute("${localEnv:NOPE}"), "");

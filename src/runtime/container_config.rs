@@ -3,14 +3,69 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use super::naming::container_name;
 use crate::error::{Error, Result};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountKind {
+    Bind,
+    Volume,
+    Tmpfs,
+}
+
+impl MountKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MountKind::Bind => "bind",
+            MountKind::Volume => "volume",
+            MountKind::Tmpfs => "tmpfs",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerMount {
+    pub kind: MountKind,
+    /// A host path (bind), a volume's name (empty: an anonymous volume), nothing (tmpfs).
     pub source: String,
     pub target: String,
     pub readonly: bool,
+    /// `bind-propagation` (bind mounts).
+    #[serde(default)]
+    pub propagation: Option<String>,
+    /// `volume-nocopy` (volumes).
+    #[serde(default)]
+    pub no_copy: bool,
+    /// Size in bytes and mode of a tmpfs.
+    #[serde(default)]
+    pub tmpfs_size: Option<i64>,
+    #[serde(default)]
+    pub tmpfs_mode: Option<i64>,
+}
+
+impl ContainerMount {
+    pub fn new(kind: MountKind, source: &str, target: &str) -> ContainerMount {
+        ContainerMount {
+            kind,
+            source: source.to_string(),
+            target: target.to_string(),
+            readonly: false,
+            propagation: None,
+            no_copy: false,
+            tmpfs_size: None,
+            tmpfs_mode: None,
+        }
+    }
+
+    pub fn bind(source: &str, target: &str, readonly: bool) -> ContainerMount {
+        ContainerMount {
+            readonly,
+            ..ContainerMount::new(MountKind::Bind, source, target)
+        }
+    }
 }
 
 /// Who a container lives for: the creating process, or a session that outlives processes.
@@ -54,6 +109,17 @@ pub struct ContainerConfig {
     pub user: Option<String>,
     pub network: Option<String>,
     pub lifetime: Lifetime,
+    /// What reaches beyond the container. Callers pass these only when whoever decides
+    /// allowed them (a workspace's trust check does for devcontainer.json).
+    pub privileged: bool,
+    pub cap_add: Vec<String>,
+    pub cap_drop: Vec<String>,
+    pub security_opt: Vec<String>,
+    /// `HOST[:CONTAINER[:PERMISSIONS]]`.
+    pub devices: Vec<String>,
+    /// `pid`, `ipc`, `uts`, `userns`, `cgroupns` → the namespace's mode.
+    pub namespaces: BTreeMap<String, String>,
+    pub hostname: Option<String>,
     /// Recorded in the session label; defaults to `id`, else the container name.
     pub session_id: Option<String>,
     pub clone_path: Option<String>,
@@ -71,7 +137,8 @@ impl ContainerConfig {
             )));
         }
         for mount in &self.mounts {
-            if !Path::new(&mount.source).is_absolute() || !absolute(&mount.target) {
+            let bind = mount.kind == MountKind::Bind;
+            if (bind && !Path::new(&mount.source).is_absolute()) || !absolute(&mount.target) {
                 return Err(Error::invalid_argument(format!(
                     "mount '{}' -> '{}': source and target must be absolute paths",
                     mount.source, mount.target
@@ -138,11 +205,7 @@ mod tests {
             ErrorCode::InvalidArgument
         );
         config.command = None;
-        config.mounts.push(ContainerMount {
-            source: "rel".into(),
-            target: "/w".into(),
-            readonly: false,
-        });
+        config.mounts.push(ContainerMount::bind("rel", "/w", false));
         assert_eq!(
             config.validate().unwrap_err().code,
             ErrorCode::InvalidArgument

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bollard::models::{
-    ContainerCreateBody, ContainerInspectResponse, ContainerSummary, HostConfig, Mount, MountPoint,
-    MountType,
+    ContainerCreateBody, ContainerInspectResponse, ContainerSummary, MountPoint,
 };
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
@@ -14,7 +13,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use super::container_config::{ContainerConfig, ContainerMount, Lifetime};
+use super::container_body::create_body;
+use super::container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
 use super::container_runtime::ContainerRuntime;
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
@@ -122,7 +122,7 @@ impl DockerRuntime {
 impl ContainerRuntime for DockerRuntime {
     async fn create(&self, config: ContainerConfig) -> Result<String> {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
-        for mount in &config.mounts {
+        for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
             ensure_mount_source(&mount.source, &name).await?;
         }
         if config.lifetime == Lifetime::Process {
@@ -147,7 +147,8 @@ impl ContainerRuntime for DockerRuntime {
             let body = create_body(&config, &image, labels, None);
             self.create_container(&engine, &name, &image, body).await?;
         }
-        self.mounts.remember(&[&name], config.mounts.clone());
+        let binds = config.mounts.iter().filter(|m| m.kind == MountKind::Bind);
+        self.mounts.remember(&[&name], binds.cloned().collect());
         Ok(name)
     }
 
@@ -282,52 +283,6 @@ impl ContainerRuntime for DockerRuntime {
     }
 }
 
-fn create_body(
-    config: &ContainerConfig,
-    image: &str,
-    labels: BTreeMap<String, String>,
-    entrypoint: Option<Vec<String>>,
-) -> ContainerCreateBody {
-    let mounts = config
-        .mounts
-        .iter()
-        .map(|m| Mount {
-            typ: Some(MountType::BIND),
-            source: Some(m.source.clone()),
-            target: Some(m.target.clone()),
-            read_only: Some(m.readonly),
-            ..Default::default()
-        })
-        .collect();
-    let env = config
-        .environment
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let cmd = entrypoint.as_ref().map(|_| Vec::new());
-    ContainerCreateBody {
-        image: Some(image.to_string()),
-        working_dir: Some(config.working_directory.clone()),
-        entrypoint,
-        cmd,
-        env: Some(env),
-        labels: Some(labels.into_iter().collect()),
-        user: config.user.clone(),
-        attach_stdin: Some(false),
-        open_stdin: Some(false),
-        tty: Some(false),
-        host_config: Some(HostConfig {
-            init: Some(true),
-            mounts: Some(mounts),
-            memory: config.memory,
-            cpu_shares: config.cpu_shares,
-            network_mode: config.network.clone(),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 /// The bind mounts among an inspect or list answer's mount points.
 pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
     points
@@ -339,11 +294,11 @@ pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
                 .is_none_or(|t| t.to_string().eq_ignore_ascii_case("bind"))
         })
         .filter_map(|p| {
-            Some(ContainerMount {
-                source: p.source?,
-                target: p.destination?,
-                readonly: p.rw == Some(false),
-            })
+            Some(ContainerMount::bind(
+                &p.source?,
+                &p.destination?,
+                p.rw == Some(false),
+            ))
         })
         .collect()
 }

@@ -55,11 +55,7 @@ mod tests {
     #[test]
     fn known_under_every_id_until_forgotten() {
         let known = KnownMounts::default();
-        let mounts = vec![ContainerMount {
-            source: "/host/w".into(),
-            target: "/workspace".into(),
-            readonly: false,
-        }];
+        let mounts = vec![ContainerMount::bind("/host/w", "/workspace", false)];
         known.remember(&["name", "", "0123abc"], mounts);
         for id in ["name", "0123abc"] {
             assert_eq!(

@@ -1,6 +1,7 @@
 //! Containers through the Engine API: create/start/stop/remove, exec, logs, inspect, list,
 //! and path translation (CONTRACT §2).
 
+mod container_body;
 mod container_config;
 mod container_info;
 mod container_runtime;
@@ -18,7 +19,7 @@ mod path_exists;
 mod path_translation;
 pub mod process_kill;
 
-pub use container_config::{ContainerConfig, ContainerMount, Lifetime};
+pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_runtime::ContainerRuntime;
 pub use container_use::{ContainerUse, UseFuture, UseGuard};

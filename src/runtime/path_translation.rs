@@ -59,16 +59,8 @@ mod tests {
 
     fn mounts() -> Vec<ContainerMount> {
         vec![
-            ContainerMount {
-                source: "/home/u/proj".into(),
-                target: "/workspace".into(),
-                readonly: false,
-            },
-            ContainerMount {
-                source: "/home/u/cache".into(),
-                target: "/workspace/cache".into(),
-                readonly: true,
-            },
+            ContainerMount::bind("/home/u/proj", "/workspace", false),
+            ContainerMount::bind("/home/u/cache", "/workspace/cache", true),
         ]
     }
 

@@ -1,9 +1,12 @@
 //! Building a devcontainer.json `build` through the Engine API: the context directory as a
-//! tar, the Dockerfile inside it, build args and target; offline as long as `FROM` names a
-//! local image (nothing is pulled).
+//! tar streamed to the engine (memory bounded whatever the context's size), the Dockerfile
+//! inside it, build args and target; offline as long as `FROM` names a local image
+//! (nothing is pulled).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::io::Write;
+
+use bytes::Bytes;
 
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use futures_util::StreamExt;
@@ -15,40 +18,87 @@ use crate::error::{Error, ErrorCode, Result};
 /// Where a Dockerfile outside the context is put inside the context's archive.
 const OUTSIDE_DOCKERFILE: &str = ".container-isolation.Dockerfile";
 
-fn context_archive(build: &BuildConfig) -> Result<(Vec<u8>, String)> {
-    let fail = |e: std::io::Error| {
+/// Archive chunks in flight between the tar writer and the engine: memory stays at a few
+/// of these whatever the context's size.
+const CHUNK: usize = 256 * 1024;
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// `io::Write` into a channel of chunks; fails once the receiving side is gone.
+struct ChunkSender {
+    buffer: Vec<u8>,
+    sender: tokio::sync::mpsc::Sender<Bytes>,
+}
+
+impl ChunkSender {
+    fn send(&mut self) -> std::io::Result<()> {
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buffer,
+            Vec::with_capacity(CHUNK),
+        ));
+        self.sender
+            .blocking_send(chunk)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    }
+}
+
+impl Write for ChunkSender {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(data);
+        if self.buffer.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buffer.is_empty() {
+            self.send()?;
+        }
+        Ok(())
+    }
+}
+
+/// The context directory (symlinks archived as links, never followed) with the Dockerfile,
+/// written by a blocking task into `out`. Returns the Dockerfile's name in the archive.
+fn write_context(build: &BuildConfig, out: ChunkSender) -> std::io::Result<()> {
+    let mut archive = tar::Builder::new(out);
+    archive.follow_symlinks(false);
+    archive.append_dir_all(".", &build.context)?;
+    if build.dockerfile.strip_prefix(&build.context).is_err() {
+        archive.append_path_with_name(&build.dockerfile, OUTSIDE_DOCKERFILE)?;
+    }
+    archive.into_inner()?.flush()
+}
+
+fn dockerfile_in_context(build: &BuildConfig) -> String {
+    match build.dockerfile.strip_prefix(&build.context) {
+        Ok(inside) => inside.to_string_lossy().into_owned(),
+        Err(_) => OUTSIDE_DOCKERFILE.to_string(),
+    }
+}
+
+/// Builds the image and tags it `tag`. `build`'s paths are canonical and were checked
+/// against the project and the host's trust.
+pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Result<()> {
+    let context_error = |e: String| {
         Error::new(
             ErrorCode::Devcontainer,
             format!("build context {}: {e}", build.context.display()),
         )
     };
-    let mut archive = tar::Builder::new(Vec::new());
-    archive.follow_symlinks(false);
-    archive.append_dir_all(".", &build.context).map_err(fail)?;
-    let dockerfile = match build.dockerfile.strip_prefix(&build.context) {
-        Ok(inside) => inside.to_string_lossy().into_owned(),
-        Err(_) => {
-            archive
-                .append_path_with_name(&build.dockerfile, OUTSIDE_DOCKERFILE)
-                .map_err(fail)?;
-            OUTSIDE_DOCKERFILE.to_string()
-        }
-    };
-    Ok((archive.into_inner().map_err(fail)?, dockerfile))
-}
-
-/// Builds the image and tags it `tag`.
-pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Result<()> {
-    if !Path::new(&build.context).is_dir() {
-        return Err(Error::new(
-            ErrorCode::Devcontainer,
-            format!(
-                "build context {} is not a directory",
-                build.context.display()
-            ),
-        ));
-    }
-    let (archive, dockerfile) = context_archive(build)?;
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
+    let to_archive = build.clone();
+    let writer = tokio::task::spawn_blocking(move || {
+        write_context(
+            &to_archive,
+            ChunkSender {
+                buffer: Vec::with_capacity(CHUNK),
+                sender,
+            },
+        )
+    });
+    let body = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+    let dockerfile = dockerfile_in_context(build);
     let args: HashMap<String, String> = build.args.clone().into_iter().collect();
     let mut options = BuildImageOptionsBuilder::default()
         .dockerfile(&dockerfile)
@@ -59,18 +109,26 @@ pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Res
         options = options.target(target);
     }
     let subject = format!("build of {}", build.dockerfile.display());
-    let body = bollard::body_full(archive.into());
-    let mut stream = engine
-        .docker()
-        .build_image(options.build(), None, Some(body));
+    let mut stream =
+        engine
+            .docker()
+            .build_image(options.build(), None, Some(bollard::body_stream(body)));
     let mut log = String::new();
+    let mut failure = None;
     while let Some(item) = stream.next().await {
-        let info = item.map_err(|e| engine.annotate(from_bollard(e, &subject)))?;
+        let info = match item {
+            Ok(info) => info,
+            Err(e) => {
+                failure = Some(engine.annotate(from_bollard(e, &subject)));
+                break;
+            }
+        };
         if let Some(text) = info.stream {
             log.push_str(&text);
+            keep_tail(&mut log);
         }
         if let Some(detail) = info.error_detail {
-            return Err(Error::new(
+            failure = Some(Error::new(
                 ErrorCode::Devcontainer,
                 format!(
                     "{subject} failed: {}\n{}",
@@ -78,9 +136,27 @@ pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Res
                     tail(&log)
                 ),
             ));
+            break;
         }
     }
-    Ok(())
+    drop(stream);
+    let written = writer.await.map_err(|e| context_error(e.to_string()))?;
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    written.map_err(|e| context_error(e.to_string()))
+}
+
+/// The build log is the image's to write: only its end is kept.
+fn keep_tail(log: &mut String) {
+    const KEEP: usize = 64 * 1024;
+    if log.len() > 2 * KEEP {
+        let mut cut = log.len() - KEEP;
+        while !log.is_char_boundary(cut) {
+            cut += 1;
+        }
+        log.drain(..cut);
+    }
 }
 
 fn tail(log: &str) -> String {

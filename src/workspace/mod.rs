@@ -1,11 +1,19 @@
-//! Session workspaces (CONTRACT §6): clone + container + devcontainer.json, persisted.
+//! Session workspaces (CONTRACT §6): clone + container + devcontainer.json under the
+//! host's trust, the settings fixed at creation and stored.
 
+mod host_paths;
 mod idle_tracker;
 mod image_build;
 mod lifecycle_runner;
+mod session_container;
+mod session_settings;
+mod settings_resolution;
+mod trust;
 mod workspace_record;
 mod workspaces;
 
+pub use session_settings::SessionSettings;
+pub use trust::Trust;
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
 pub use workspaces::{
     CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::session_settings::SessionSettings;
 use crate::error::{Error, ErrorCode, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +22,11 @@ pub struct WorkspaceRecord {
     /// Whether devcontainer.json is honoured (lifecycle commands on (re)start).
     pub devcontainer: bool,
     pub created_at_ms: i64,
+    /// The settings every container of the session is made with, fixed at its creation.
+    /// Records from before they were kept have none: they are resolved again from the
+    /// project (never from the clone) under the host's trust.
+    #[serde(default)]
+    pub settings: Option<SessionSettings>,
 }
 
 fn io_error(path: &Path, err: std::io::Error) -> Error {

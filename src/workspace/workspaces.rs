@@ -8,30 +8,32 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::host_paths::engine_sockets;
 use super::idle_tracker::{IdleTracker, SessionUseHook};
-use super::image_build::build_image;
-use super::lifecycle_runner::{run_on_host, InContainer};
+use super::session_container::SessionContainer;
+use super::session_settings::SessionSettings;
+use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
+use super::trust::Trust;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use crate::clone::{branch_name, validate_session_id, CloneManager};
+use crate::container_environment::{
+    container_environment, ContainerEnvironment, EnvironmentRequest,
+};
 use crate::devcontainer::{
-    devcontainer_id, read_devcontainer_config, DevcontainerConfig, DEFAULT_WORKSPACE_FOLDER,
+    read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
 };
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::fileio::{DockerFileIo, FileIoOptions};
-use crate::runtime::{
-    ContainerConfig, ContainerMount, ContainerRuntime, ContainerState, ContainerUse, DockerRuntime,
-    Lifetime, RuntimeOptions,
-};
-use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
+use crate::runtime::{ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, RuntimeOptions};
 
 #[derive(Debug, Clone, Default)]
 pub struct WorkspacesOptions {
     pub base_dir: PathBuf,
     pub engine: EngineOptions,
     pub image: Option<String>,
-    /// Run devcontainer.json's `initializeCommand` on the host and honour `privileged`.
-    pub allow_host_commands: bool,
+    /// What a session's devcontainer.json may reach beyond the session, unless `create`
+    /// gives its own.
+    pub trust: Trust,
     /// Stop a session's container after this long without a FileIO/Shell use.
     pub idle_timeout: Option<Duration>,
 }
@@ -45,6 +47,8 @@ pub struct CreateWorkspace {
     pub env: BTreeMap<String, String>,
     pub network: Option<String>,
     pub lifetime: Lifetime,
+    /// Replaces the constructor's trust for this session.
+    pub trust: Option<Trust>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,12 +58,9 @@ pub struct WorkspaceInfo {
     pub state: String,
 }
 
-pub struct WorkspaceEnvironment {
-    pub file_io: DockerFileIo,
-    pub shell: DockerShell,
-    pub cwd: String,
-    pub home_dir: String,
-}
+/// FileIO and Shell bound to a session's container, as its `remoteUser` in its
+/// `workspaceFolder`, with its `remoteEnv`.
+pub type WorkspaceEnvironment = ContainerEnvironment;
 
 pub struct Workspaces {
     options: WorkspacesOptions,
@@ -143,7 +144,7 @@ impl Workspaces {
     }
 
     /// Idempotent per session: an existing workspace is started if stopped, and its
-    /// container recreated on the same clone if it was removed.
+    /// container recreated, with the settings it was created with, if it was removed.
     pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
         if let Some(idle) = &self.idle {
@@ -154,13 +155,11 @@ impl Workspaces {
         let _guard = lock.lock().await;
         let base = &self.options.base_dir;
         if let Some(existing) = record::load(base, &request.session_id)? {
-            match self.state_of(&existing.container_id).await?.as_str() {
-                "missing" => {}
-                _ => {
-                    self.ensure_started(&existing).await?;
-                    return self.info(existing).await;
-                }
+            if self.state_of(&existing.container_id).await? == "missing" {
+                return self.recreate(existing).await;
             }
+            self.ensure_started(&existing).await?;
+            return self.info(existing).await;
         }
         let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
             Error::new(
@@ -175,210 +174,138 @@ impl Workspaces {
         })
         .await
         .map_err(blocking_error)??;
-        let config = if request.devcontainer {
-            let at = clone_path.clone();
-            tokio::task::spawn_blocking(move || read_devcontainer_config(&at))
-                .await
-                .map_err(blocking_error)??
-        } else {
-            None
-        };
-        let record = self
-            .create_container(&request, &project, &clone_path, config.as_ref())
-            .await?;
-        record::save(base, &record)?;
-        self.info(record).await
-    }
-
-    async fn create_container(
-        &self,
-        request: &CreateWorkspace,
-        project: &Path,
-        clone_path: &Path,
-        config: Option<&DevcontainerConfig>,
-    ) -> Result<WorkspaceRecord> {
         let engine = self.runtime.engine().await?;
-        if let Some(config) = config {
-            if config.privileged && !self.options.allow_host_commands {
-                return Err(Error::new(
-                    ErrorCode::Devcontainer,
-                    format!(
-                        "{}: privileged needs allowHostCommands",
-                        config.config_path.display()
-                    ),
-                ));
-            }
-            if let (Some(init), true) =
-                (&config.initialize_command, self.options.allow_host_commands)
-            {
-                run_on_host(project, init).await?;
-            }
-        }
-        let image = self.image_for(&engine, request, project, config).await?;
-        let mount_path = config
-            .map(|c| {
-                c.workspace_mount
-                    .as_ref()
-                    .map(|m| m.target.clone())
-                    .unwrap_or_else(|| c.workspace_folder.clone())
-            })
-            .unwrap_or_else(|| DEFAULT_WORKSPACE_FOLDER.to_string());
-        let mut environment = BTreeMap::new();
-        let mut mounts = vec![ContainerMount {
-            source: clone_path.to_string_lossy().into_owned(),
-            target: mount_path.clone(),
-            readonly: false,
-        }];
-        let mut container = ContainerConfig {
-            name: Some(self.container_name(&request.session_id)),
-            image: Some(image.clone()),
-            working_directory: config
-                .map(|c| c.workspace_folder.clone())
-                .unwrap_or_else(|| mount_path.clone()),
-            lifetime: request.lifetime,
-            session_id: Some(request.session_id.clone()),
-            clone_path: Some(clone_path.to_string_lossy().into_owned()),
-            project_dir: Some(project.to_string_lossy().into_owned()),
-            network: request.network.clone(),
-            ..Default::default()
-        };
-        if let Some(config) = config {
-            environment.extend(config.container_env.clone());
-            environment.extend(config.run_args.env.clone());
-            for m in config.mounts.iter().filter(|m| m.kind == "bind") {
-                mounts.push(ContainerMount {
-                    source: m.source.clone(),
-                    target: m.target.clone(),
-                    readonly: m.readonly,
-                });
-            }
-            container.user = config
-                .container_user
-                .clone()
-                .or(config.run_args.user.clone());
-            container.memory = config.run_args.memory;
-            container.cpu_shares = config.run_args.cpu_shares;
-            container.labels = config.run_args.labels.clone();
-            container.network = container.network.or(config.run_args.network.clone());
-        }
-        environment.extend(request.env.clone());
-        container.environment = environment;
-        container.mounts = mounts;
-        let name = match self.runtime.create(container).await {
-            Ok(name) => name,
-            // Another process made it first: use that one.
-            Err(err) if err.code == ErrorCode::Eexist => self.container_name(&request.session_id),
-            Err(err) => return Err(err),
-        };
+        let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
+        let settings = self
+            .resolve(&engine, &request, &project, &clone_path, trust)
+            .await?;
         let record = WorkspaceRecord {
             session_id: request.session_id.clone(),
             project_dir: project.to_string_lossy().into_owned(),
             clone_path: clone_path.to_string_lossy().into_owned(),
             branch_name: branch_name(&request.session_id),
-            container_id: name.clone(),
-            container_mount_path: mount_path,
-            image,
+            container_id: self.container_name(&request.session_id),
+            container_mount_path: settings.mount_path.clone(),
+            image: settings.image.name().to_string(),
             lifetime: request.lifetime.as_str().to_string(),
-            devcontainer: config.is_some(),
+            devcontainer: settings.config_path.is_some(),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
+            settings: Some(settings),
         };
-        let started = async {
-            self.runtime.start(&name).await?;
-            if let Some(config) = config {
-                let runner = self.runner(&engine, &record, config);
-                runner
-                    .run("onCreateCommand", &config.on_create_command)
-                    .await?;
-                runner
-                    .run("updateContentCommand", &config.update_content_command)
-                    .await?;
-                runner
-                    .run("postCreateCommand", &config.post_create_command)
-                    .await?;
-                runner
-                    .run("postStartCommand", &config.post_start_command)
-                    .await?;
-            }
-            Ok::<(), Error>(())
-        }
-        .await;
-        if let Err(err) = started {
-            // Leave no container behind; the clone (the session's work) stays.
-            let _ = crate::reaper::remove_quietly(&engine, &name).await;
-            return Err(err);
-        }
-        Ok(record)
+        self.session_container(&engine, &record)?
+            .create(request.lifetime, true)
+            .await?;
+        record::save(base, &record)?;
+        self.info(record).await
     }
 
-    fn runner<'a>(
-        &self,
-        engine: &'a Engine,
-        record: &'a WorkspaceRecord,
-        config: &'a DevcontainerConfig,
-    ) -> InContainer<'a> {
-        InContainer {
-            engine,
-            container: &record.container_id,
-            user: config
-                .remote_user
-                .as_deref()
-                .or(config.container_user.as_deref()),
-            cwd: &config.workspace_folder,
-            env: &config.remote_env,
-        }
-    }
-
-    async fn image_for(
+    /// The settings of a new session: the project's devcontainer.json (read from the
+    /// project, which the agent cannot write) checked against `trust`, or the plain ones.
+    async fn resolve(
         &self,
         engine: &Engine,
         request: &CreateWorkspace,
         project: &Path,
-        config: Option<&DevcontainerConfig>,
-    ) -> Result<String> {
-        if let Some(image) = &request.image {
-            return Ok(image.clone());
+        clone: &Path,
+        trust: &Trust,
+    ) -> Result<SessionSettings> {
+        let config = if request.devcontainer {
+            let (at, local_folder, allowed) = (
+                project.to_path_buf(),
+                clone.to_path_buf(),
+                trust.local_env.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                let host_env = HostEnv::only(std::env::vars().collect(), &allowed);
+                read_devcontainer_config_with(
+                    &at,
+                    ReadOptions {
+                        local_folder: Some(local_folder),
+                        host_env,
+                    },
+                )
+            })
+            .await
+            .map_err(blocking_error)??
+        } else {
+            None
+        };
+        let sockets = engine_sockets(engine);
+        let settings_request = SettingsRequest {
+            project,
+            clone,
+            image: request.image.as_deref(),
+            default_image: self.options.image.as_deref(),
+            env: &request.env,
+            network: request.network.as_deref(),
+            trust,
+            engine_sockets: &sockets,
+            session_id: &request.session_id,
+            mount_path: DEFAULT_WORKSPACE_FOLDER,
+        };
+        match &config {
+            Some(config) => resolve_settings(&settings_request, config),
+            None => plain_settings(&settings_request),
         }
-        if let Some(config) = config {
-            if let Some(image) = &config.image {
-                return Ok(image.clone());
-            }
-            if let Some(build) = &config.build {
-                let tag = format!(
-                    "container-isolation-devcontainer-{}:latest",
-                    &devcontainer_id(project)[..16]
-                );
-                build_image(engine, build, &tag).await?;
-                return Ok(tag);
-            }
+    }
+
+    /// A new container for a session whose container was removed: the stored settings
+    /// (a record from before settings were kept gets them resolved from the project).
+    async fn recreate(&self, mut existing: WorkspaceRecord) -> Result<WorkspaceInfo> {
+        let engine = self.runtime.engine().await?;
+        if existing.settings.is_none() {
+            let request = CreateWorkspace {
+                project_dir: existing.project_dir.clone(),
+                session_id: existing.session_id.clone(),
+                image: Some(existing.image.clone()).filter(|_| !existing.devcontainer),
+                devcontainer: existing.devcontainer,
+                ..Default::default()
+            };
+            let (project, clone) = (
+                PathBuf::from(&existing.project_dir),
+                PathBuf::from(&existing.clone_path),
+            );
+            let settings = self
+                .resolve(&engine, &request, &project, &clone, &self.options.trust)
+                .await?;
+            existing.settings = Some(settings);
         }
-        self.options.image.clone().ok_or_else(|| {
+        let lifetime = Lifetime::parse(&existing.lifetime).unwrap_or_default();
+        self.session_container(&engine, &existing)?
+            .create(lifetime, false)
+            .await?;
+        record::save(&self.options.base_dir, &existing)?;
+        self.info(existing).await
+    }
+
+    fn session_container<'a>(
+        &'a self,
+        engine: &'a Engine,
+        record: &'a WorkspaceRecord,
+    ) -> Result<SessionContainer<'a>> {
+        let settings = record.settings.as_ref().ok_or_else(|| {
             Error::invalid_argument(format!(
-                "session '{}': no image (give one to create(), the Workspaces constructor, or devcontainer.json)",
-                request.session_id
+                "workspace '{}' has no stored settings",
+                record.session_id
             ))
+        })?;
+        Ok(SessionContainer {
+            runtime: &self.runtime,
+            engine,
+            record,
+            settings,
         })
     }
 
-    /// Starts a stopped workspace container, running `postStartCommand` as a start does.
+    /// Starts a stopped workspace container, its mounts checked and `postStartCommand`
+    /// run as a start does.
     async fn ensure_started(&self, record: &WorkspaceRecord) -> Result<()> {
-        let info = self.runtime.inspect(&record.container_id).await?;
-        if info.state == ContainerState::Running {
-            return Ok(());
+        let engine = self.runtime.engine().await?;
+        match record.settings {
+            Some(_) => self.session_container(&engine, record)?.start().await,
+            // A record from before settings were kept: started as it is, nothing run.
+            None => self.runtime.start(&record.container_id).await,
         }
-        self.runtime.start(&record.container_id).await?;
-        if record.devcontainer {
-            let at = PathBuf::from(&record.clone_path);
-            let config = tokio::task::spawn_blocking(move || read_devcontainer_config(&at))
-                .await
-                .map_err(blocking_error)??;
-            if let Some(config) = config {
-                let engine = self.runtime.engine().await?;
-                self.runner(&engine, record, &config)
-                    .run("postStartCommand", &config.post_start_command)
-                    .await?;
-            }
-        }
-        Ok(())
     }
 
     async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
@@ -459,39 +386,20 @@ impl Workspaces {
                 session: session_id.to_string(),
             }) as Arc<dyn ContainerUse>
         });
-        let cwd = record.container_mount_path.clone();
-        let file_io = DockerFileIo::new(FileIoOptions {
+        let settings = record.settings.as_ref();
+        container_environment(EnvironmentRequest {
             container: record.container_id.clone(),
-            cwd: Some(cwd.clone()),
-            user: None,
-            engine: self.options.engine.clone(),
-            ..Default::default()
-        })?;
-        let file_io = match &usage {
-            Some(u) => file_io.with_usage(u.clone()),
-            None => file_io,
-        };
-        let home_dir = file_io.home_dir().await?;
-        let shell = DockerShell::new(ShellOptions {
-            container: record.container_id.clone(),
-            cwd: cwd.clone(),
+            cwd: Some(
+                settings
+                    .map(|s| s.workspace_folder.clone())
+                    .unwrap_or_else(|| record.container_mount_path.clone()),
+            ),
             thread_id: thread_id.to_string(),
-            log_dir: default_log_dir(),
-            timeout: DEFAULT_TIMEOUT,
-            env: BTreeMap::new(),
-            user: None,
-            shell: None,
+            user: settings.and_then(|s| s.remote_user()).map(str::to_string),
+            env: settings.map(|s| s.remote_env.clone()).unwrap_or_default(),
             engine: self.options.engine.clone(),
-        })?;
-        let shell = match usage {
-            Some(u) => shell.with_usage(u),
-            None => shell,
-        };
-        Ok(WorkspaceEnvironment {
-            file_io,
-            shell,
-            cwd,
-            home_dir,
+            usage,
         })
+        .await
     }
 }

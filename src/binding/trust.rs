@@ -1,0 +1,55 @@
+//! `WorkspaceTrust`: what a host allows a session's devcontainer.json to reach beyond the
+//! session (nothing by default).
+
+use std::path::PathBuf;
+
+use napi_derive::napi;
+
+use crate::workspace::Trust;
+
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct WorkspaceTrust {
+    /// Host paths (and what is under them) that bind mounts, `workspaceMount`, and the
+    /// build's context and Dockerfile may use outside the session clone and the project.
+    pub host_paths: Option<Vec<String>>,
+    /// `privileged` and `--privileged`.
+    pub privileged: Option<bool>,
+    /// Capabilities `capAdd`/`--cap-add` may add, e.g. `['SYS_PTRACE']`; `['ALL']`: any.
+    pub capabilities: Option<Vec<String>>,
+    /// `securityOpt`/`--security-opt` other than `no-new-privileges`.
+    pub security_options: Option<bool>,
+    /// `--device`.
+    pub devices: Option<bool>,
+    /// The host's or another container's namespaces (`--network host`, `--pid host`, …),
+    /// and bind mounts that propagate mounts with the host.
+    pub host_namespaces: Option<bool>,
+    /// A bind mount of an engine's socket, or of a directory holding one.
+    pub engine_socket: Option<bool>,
+    /// `initializeCommand`, which runs on the host, in the project directory.
+    pub host_commands: Option<bool>,
+    /// Host environment variables `${localEnv:NAME}` and a bare `runArgs -e NAME` may
+    /// read; `['*']`: all.
+    pub local_env: Option<Vec<String>>,
+}
+
+impl From<WorkspaceTrust> for Trust {
+    fn from(t: WorkspaceTrust) -> Trust {
+        Trust {
+            host_paths: t
+                .host_paths
+                .unwrap_or_default()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+            privileged: t.privileged.unwrap_or(false),
+            capabilities: t.capabilities.unwrap_or_default(),
+            security_options: t.security_options.unwrap_or(false),
+            devices: t.devices.unwrap_or(false),
+            host_namespaces: t.host_namespaces.unwrap_or(false),
+            engine_socket: t.engine_socket.unwrap_or(false),
+            host_commands: t.host_commands.unwrap_or(false),
+            local_env: t.local_env.unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The FileIO and Shell an agent thread uses inside one container, with the directory it
+//! works in and its user's home: the one place both `createDockerEnvironment` and a
+//! workspace's `environment()` get them from.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::engine::EngineOptions;
+use crate::error::Result;
+use crate::fileio::{DockerFileIo, FileIoOptions};
+use crate::runtime::ContainerUse;
+use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
+
+pub struct EnvironmentRequest {
+    pub container: String,
+    /// Default: the container's working directory.
+    pub cwd: Option<String>,
+    pub thread_id: String,
+    /// Who files are written and commands run as; default the container's user.
+    pub user: Option<String>,
+    /// Added to every command's environment.
+    pub env: BTreeMap<String, String>,
+    pub engine: EngineOptions,
+    /// Run before every FileIO and Shell use (a workspace's idle tracking).
+    pub usage: Option<Arc<dyn ContainerUse>>,
+}
+
+pub struct ContainerEnvironment {
+    pub file_io: DockerFileIo,
+    pub shell: DockerShell,
+    pub cwd: String,
+    pub home_dir: String,
+}
+
+pub async fn container_environment(request: EnvironmentRequest) -> Result<ContainerEnvironment> {
+    let file_io = |cwd: Option<String>| {
+        DockerFileIo::new(FileIoOptions {
+            container: request.container.clone(),
+            cwd,
+            user: request.user.clone(),
+            engine: request.engine.clone(),
+            ..Default::default()
+        })
+    };
+    let cwd = match &request.cwd {
+        Some(cwd) => cwd.clone(),
+        None => file_io(None)?.cwd().await?,
+    };
+    let mut files = file_io(Some(cwd.clone()))?;
+    let mut shell = DockerShell::new(ShellOptions {
+        container: request.container.clone(),
+        cwd: cwd.clone(),
+        thread_id: request.thread_id.clone(),
+        log_dir: default_log_dir(),
+        timeout: DEFAULT_TIMEOUT,
+        env: request.env.clone(),
+        user: request.user.clone(),
+        shell: None,
+        engine: request.engine.clone(),
+    })?;
+    if let Some(usage) = &request.usage {
+        files = files.with_usage(usage.clone());
+        shell = shell.with_usage(usage.clone());
+    }
+    let home_dir = files.home_dir().await?;
+    Ok(ContainerEnvironment {
+        file_io: files,
+        shell,
+        cwd,
+        home_dir,
+    })
+}

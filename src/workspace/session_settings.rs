@@ -1,0 +1,201 @@
+//! The settings a session's containers are made with: resolved once, when the session is
+//! created (`settings_resolution`), stored with the session record, and used for every
+//! container the session ever gets. What the agent later writes into its clone — its
+//! devcontainer.json included — never changes them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::host_paths::verify_in_clone;
+use crate::devcontainer::{BuildConfig, LifecycleCommand};
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::{ContainerConfig, ContainerMount};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ImageChoice {
+    Named {
+        name: String,
+    },
+    /// Built from the project's Dockerfile; rebuilt when the tag is gone.
+    Built {
+        tag: String,
+        build: BuildConfig,
+    },
+}
+
+impl ImageChoice {
+    pub fn name(&self) -> &str {
+        match self {
+            ImageChoice::Named { name } => name,
+            ImageChoice::Built { tag, .. } => tag,
+        }
+    }
+}
+
+/// Where a mount's source comes from, and so how it is checked before each start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "origin", rename_all = "camelCase")]
+pub enum MountOrigin {
+    /// This far below the session clone's root: walked without following symlinks.
+    Clone { relative: PathBuf },
+    /// A host path the host trusted, canonical when allowed: must still be.
+    Host,
+    /// A volume or tmpfs, which the engine makes.
+    Engine,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMount {
+    pub mount: ContainerMount,
+    pub origin: MountOrigin,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lifecycle {
+    pub initialize: Option<LifecycleCommand>,
+    pub on_create: Option<LifecycleCommand>,
+    pub update_content: Option<LifecycleCommand>,
+    pub post_create: Option<LifecycleCommand>,
+    pub post_start: Option<LifecycleCommand>,
+    pub post_attach: Option<LifecycleCommand>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSettings {
+    /// The devcontainer.json the settings came from, if any.
+    pub config_path: Option<String>,
+    pub image: ImageChoice,
+    /// Where the clone is mounted.
+    pub mount_path: String,
+    /// Where commands and tools run (`workspaceFolder`).
+    pub workspace_folder: String,
+    /// The container's own working directory (`runArgs --workdir`, else the folder).
+    pub working_dir: String,
+    /// The clone's mount first, then the others.
+    pub mounts: Vec<SessionMount>,
+    pub env: BTreeMap<String, String>,
+    pub container_user: Option<String>,
+    pub remote_user: Option<String>,
+    pub remote_env: BTreeMap<String, String>,
+    pub memory: Option<i64>,
+    pub cpu_shares: Option<i64>,
+    pub labels: BTreeMap<String, String>,
+    pub network: Option<String>,
+    pub hostname: Option<String>,
+    pub privileged: bool,
+    pub cap_add: Vec<String>,
+    pub cap_drop: Vec<String>,
+    pub security_opt: Vec<String>,
+    pub devices: Vec<String>,
+    pub namespaces: BTreeMap<String, String>,
+    pub lifecycle: Lifecycle,
+    /// What the config holds that is not acted on.
+    pub warnings: Vec<String>,
+}
+
+impl SessionSettings {
+    /// The user that tools and lifecycle commands run as (`remoteUser`, else
+    /// `containerUser`, else the image's).
+    pub fn remote_user(&self) -> Option<&str> {
+        self.remote_user
+            .as_deref()
+            .or(self.container_user.as_deref())
+    }
+
+    /// Checks every mount source against what it must still be, and makes missing
+    /// directories in the clone. Runs before each create and start of the container.
+    pub fn verify_mounts(&self, clone: &Path) -> Result<()> {
+        for m in &self.mounts {
+            let checked = match &m.origin {
+                MountOrigin::Clone { relative } => verify_in_clone(clone, relative),
+                MountOrigin::Host => match std::fs::canonicalize(&m.mount.source) {
+                    Ok(now) if now == Path::new(&m.mount.source) => Ok(()),
+                    Ok(now) => Err(std::io::Error::other(format!(
+                        "it now resolves to {}",
+                        now.display()
+                    ))),
+                    Err(e) => Err(e),
+                },
+                MountOrigin::Engine => Ok(()),
+            };
+            checked.map_err(|e| {
+                Error::new(
+                    ErrorCode::Devcontainer,
+                    format!(
+                        "mount {} -> {} refused: {e}",
+                        m.mount.source, m.mount.target
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The engine-level config (name, labels and lifetime are the caller's).
+    pub fn container_config(&self) -> ContainerConfig {
+        ContainerConfig {
+            image: Some(self.image.name().to_string()),
+            working_directory: self.working_dir.clone(),
+            mounts: self.mounts.iter().map(|m| m.mount.clone()).collect(),
+            environment: self.env.clone(),
+            memory: self.memory,
+            cpu_shares: self.cpu_shares,
+            labels: self.labels.clone(),
+            user: self.container_user.clone(),
+            network: self.network.clone(),
+            privileged: self.privileged,
+            cap_add: self.cap_add.clone(),
+            cap_drop: self.cap_drop.clone(),
+            security_opt: self.security_opt.clone(),
+            devices: self.devices.clone(),
+            namespaces: self.namespaces.clone(),
+            hostname: self.hostname.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// A session without devcontainer.json: the clone at `/workspace` in `image`.
+    pub fn plain(clone: &Path, image: String, mount_path: &str) -> SessionSettings {
+        SessionSettings {
+            config_path: None,
+            image: ImageChoice::Named { name: image },
+            mount_path: mount_path.to_string(),
+            workspace_folder: mount_path.to_string(),
+            working_dir: mount_path.to_string(),
+            mounts: vec![clone_mount(clone, mount_path)],
+            env: BTreeMap::new(),
+            container_user: None,
+            remote_user: None,
+            remote_env: BTreeMap::new(),
+            memory: None,
+            cpu_shares: None,
+            labels: BTreeMap::new(),
+            network: None,
+            hostname: None,
+            privileged: false,
+            cap_add: Vec::new(),
+            cap_drop: Vec::new(),
+            security_opt: Vec::new(),
+            devices: Vec::new(),
+            namespaces: BTreeMap::new(),
+            lifecycle: Lifecycle::default(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The session clone itself, read-write, at `target`.
+pub fn clone_mount(clone: &Path, target: &str) -> SessionMount {
+    SessionMount {
+        mount: ContainerMount::bind(&clone.to_string_lossy(), target, false),
+        origin: MountOrigin::Clone {
+            relative: PathBuf::new(),
+        },
+    }
+}

@@ -1,0 +1,350 @@
+//! A session's settings from the project's devcontainer.json, the host's options and the
+//! host's trust. Everything in the config that would reach the host is checked here; what
+//! the host has not allowed is refused all at once, each item naming its field and the
+//! trust option that allows it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, HostPlace};
+use super::session_settings::{
+    clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
+};
+use super::trust::{refused, Privileges, Refusal, Trust};
+use crate::devcontainer::{devcontainer_id, BuildConfig, DevcontainerConfig, MountKind, MountSpec};
+use crate::error::{Error, ErrorCode, Result};
+
+/// What the host gives besides the config.
+pub struct SettingsRequest<'a> {
+    pub project: &'a Path,
+    pub clone: &'a Path,
+    pub image: Option<&'a str>,
+    pub default_image: Option<&'a str>,
+    pub env: &'a BTreeMap<String, String>,
+    pub network: Option<&'a str>,
+    pub trust: &'a Trust,
+    /// Sockets whose mount would hand the container the engine.
+    pub engine_sockets: &'a [PathBuf],
+    pub session_id: &'a str,
+    pub mount_path: &'a str,
+}
+
+struct Resolver<'a> {
+    request: &'a SettingsRequest<'a>,
+    config_path: String,
+    refusals: Vec<Refusal>,
+}
+
+fn invalid(config_path: &str, why: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::Devcontainer, format!("{config_path}: {why}"))
+}
+
+impl Resolver<'_> {
+    /// A bind mount's source checked against the clone and the trust; `None` when refused.
+    fn bind(&mut self, field: &str, mount: &MountSpec) -> Result<Option<SessionMount>> {
+        let request = self.request;
+        let source = Path::new(&mount.source);
+        if let Some(p) = mount
+            .propagation
+            .as_deref()
+            .filter(|p| !p.ends_with("private"))
+        {
+            if !request.trust.host_namespaces {
+                self.refusals.push(Refusal::new(
+                    field,
+                    format!("mount propagation '{p}' shares mounts with the host"),
+                    "hostNamespaces: true",
+                ));
+            }
+        }
+        let placed = place(request.clone, source).map_err(|e| {
+            invalid(
+                &self.config_path,
+                format_args!(
+                    "{field}: bind mount source '{}' cannot be used ({e}); sources outside the session clone must exist and are never created",
+                    mount.source
+                ),
+            )
+        })?;
+        match placed {
+            HostPlace::InClone(relative) => {
+                verify_in_clone(request.clone, &relative)
+                    .map_err(|e| invalid(&self.config_path, format_args!("{field}: {e}")))?;
+                let mut checked = mount.clone();
+                checked.source = request.clone.join(&relative).to_string_lossy().into_owned();
+                Ok(Some(SessionMount {
+                    mount: checked,
+                    origin: MountOrigin::Clone { relative },
+                }))
+            }
+            HostPlace::Outside(canonical) => {
+                let shown = canonical.to_string_lossy().into_owned();
+                let mut allowed = true;
+                if !is_trusted(&canonical, &request.trust.host_paths) {
+                    self.refusals.push(Refusal::new(
+                        field,
+                        format!("bind mount of host path {shown} (outside the session clone)"),
+                        format!("hostPaths: [{shown:?}]"),
+                    ));
+                    allowed = false;
+                }
+                if reaches_socket(&canonical, request.engine_sockets)
+                    && !request.trust.engine_socket
+                {
+                    self.refusals.push(Refusal::new(
+                        field,
+                        format!("{shown} gives the container the engine's socket"),
+                        "engineSocket: true",
+                    ));
+                    allowed = false;
+                }
+                let mut checked = mount.clone();
+                checked.source = shown;
+                Ok(allowed.then_some(SessionMount {
+                    mount: checked,
+                    origin: MountOrigin::Host,
+                }))
+            }
+        }
+    }
+
+    fn mount(&mut self, field: &str, mount: &MountSpec) -> Result<Option<SessionMount>> {
+        match mount.kind {
+            MountKind::Bind => self.bind(field, mount),
+            MountKind::Volume | MountKind::Tmpfs => Ok(Some(SessionMount {
+                mount: mount.clone(),
+                origin: MountOrigin::Engine,
+            })),
+        }
+    }
+
+    /// A build's Dockerfile or context: inside the project, or under a trusted path.
+    fn build_path(&mut self, field: &str, path: &Path, dir: bool) -> Result<PathBuf> {
+        let canonical = std::fs::canonicalize(path)
+            .ok()
+            .filter(|p| if dir { p.is_dir() } else { p.is_file() })
+            .ok_or_else(|| {
+                invalid(
+                    &self.config_path,
+                    format_args!("{field} {} does not exist", path.display()),
+                )
+            })?;
+        let project = std::fs::canonicalize(self.request.project)
+            .unwrap_or_else(|_| self.request.project.to_path_buf());
+        if !canonical.starts_with(&project)
+            && !is_trusted(&canonical, &self.request.trust.host_paths)
+        {
+            let shown = canonical.to_string_lossy().into_owned();
+            self.refusals.push(Refusal::new(
+                field,
+                format!("{shown} is outside the project"),
+                format!("hostPaths: [{shown:?}]"),
+            ));
+        }
+        Ok(canonical)
+    }
+
+    fn image(&mut self, config: &DevcontainerConfig) -> Result<ImageChoice> {
+        let request = self.request;
+        if let Some(name) = request.image.or(config.image.as_deref()) {
+            return Ok(ImageChoice::Named {
+                name: name.to_string(),
+            });
+        }
+        if let Some(build) = &config.build {
+            let checked = BuildConfig {
+                dockerfile: self.build_path("build.dockerfile", &build.dockerfile, false)?,
+                context: self.build_path("build.context", &build.context, true)?,
+                ..build.clone()
+            };
+            let tag = format!(
+                "container-isolation-devcontainer-{}:latest",
+                &devcontainer_id(request.project)[..16]
+            );
+            return Ok(ImageChoice::Built {
+                tag,
+                build: checked,
+            });
+        }
+        default_image(request)
+    }
+
+    fn privileges(&mut self, config: &DevcontainerConfig, network: Option<&str>) {
+        let trust = self.request.trust;
+        let one = |privileged, cap_add: &[String], security_opt: &[String]| {
+            (privileged, cap_add.to_vec(), security_opt.to_vec())
+        };
+        let top = [
+            ("privileged", one(config.privileged, &[], &[])),
+            ("capAdd", one(false, &config.cap_add, &[])),
+            ("securityOpt", one(false, &[], &config.security_opt)),
+        ];
+        for (field, (privileged, cap_add, security_opt)) in &top {
+            let asked = Privileges {
+                privileged: *privileged,
+                cap_add,
+                security_opt,
+                ..Default::default()
+            };
+            self.refusals.extend(trust.check_privileges(field, &asked));
+        }
+        let run = &config.run_args;
+        let mut namespaces: Vec<(&str, &str)> = run
+            .namespaces
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        namespaces.extend(network.map(|n| ("network", n)));
+        let asked = Privileges {
+            privileged: run.privileged,
+            cap_add: &run.cap_add,
+            security_opt: &run.security_opt,
+            devices: &run.devices,
+            namespaces,
+        };
+        self.refusals
+            .extend(trust.check_privileges("runArgs", &asked));
+    }
+}
+
+fn default_image(request: &SettingsRequest<'_>) -> Result<ImageChoice> {
+    let name = request.image.or(request.default_image).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "session '{}': no image (give one to create(), the Workspaces constructor, or devcontainer.json)",
+            request.session_id
+        ))
+    })?;
+    Ok(ImageChoice::Named {
+        name: name.to_string(),
+    })
+}
+
+/// Settings without devcontainer.json: the clone at the mount path in the host's image.
+pub fn plain_settings(request: &SettingsRequest<'_>) -> Result<SessionSettings> {
+    let mut settings = SessionSettings::plain(
+        request.clone,
+        default_image(request)?.name().to_string(),
+        request.mount_path,
+    );
+    settings.env = request.env.clone();
+    settings.network = request.network.map(str::to_string);
+    Ok(settings)
+}
+
+pub fn resolve_settings(
+    request: &SettingsRequest<'_>,
+    config: &DevcontainerConfig,
+) -> Result<SessionSettings> {
+    let mut r = Resolver {
+        request,
+        config_path: config.config_path.to_string_lossy().into_owned(),
+        refusals: Vec::new(),
+    };
+    let mount_path = config
+        .workspace_mount
+        .as_ref()
+        .map(|m| m.target.clone())
+        .unwrap_or_else(|| config.workspace_folder.clone());
+    let workspace = match &config.workspace_mount {
+        None => Some(clone_mount(request.clone, &mount_path)),
+        Some(m) if m.kind == MountKind::Bind => r.bind("workspaceMount", m)?,
+        Some(_) => {
+            return Err(invalid(
+                &r.config_path,
+                "workspaceMount must be a bind mount (of the session clone)",
+            ))
+        }
+    };
+    let mut mounts: Vec<SessionMount> = workspace.into_iter().collect();
+    let extra = config
+        .mounts
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("mounts[{i}]"), m));
+    let from_run_args = config
+        .run_args
+        .mounts
+        .iter()
+        .map(|m| ("runArgs".to_string(), m));
+    for (field, m) in extra.chain(from_run_args) {
+        mounts.extend(r.mount(&field, m)?);
+    }
+    // The host's own network choice is trusted; the config's is checked.
+    let network = request
+        .network
+        .map(str::to_string)
+        .or_else(|| config.run_args.network.clone());
+    r.privileges(
+        config,
+        request
+            .network
+            .is_none()
+            .then_some(network.as_deref())
+            .flatten(),
+    );
+    if config.initialize_command.is_some() && !request.trust.host_commands {
+        r.refusals.push(Refusal::new(
+            "initializeCommand",
+            "runs a command on the host",
+            "hostCommands: true",
+        ));
+    }
+    r.refusals
+        .extend(request.trust.check_local_env(&config.denied_env));
+    let image = r.image(config)?;
+    if !r.refusals.is_empty() {
+        return Err(refused(&r.config_path, &r.refusals));
+    }
+    let mut env = config.container_env.clone();
+    env.extend(config.run_args.env.clone());
+    env.extend(request.env.clone());
+    let mut labels = config.run_args.labels.clone();
+    labels.retain(|k, _| !k.starts_with(crate::runtime::labels::PREFIX));
+    Ok(SessionSettings {
+        config_path: Some(r.config_path),
+        image,
+        mount_path,
+        workspace_folder: config.workspace_folder.clone(),
+        working_dir: config
+            .run_args
+            .workdir
+            .clone()
+            .unwrap_or_else(|| config.workspace_folder.clone()),
+        mounts,
+        env,
+        container_user: config
+            .container_user
+            .clone()
+            .or(config.run_args.user.clone()),
+        remote_user: config.remote_user.clone(),
+        remote_env: config.remote_env.clone(),
+        memory: config.run_args.memory,
+        cpu_shares: config.run_args.cpu_shares,
+        labels,
+        network,
+        hostname: config.run_args.hostname.clone(),
+        privileged: config.privileged || config.run_args.privileged,
+        cap_add: [config.cap_add.clone(), config.run_args.cap_add.clone()].concat(),
+        cap_drop: config.run_args.cap_drop.clone(),
+        security_opt: [
+            config.security_opt.clone(),
+            config.run_args.security_opt.clone(),
+        ]
+        .concat(),
+        devices: config.run_args.devices.clone(),
+        namespaces: config.run_args.namespaces.clone(),
+        lifecycle: Lifecycle {
+            initialize: config.initialize_command.clone(),
+            on_create: config.on_create_command.clone(),
+            update_content: config.update_content_command.clone(),
+            post_create: config.post_create_command.clone(),
+            post_start: config.post_start_command.clone(),
+            post_attach: config.post_attach_command.clone(),
+        },
+        warnings: config.warnings.clone(),
+    })
+}
+
+#[cfg(test)]
+#[path = "settings_resolution_tests.rs"]
+mod tests;

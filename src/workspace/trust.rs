@@ -1,0 +1,236 @@
+//! What a host allows a project's devcontainer.json to reach beyond its session. The
+//! config is untrusted input (an agent can rewrite it, a cloned repository wrote it), so
+//! by default nothing reaches the host: each such request is refused, naming the field and
+//! the option that would allow it.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, ErrorCode};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trust {
+    /// Host paths (and everything under them) that bind mounts, `workspaceMount`, and the
+    /// build's context and Dockerfile may use outside the session clone and the project.
+    pub host_paths: Vec<PathBuf>,
+    /// `privileged`, `--privileged`.
+    pub privileged: bool,
+    /// Capabilities `capAdd`/`--cap-add` may add (`ALL`: any).
+    pub capabilities: Vec<String>,
+    /// `securityOpt`/`--security-opt` beyond `no-new-privileges`.
+    pub security_options: bool,
+    /// `--device`.
+    pub devices: bool,
+    /// The host's or another container's namespaces (`--network host`, `--pid host`, …)
+    /// and bind mounts that propagate mounts with the host.
+    pub host_namespaces: bool,
+    /// A bind mount of the engine's socket, or of a directory holding it.
+    pub engine_socket: bool,
+    /// `initializeCommand`, which runs on the host.
+    pub host_commands: bool,
+    /// Host environment variables `${localEnv:…}` and a bare `-e NAME` may read (`*`: all).
+    pub local_env: Vec<String>,
+}
+
+/// One thing a config asks for that the host has not allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub field: String,
+    pub what: String,
+    /// The trust option that would allow it, as a host would write it.
+    pub allow: String,
+}
+
+impl Refusal {
+    pub fn new(field: &str, what: impl Into<String>, allow: impl Into<String>) -> Refusal {
+        Refusal {
+            field: field.to_string(),
+            what: what.into(),
+            allow: allow.into(),
+        }
+    }
+}
+
+/// `DEVCONTAINER`: every refusal, one per line.
+pub fn refused(config: &str, refusals: &[Refusal]) -> Error {
+    let lines: Vec<String> = refusals
+        .iter()
+        .map(|r| format!("  - {}: {}; allow with trust.{}", r.field, r.what, r.allow))
+        .collect();
+    Error::new(
+        ErrorCode::Devcontainer,
+        format!(
+            "{config} asks for what reaches beyond the session, which the host has not allowed:\n{}",
+            lines.join("\n")
+        ),
+    )
+}
+
+fn quoted(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+fn cap_name(cap: &str) -> String {
+    let upper = cap.to_ascii_uppercase();
+    upper.strip_prefix("CAP_").unwrap_or(&upper).to_string()
+}
+
+impl Trust {
+    pub fn allows_capability(&self, cap: &str) -> bool {
+        let cap = cap_name(cap);
+        self.capabilities
+            .iter()
+            .map(|c| cap_name(c))
+            .any(|c| c == "ALL" || c == cap)
+    }
+
+    /// Refusals for the capabilities, security options, devices and namespaces of `field`.
+    pub fn check_privileges(&self, field: &str, asked: &Privileges<'_>) -> Vec<Refusal> {
+        let mut out = Vec::new();
+        if asked.privileged && !self.privileged {
+            out.push(Refusal::new(field, "privileged mode", "privileged: true"));
+        }
+        let caps: Vec<String> = asked
+            .cap_add
+            .iter()
+            .filter(|c| !self.allows_capability(c))
+            .map(|c| cap_name(c))
+            .collect();
+        if !caps.is_empty() {
+            out.push(Refusal::new(
+                field,
+                format!("capabilities {}", caps.join(", ")),
+                format!("capabilities: {}", quoted(&caps)),
+            ));
+        }
+        let loosening: Vec<String> = asked
+            .security_opt
+            .iter()
+            .filter(|o| !is_tightening(o))
+            .cloned()
+            .collect();
+        if !loosening.is_empty() && !self.security_options {
+            out.push(Refusal::new(
+                field,
+                format!("security options {}", loosening.join(", ")),
+                "securityOptions: true",
+            ));
+        }
+        if !asked.devices.is_empty() && !self.devices {
+            out.push(Refusal::new(
+                field,
+                format!("host devices {}", asked.devices.join(", ")),
+                "devices: true",
+            ));
+        }
+        let shared: Vec<String> = asked
+            .namespaces
+            .iter()
+            .filter(|(_, mode)| reaches_outside(mode))
+            .map(|(kind, mode)| format!("{kind}={mode}"))
+            .collect();
+        if !shared.is_empty() && !self.host_namespaces {
+            out.push(Refusal::new(
+                field,
+                format!("namespaces outside the session ({})", shared.join(", ")),
+                "hostNamespaces: true",
+            ));
+        }
+        out
+    }
+
+    pub fn check_local_env(&self, denied: &[String]) -> Option<Refusal> {
+        (!denied.is_empty()).then(|| {
+            Refusal::new(
+                "${localEnv}",
+                format!(
+                    "reads the host's environment variables {}",
+                    denied.join(", ")
+                ),
+                format!("localEnv: {}", quoted(denied)),
+            )
+        })
+    }
+}
+
+/// What one part of a config asks for in privileges.
+#[derive(Default)]
+pub struct Privileges<'a> {
+    pub privileged: bool,
+    pub cap_add: &'a [String],
+    pub security_opt: &'a [String],
+    pub devices: &'a [String],
+    /// `(kind, mode)`: `network`, `pid`, `ipc`, … and their modes.
+    pub namespaces: Vec<(&'a str, &'a str)>,
+}
+
+/// `no-new-privileges` only takes privileges away.
+fn is_tightening(option: &str) -> bool {
+    matches!(
+        option,
+        "no-new-privileges" | "no-new-privileges:true" | "no-new-privileges=true"
+    )
+}
+
+/// A namespace mode that joins the host's or another container's namespace.
+pub fn reaches_outside(mode: &str) -> bool {
+    mode == "host"
+        || ["container:", "ns:", "slirp4netns:", "pasta:"]
+            .iter()
+            .any(|p| mode.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_is_allowed_by_default_and_each_option_allows_its_own() {
+        let caps = ["SYS_PTRACE".to_string(), "cap_net_admin".to_string()];
+        let opts = [
+            "seccomp=unconfined".to_string(),
+            "no-new-privileges".to_string(),
+        ];
+        let devices = ["/dev/kvm".to_string()];
+        let asked = Privileges {
+            privileged: true,
+            cap_add: &caps,
+            security_opt: &opts,
+            devices: &devices,
+            namespaces: vec![
+                ("network", "host"),
+                ("ipc", "private"),
+                ("pid", "container:x"),
+            ],
+        };
+        let none = Trust::default().check_privileges("runArgs", &asked);
+        let allows: Vec<&str> = none.iter().map(|r| r.allow.as_str()).collect();
+        assert_eq!(
+            allows,
+            [
+                "privileged: true",
+                "capabilities: [\"SYS_PTRACE\", \"NET_ADMIN\"]",
+                "securityOptions: true",
+                "devices: true",
+                "hostNamespaces: true"
+            ]
+        );
+        assert!(none[4].what.contains("network=host") && none[4].what.contains("pid=container:x"));
+        let all = Trust {
+            privileged: true,
+            capabilities: vec!["CAP_SYS_PTRACE".into(), "NET_ADMIN".into()],
+            security_options: true,
+            devices: true,
+            host_namespaces: true,
+            ..Default::default()
+        };
+        assert!(all.check_privileges("runArgs", &asked).is_empty());
+        let any = Trust {
+            capabilities: vec!["all".into()],
+            ..Default::default()
+        };
+        assert!(any.allows_capability("SYS_ADMIN"));
+        let text = refused("/p/.devcontainer/devcontainer.json", &none).message;
+        assert!(text.contains("  - runArgs: privileged mode; allow with trust.privileged: true"));
+    }
+}
