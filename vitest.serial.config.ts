@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config'
 
-// Suites that disturb the engine for everyone (restarting dockerd): run alone, after the rest.
+// Suites that start, stop and restart a private dockerd of their own: run alone, after the rest.
 export default defineConfig({
   test: {
     include: ['__test__/**/*.serial.ts'],

@@ -1,30 +1,38 @@
-import { execFileSync } from 'node:child_process'
-import { afterAll, describe, expect, it } from 'vitest'
-import { addon, rejection, suiteRuntime } from './helpers'
+// Engine restart: while dockerd is down every call rejects ENGINE_UNAVAILABLE promptly, and the
+// same objects work again once it is back. The dockerd stopped and restarted here is a private
+// one (private-dockerd.ts), never the machine's.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addon, IMAGES, rejection, tempDir } from './helpers'
+import { PrivateDockerd } from './private-dockerd'
 
-const engine = { socketPath: '/var/run/docker.sock', timeoutMs: 5000 }
-const suite = suiteRuntime('restart')
-afterAll(suite.cleanup)
+const dockerd = new PrivateDockerd()
+const engine = { socketPath: dockerd.socketPath, timeoutMs: 5000 }
+const base = tempDir('restart')
 
-const sh = (script: string) => execFileSync('bash', ['-c', script], { stdio: 'inherit' })
-const stopDockerd = () => sh('kill $(pidof dockerd); while pidof dockerd >/dev/null; do sleep 0.1; done')
-const startDockerd = () =>
-  sh(
-    'nohup setsid /usr/sbin/dockerd --live-restore >>/var/log/dockerd.log 2>&1 </dev/null & ' +
-      'for i in $(seq 1 300); do curl -sf --unix-socket /var/run/docker.sock http://d/_ping >/dev/null && exit 0; sleep 0.1; done; exit 1',
-  )
+beforeAll(async () => {
+  await dockerd.start()
+  dockerd.loadImage(IMAGES.busybox)
+})
+afterAll(async () => {
+  try {
+    await dockerd.cleanup()
+  } finally {
+    base.cleanup()
+  }
+})
 
 describe('engine restart', () => {
   it('calls reject ENGINE_UNAVAILABLE promptly while dockerd is down; the same runtime, FileIO and Shell work after', async () => {
-    const runtime = new addon.DockerRuntime({ engine, image: 'container-isolation-test:debian', baseDir: suite.baseDir })
-    const id = await runtime.create({ workingDirectory: '/', mounts: [] })
+    const runtime = new addon.DockerRuntime({ engine, image: IMAGES.busybox, baseDir: base.path })
+    // The private dockerd has no default bridge.
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], network: 'none' })
     await runtime.start(id)
     const shell = new addon.DockerShell({ container: id, cwd: '/', threadId: 'restart', engine })
     const fileIO = new addon.DockerFileIO({ container: id, engine })
     expect((await shell.execute('echo before', { toolRequestId: 'r1' })).output[0].text).toBe('before')
     await fileIO.writeFile('/tmp/before.txt', 'before')
 
-    stopDockerd()
+    await dockerd.stop()
     try {
       for (const call of [
         () => runtime.inspect(id),
@@ -40,7 +48,7 @@ describe('engine restart', () => {
         expect(Date.now() - started).toBeLessThan(engine.timeoutMs)
       }
     } finally {
-      startDockerd()
+      await dockerd.start()
     }
 
     expect((await runtime.inspect(id)).state).toBe('running') // --live-restore kept it up

@@ -75,9 +75,8 @@ if ! pings "$DOCKER_SOCK"; then
   if pgrep -x dockerd >/dev/null; then
     log "dockerd is running but does not answer yet; waiting"
   else
-    # --live-restore keeps containers running while the daemon restarts (the restart test).
     log "starting dockerd (log: /var/log/dockerd.log)"
-    nohup setsid /usr/sbin/dockerd --live-restore >/var/log/dockerd.log 2>&1 </dev/null 9>&- &
+    nohup setsid /usr/sbin/dockerd >/var/log/dockerd.log 2>&1 </dev/null 9>&- &
   fi
   wait_for "$DOCKER_SOCK" 30 || {
     tail -n 20 /var/log/dockerd.log >&2

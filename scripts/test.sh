@@ -10,6 +10,21 @@ step "provisioning engines and test images"
 bash scripts/provision.sh
 bash scripts/sweep-test-containers.sh
 
+# No test may stop or restart the machine's dockerd (the restart suite runs a private one): its
+# pid, from its pidfile (`pidof dockerd` also lists private daemons), must not change.
+machine_dockerd_pid=$(cat /var/run/docker.pid) || { echo "[test] no /var/run/docker.pid after provisioning" >&2; exit 1; }
+check_machine_dockerd() {
+  local status=$? now
+  now=$(cat /var/run/docker.pid 2>/dev/null) || now=""
+  if [ "$now" != "$machine_dockerd_pid" ] || [ ! -d "/proc/$machine_dockerd_pid" ]; then
+    echo "[test] FAIL: the machine's dockerd changed during the tests" \
+      "(pid $machine_dockerd_pid before, ${now:-none} now): a test stopped or restarted it" >&2
+    exit 1
+  fi
+  exit "$status"
+}
+trap check_machine_dockerd EXIT
+
 if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step "installing node dev dependencies"
   npm install --no-audit --no-fund
@@ -38,5 +53,5 @@ elif [ "${CI:-}" = true ]; then
   exit 1
 fi
 
-step "vitest, serial suites (restart the engine)"
+step "vitest, serial suites (stop and restart a private dockerd)"
 npx vitest run -c vitest.serial.config.ts
