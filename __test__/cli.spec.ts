@@ -64,6 +64,23 @@ describe('container-isolation CLI', () => {
     expect(again.err).toContain('CONTAINER_NOT_FOUND')
   })
 
+  it('up --trust grants what devcontainer.json asks beyond the session; without it the config is refused', () => {
+    const traced = tempDir('cli-trust')
+    writeFileSync(join(traced.path, '.devcontainer.json'), `{ "image": "${IMAGES.debian}", "capAdd": ["SYS_PTRACE"] }`)
+    try {
+      const refused = cli('up', traced.path, '--session', 'untrusted')
+      expect(refused.code).toBe(1)
+      expect(refused.err).toContain('DEVCONTAINER')
+      expect(refused.err).toContain('trust.capabilities: ["SYS_PTRACE"]')
+      const up = cli('up', traced.path, '--session', 'trusted', '--trust', '{"capabilities":["SYS_PTRACE"]}')
+      expect(up.code, up.err).toBe(0)
+      expect(cli('up', traced.path, '--trust', '{nope').code).toBe(2)
+      expect(cli('down', 'trusted').code).toBe(0)
+    } finally {
+      traced.cleanup()
+    }
+  })
+
   it('usage errors exit 2', () => {
     expect(cli('bogus').code).toBe(2)
     expect(cli('exec', 'x').code).toBe(2)

@@ -9,8 +9,10 @@ const addon = require('../index.js')
 const USAGE = `usage: container-isolation <command> [options]
 
   doctor                               engines found, versions, sockets, round-trip latency
-  up <projectDir> [--session ID] [--image IMG] [--no-devcontainer]
-                                       create (or start) the session's clone + container
+  up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
+                                       create (or start) the session's clone + container;
+                                       --trust: what devcontainer.json may reach beyond the
+                                       session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}'
   exec <session> -- <command...>       run a command in the session, streaming its output;
                                        exits with the command's exit code
   ls                                   sessions with state, branch, clone path, age, owner
@@ -34,7 +36,7 @@ function parse(argv) {
       break
     }
     if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer') args[a.slice(2)] = true
-    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active') {
+    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust') {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
     } else if (a === '-h' || a === '--help') args.help = true
@@ -105,6 +107,14 @@ const commands = {
     if (!projectDir) throw new UsageError('up needs a project directory')
     const project = path.resolve(projectDir)
     const sessionId = args.session ?? addon.computeContainerName(project)
+    let trust
+    if (args.trust !== undefined) {
+      try {
+        trust = JSON.parse(args.trust)
+      } catch (err) {
+        throw new UsageError(`--trust is not JSON: ${err.message}`)
+      }
+    }
     const info = await withProgress(
       'creating workspace',
       workspaces.create({
@@ -112,6 +122,7 @@ const commands = {
         sessionId,
         image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
         devcontainer: !args['no-devcontainer'],
+        trust,
       }),
     )
     if (args.json) console.log(JSON.stringify(info, null, 2))

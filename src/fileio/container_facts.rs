@@ -1,6 +1,7 @@
 //! What `DockerFileIO` learns about its container from one inspect: its working directory,
 //! whether it runs, its user's ids, and whether its root is reachable from this process.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::container_root::ContainerRoot;
@@ -9,7 +10,7 @@ use super::host_files::HostFiles;
 use super::user_ids::{resolve_user, AccountFiles, UserIds};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::runtime::path_exists;
+use crate::runtime::{bind_mounts, path_exists, ContainerMount};
 
 /// How long an inspect is trusted. A container whose root was reachable is checked at
 /// every call (its main process must still run), so a stopped or recreated one is noticed
@@ -29,6 +30,8 @@ pub struct ContainerFacts {
     pub host_writes: bool,
     pub user: UserIds,
     pub has_shell: bool,
+    /// Why the engine's archive endpoints must not be used for this container, if so.
+    pub engine_unsafe: Option<String>,
 }
 
 /// What the caller asked for: the user to act as (else the container's), and whether the
@@ -57,6 +60,7 @@ impl ContainerFacts {
             .await?;
         let engine_id = inspected.id.clone().unwrap_or_default();
         let previous = previous.filter(|f| f.engine_id == engine_id);
+        let engine_unsafe = swappable_mount(&bind_mounts(inspected.mounts.clone()));
         let config = inspected.config.unwrap_or_default();
         let state = inspected.state.unwrap_or_default();
         let running = state.running.unwrap_or(false);
@@ -72,9 +76,11 @@ impl ContainerFacts {
         let (user, has_shell) = match previous {
             Some(p) => (p.user, p.has_shell),
             None => {
+                let engine_files = EngineFiles { engine, container };
                 let accounts = AccountFiles {
+                    container,
                     host: host.as_ref(),
-                    engine: EngineFiles { engine, container },
+                    engine: engine_unsafe.is_none().then_some(engine_files),
                 };
                 let spec = request
                     .user
@@ -82,7 +88,11 @@ impl ContainerFacts {
                     .or(config.user)
                     .unwrap_or_default();
                 let user = resolve_user(&accounts, &spec).await?;
-                (user, path_exists(engine, container, "/bin/sh").await?)
+                let has_shell = match engine_unsafe {
+                    None => path_exists(engine, container, "/bin/sh").await?,
+                    Some(_) => false,
+                };
+                (user, has_shell)
             }
         };
         let host_writes = host.as_ref().is_some_and(|h| h.root.same_ids) && can_own(&user);
@@ -98,8 +108,29 @@ impl ContainerFacts {
             host_writes,
             user,
             has_shell,
+            engine_unsafe,
         })
     }
+}
+
+/// A bind mount whose host source lies inside another bind mount the container may write:
+/// the container can replace that source with a symlink. The engine's archive endpoints
+/// (Docker's `docker cp` path) bind the sources again, by path, at every call, and so follow
+/// such a symlink on the host; any archive call can be led there through a symlink the
+/// container plants elsewhere. Such a container is answered only from its own root.
+pub fn swappable_mount(mounts: &[ContainerMount]) -> Option<String> {
+    let under = |inner: &str, outer: &str| {
+        Path::new(inner) != Path::new(outer) && Path::new(inner).starts_with(outer)
+    };
+    mounts.iter().find_map(|inner| {
+        let outer = mounts
+            .iter()
+            .find(|outer| !outer.readonly && under(&inner.source, &outer.source))?;
+        Some(format!(
+            "the bind mount {} has its host source {} inside the container-writable mount {} ({}), so the engine would follow whatever the container put there; it is answered only from the container's running root, not through the engine",
+            inner.target, inner.source, outer.target, outer.source
+        ))
+    })
 }
 
 /// Whether this process can give a host file the container user's ownership.
@@ -107,4 +138,26 @@ fn can_own(user: &UserIds) -> bool {
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     euid == 0 || (euid == user.uid && egid == user.gid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_inside_a_writable_mount_is_swappable() {
+        let bind = |s: &str, t: &str, ro| ContainerMount::bind(s, t, ro);
+        assert!(swappable_mount(&[
+            bind("/w", "/workspace", false),
+            bind("/w/inner", "/inner", false)
+        ])
+        .is_some_and(|why| why.contains("/inner") && why.contains("/workspace")));
+        assert!(swappable_mount(&[
+            bind("/w", "/workspace", true),
+            bind("/w/inner", "/inner", false)
+        ])
+        .is_none());
+        assert!(swappable_mount(&[bind("/w", "/a", false), bind("/w", "/b", false)]).is_none());
+        assert!(swappable_mount(&[bind("/w", "/a", false), bind("/wx/y", "/b", false)]).is_none());
+    }
 }

@@ -186,11 +186,31 @@ impl DockerFileIo {
             })?
     }
 
-    fn files<'a>(&'a self, engine: &'a Engine) -> EngineFiles<'a> {
-        EngineFiles {
+    /// The engine's archive endpoints for `path`, unless they are unsafe for this container.
+    fn files<'a>(
+        &'a self,
+        engine: &'a Engine,
+        facts: &ContainerFacts,
+        path: &str,
+    ) -> Result<EngineFiles<'a>> {
+        if let Some(why) = &facts.engine_unsafe {
+            let state = if facts.running {
+                "not reachable from here"
+            } else {
+                "stopped"
+            };
+            return Err(Error::new(
+                ErrorCode::Eacces,
+                format!(
+                    "'{path}' in container '{}': refused: {why} (the container's root is {state})",
+                    self.container()
+                ),
+            ));
+        }
+        Ok(EngineFiles {
             engine,
             container: self.container(),
-        }
+        })
     }
 
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
@@ -203,7 +223,7 @@ impl DockerFileIo {
             {
                 return Ok(data);
             }
-            let files = self.files(&engine);
+            let files = self.files(&engine, &facts, &path)?;
             let (real, stat) = files.stat(&path).await?;
             if stat.is_dir() {
                 return Err(file_error(ErrorCode::Eisdir, self.container(), &path));
@@ -228,7 +248,7 @@ impl DockerFileIo {
             if let Host::Done(()) = on_host {
                 return Ok(());
             }
-            let files = self.files(&engine);
+            let files = self.files(&engine, &facts, &path)?;
             // A dangling symlink is written through, to where it points, as Node does.
             let (target, mode) = match files.resolve(&path).await? {
                 (_, Some(stat)) if stat.is_dir() => {
@@ -266,7 +286,10 @@ impl DockerFileIo {
                     size: s.size,
                 }));
             }
-            let found = self.files(&engine).stat_if_exists(&path).await?;
+            let found = self
+                .files(&engine, &facts, &path)?
+                .stat_if_exists(&path)
+                .await?;
             Ok(found.map(|(_, s)| FileStat {
                 mtime_ms: s.mtime_ms,
                 size: s.size,
@@ -286,7 +309,10 @@ impl DockerFileIo {
             {
                 return Ok(found.map(|s| s.is_dir));
             }
-            let found = self.files(&engine).stat_if_exists(&path).await?;
+            let found = self
+                .files(&engine, &facts, &path)?
+                .stat_if_exists(&path)
+                .await?;
             Ok(found.map(|(_, s)| s.is_dir()))
         })
         .await
@@ -311,7 +337,7 @@ impl DockerFileIo {
             if let Host::Done(()) = on_host {
                 return Ok(());
             }
-            let files = self.files(&engine);
+            let files = self.files(&engine, &facts, &path)?;
             // Up to the deepest existing ancestor, then one archive of the missing chain.
             let mut missing: Vec<String> = Vec::new();
             let mut current = path.clone();
@@ -357,7 +383,7 @@ impl DockerFileIo {
                 names.sort();
                 return Ok(names);
             }
-            let files = self.files(&engine);
+            let files = self.files(&engine, &facts, &path)?;
             let (real, stat) = files.stat(&path).await?;
             if !stat.is_dir() {
                 return Err(file_error(ErrorCode::Enotdir, self.container(), &path));

@@ -63,11 +63,21 @@ fn permission_bits(st: &libc::stat) -> u32 {
 }
 
 /// Errors that say this process cannot act in the container's place, not what the
-/// container would see: the engine is asked instead.
+/// container would see: the engine is asked instead. `ELOOP` is among them because a magic
+/// link (`/proc/<pid>/root`), refused here, gives it as a real loop does; the engine answers
+/// a real loop with `ELOOP` too.
 fn not_ours(err: &std::io::Error) -> bool {
     matches!(
         err.raw_os_error(),
-        Some(libc::EACCES | libc::EPERM | libc::ENOSYS | libc::EAGAIN | libc::EBUSY | libc::EXDEV)
+        Some(
+            libc::EACCES
+                | libc::EPERM
+                | libc::ENOSYS
+                | libc::EAGAIN
+                | libc::EBUSY
+                | libc::EXDEV
+                | libc::ELOOP
+        )
     )
 }
 

@@ -12,15 +12,17 @@ use crate::error::{Error, ErrorCode, Result};
 /// The most read of /etc/passwd or /etc/group (a larger one is `EFBIG`).
 pub const ACCOUNT_FILE_LIMIT: u64 = 4 << 20;
 
-/// Where the account files are read from.
+/// Where the account files are read from: the container's root on the host, else the
+/// engine unless that is unsafe for the container (`None`).
 pub struct AccountFiles<'a> {
+    pub container: &'a str,
     pub host: Option<&'a HostFiles>,
-    pub engine: EngineFiles<'a>,
+    pub engine: Option<EngineFiles<'a>>,
 }
 
 impl AccountFiles<'_> {
     fn container(&self) -> &str {
-        self.engine.container
+        self.container
     }
 
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
@@ -36,7 +38,16 @@ impl AccountFiles<'_> {
                 return Ok(found);
             }
         }
-        self.engine.read_small(path, ACCOUNT_FILE_LIMIT).await
+        match &self.engine {
+            Some(engine) => engine.read_small(path, ACCOUNT_FILE_LIMIT).await,
+            None => Err(Error::new(
+                ErrorCode::Eacces,
+                format!(
+                    "'{path}' in container '{}': not readable from here (its root is not reachable and the engine is unsafe for it)",
+                    self.container
+                ),
+            )),
+        }
     }
 }
 
