@@ -1,7 +1,8 @@
 //! Session clones (CONTRACT §5): a full repository per session at
-//! `${baseDir}/sessions/session-<id>`, objects hard-linked from the project, on branch
-//! `session-<id>` from the project's HEAD. Removal moves a clone to
-//! `${baseDir}/.trash/<timestamp>/`; only `empty_trash` deletes.
+//! `${baseDir}/sessions/session-<id>`, sharing no inode with the project (its object files
+//! are copies, reflinked where the file system can), on branch `session-<id>` from the
+//! project's HEAD. Removal moves a clone to `${baseDir}/.trash/<timestamp>/`; only
+//! `empty_trash` deletes.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -9,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use git2::build::{CheckoutBuilder, CloneLocal, RepoBuilder};
 use git2::Repository;
 
+use super::object_copy::unshare_objects;
 use super::project_repo::{git_error, is_repo_root, open_or_init};
 use super::session_id::validate_session_id;
 use crate::error::{Error, ErrorCode, Result};
@@ -152,12 +154,15 @@ impl CloneManager {
     ) -> Result<()> {
         let mut no_checkout = CheckoutBuilder::new();
         no_checkout.dry_run();
-        // A local clone hard-links the object files where the file system allows.
+        // A local clone hard-links the object files; they are copied before anything can
+        // see the clone (it is still the private build directory).
         let repo = RepoBuilder::new()
             .clone_local(CloneLocal::Local)
             .with_checkout(no_checkout)
             .clone(&project.to_string_lossy(), dir)
             .map_err(|e| git_error(what, e))?;
+        let objects = dir.join(".git").join("objects");
+        unshare_objects(&objects).map_err(|e| io_error(&objects, e))?;
         let commit = repo.find_commit(head).map_err(|e| git_error(what, e))?;
         let branch = branch_name(session_id);
         repo.branch(&branch, &commit, true)
@@ -515,6 +520,61 @@ mod tests {
             "false\n"
         );
         assert_eq!(git(&ours, &["branch", "--show-current"]), "session-cli\n");
+    }
+
+    /// (st_dev, st_ino) of every regular file under `dir`.
+    fn inodes(dir: &Path) -> std::collections::HashSet<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let mut found = std::collections::HashSet::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(d) = pending.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let meta = std::fs::symlink_metadata(entry.as_ref().unwrap().path()).unwrap();
+                if meta.is_dir() {
+                    pending.push(entry.unwrap().path());
+                } else if meta.is_file() {
+                    found.insert((meta.dev(), meta.ino()));
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_clone_shares_no_inode_with_the_project_and_cannot_damage_it() {
+        let project = Scratch::new("project");
+        let base = Scratch::new("base");
+        let p = &project.0;
+        plain_project(p);
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "one"]);
+        std::fs::write(p.join("later.txt"), "loose\n").unwrap();
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "two"]);
+        git(p, &["repack", "-dq"]);
+        std::fs::write(p.join("loose.txt"), "a loose object\n").unwrap();
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "three"]);
+
+        let clone = CloneManager::new(base.0.clone())
+            .create_session_clone(p, "inodes")
+            .unwrap();
+        let shared: Vec<_> = inodes(&clone).intersection(&inodes(p)).cloned().collect();
+        assert!(shared.is_empty(), "shared inodes: {shared:?}");
+        git(&clone, &["fsck", "--strict", "--no-dangling"]);
+        assert_eq!(
+            git(&clone, &["log", "--format=%s"]),
+            git(p, &["log", "--format=%s"])
+        );
+        for entry in std::fs::read_dir(clone.join(".git/objects/pack")).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+                .unwrap();
+            std::fs::write(&path, "").unwrap();
+        }
+        assert_eq!(git(p, &["log", "--format=%s"]), "three\ntwo\none\n");
+        git(p, &["fsck", "--strict", "--no-dangling"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Session clones with libgit2 (CONTRACT §5): no git CLI at run time.
 
 mod clone_manager;
+mod object_copy;
 mod project_repo;
 mod session_id;
 
