@@ -148,12 +148,12 @@ impl From<dc::RunArgs> for DevcontainerRunOptions {
             hostname: r.hostname,
             user: r.user,
             workdir: r.workdir,
-            privileged: r.privileged,
-            cap_add: r.cap_add,
-            cap_drop: r.cap_drop,
-            security_opt: r.security_opt,
-            devices: r.devices,
-            namespaces: r.namespaces.into_iter().collect(),
+            privileged: r.privileges.privileged,
+            cap_add: r.privileges.cap_add,
+            cap_drop: r.privileges.cap_drop,
+            security_opt: r.privileges.security_opt,
+            devices: r.privileges.devices,
+            namespaces: r.privileges.namespaces.into_iter().collect(),
             mounts: r.mounts.into_iter().map(DevcontainerMount::from).collect(),
         }
     }

@@ -45,8 +45,11 @@ mod tests {
         std::fs::create_dir_all(objects.join("pack")).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("a.pack"), "pack bytes").unwrap();
-        std::fs::set_permissions(outside.join("a.pack"), std::fs::Permissions::from_mode(0o444))
-            .unwrap();
+        std::fs::set_permissions(
+            outside.join("a.pack"),
+            std::fs::Permissions::from_mode(0o444),
+        )
+        .unwrap();
         std::fs::hard_link(outside.join("a.pack"), objects.join("pack/a.pack")).unwrap();
         std::fs::write(objects.join("own"), "own").unwrap();
         assert_eq!(unshare_objects(&objects).unwrap(), 1);
@@ -55,7 +58,10 @@ mod tests {
         assert_ne!(copy.ino(), original.ino());
         assert_eq!((copy.nlink(), original.nlink()), (1, 1));
         assert_eq!(copy.mode() & 0o777, 0o444);
-        assert_eq!(std::fs::read(objects.join("pack/a.pack")).unwrap(), b"pack bytes");
+        assert_eq!(
+            std::fs::read(objects.join("pack/a.pack")).unwrap(),
+            b"pack bytes"
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::host_env::HostEnv;
 use super::mount_spec::{parse_mount_text, parse_tmpfs_flag, parse_volume_flag, MountSpec};
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::ContainerPrivileges;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunArgs {
@@ -20,14 +21,9 @@ pub struct RunArgs {
     pub hostname: Option<String>,
     pub user: Option<String>,
     pub workdir: Option<String>,
-    pub privileged: bool,
-    pub cap_add: Vec<String>,
-    pub cap_drop: Vec<String>,
-    pub security_opt: Vec<String>,
-    /// `--device` as written (`HOST[:CONTAINER[:PERMISSIONS]]`).
-    pub devices: Vec<String>,
-    /// `--pid`, `--ipc`, `--uts`, `--userns`, `--cgroupns`: the namespace's mode.
-    pub namespaces: BTreeMap<String, String>,
+    /// `--privileged`, `--cap-add/--cap-drop`, `--security-opt`, `--device`, and `--pid`,
+    /// `--ipc`, `--uts`, `--userns`, `--cgroupns`.
+    pub privileges: ContainerPrivileges,
     /// `-v/--volume`, `--mount`, `--tmpfs`.
     pub mounts: Vec<MountSpec>,
 }
@@ -48,7 +44,7 @@ pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
             _ => (arg.clone(), None),
         };
         if flag == "--init" || flag == "--privileged" {
-            parsed.privileged |= flag == "--privileged";
+            parsed.privileges.privileged |= flag == "--privileged";
             i += 1;
             continue;
         }
@@ -94,13 +90,17 @@ pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
             "-h" | "--hostname" => parsed.hostname = Some(value()?),
             "-u" | "--user" => parsed.user = Some(value()?),
             "-w" | "--workdir" => parsed.workdir = Some(value()?),
-            "--cap-add" => parsed.cap_add.push(non_empty(value()?, &flag)?),
-            "--cap-drop" => parsed.cap_drop.push(non_empty(value()?, &flag)?),
-            "--security-opt" => parsed.security_opt.push(non_empty(value()?, &flag)?),
-            "--device" => parsed.devices.push(non_empty(value()?, &flag)?),
+            "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, &flag)?),
+            "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, &flag)?),
+            "--security-opt" => parsed
+                .privileges
+                .security_opt
+                .push(non_empty(value()?, &flag)?),
+            "--device" => parsed.privileges.devices.push(non_empty(value()?, &flag)?),
             "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
                 let mode = non_empty(value()?, &flag)?;
                 parsed
+                    .privileges
                     .namespaces
                     .insert(flag.trim_start_matches('-').to_string(), mode);
             }
@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(parsed.memory, Some(3 << 29));
         assert_eq!(parsed.network.as_deref(), Some("my-net_1"));
         assert_eq!(parsed.user.as_deref(), Some("agent"));
-        assert!(!parsed.privileged);
+        assert!(!parsed.privileges.privileged);
     }
 
     #[test]
@@ -241,12 +241,13 @@ mod tests {
             "/scratch",
         ])
         .unwrap();
-        assert!(parsed.privileged);
-        assert_eq!(parsed.cap_add, ["SYS_PTRACE"]);
-        assert_eq!(parsed.cap_drop, ["NET_RAW"]);
-        assert_eq!(parsed.security_opt, ["seccomp=unconfined"]);
-        assert_eq!(parsed.devices, ["/dev/kvm"]);
-        assert_eq!(parsed.namespaces["pid"], "host");
+        let p = &parsed.privileges;
+        assert!(p.privileged);
+        assert_eq!(p.cap_add, ["SYS_PTRACE"]);
+        assert_eq!(p.cap_drop, ["NET_RAW"]);
+        assert_eq!(p.security_opt, ["seccomp=unconfined"]);
+        assert_eq!(p.devices, ["/dev/kvm"]);
+        assert_eq!(p.namespaces["pid"], "host");
         assert_eq!(parsed.network.as_deref(), Some("host"));
         let kinds: Vec<_> = parsed.mounts.iter().map(|m| m.kind).collect();
         assert_eq!(

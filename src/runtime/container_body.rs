@@ -63,19 +63,19 @@ fn listed(items: &[String]) -> Option<Vec<String>> {
 }
 
 fn host_config(config: &ContainerConfig) -> HostConfig {
-    let namespace = |kind: &str| config.namespaces.get(kind).cloned();
+    let p = &config.privileges;
+    let namespace = |kind: &str| p.namespaces.get(kind).cloned();
     HostConfig {
         init: Some(true),
         mounts: Some(config.mounts.iter().map(engine_mount).collect()),
         memory: config.memory,
         cpu_shares: config.cpu_shares,
         network_mode: config.network.clone(),
-        privileged: config.privileged.then_some(true),
-        cap_add: listed(&config.cap_add),
-        cap_drop: listed(&config.cap_drop),
-        security_opt: listed(&config.security_opt),
-        devices: (!config.devices.is_empty())
-            .then(|| config.devices.iter().map(|d| device(d)).collect()),
+        privileged: p.privileged.then_some(true),
+        cap_add: listed(&p.cap_add),
+        cap_drop: listed(&p.cap_drop),
+        security_opt: listed(&p.security_opt),
+        devices: (!p.devices.is_empty()).then(|| p.devices.iter().map(|d| device(d)).collect()),
         pid_mode: namespace("pid"),
         ipc_mode: namespace("ipc"),
         uts_mode: namespace("uts"),

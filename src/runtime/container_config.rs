@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::container_privileges::ContainerPrivileges;
 use super::naming::container_name;
 use crate::error::{Error, Result};
 
@@ -109,16 +110,8 @@ pub struct ContainerConfig {
     pub user: Option<String>,
     pub network: Option<String>,
     pub lifetime: Lifetime,
-    /// What reaches beyond the container. Callers pass these only when whoever decides
-    /// allowed them (a workspace's trust check does for devcontainer.json).
-    pub privileged: bool,
-    pub cap_add: Vec<String>,
-    pub cap_drop: Vec<String>,
-    pub security_opt: Vec<String>,
-    /// `HOST[:CONTAINER[:PERMISSIONS]]`.
-    pub devices: Vec<String>,
-    /// `pid`, `ipc`, `uts`, `userns`, `cgroupns` → the namespace's mode.
-    pub namespaces: BTreeMap<String, String>,
+    /// What reaches beyond the container, as whoever decides allowed it.
+    pub privileges: ContainerPrivileges,
     pub hostname: Option<String>,
     /// Recorded in the session label; defaults to `id`, else the container name.
     pub session_id: Option<String>,

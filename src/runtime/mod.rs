@@ -4,6 +4,7 @@
 mod container_body;
 mod container_config;
 mod container_info;
+mod container_privileges;
 mod container_runtime;
 mod container_use;
 mod docker_runtime;
@@ -21,6 +22,7 @@ pub mod process_kill;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
+pub use container_privileges::ContainerPrivileges;
 pub use container_runtime::ContainerRuntime;
 pub use container_use::{ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};

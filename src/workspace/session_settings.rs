@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use crate::devcontainer::{BuildConfig, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerConfig, ContainerMount};
+use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -88,12 +88,7 @@ pub struct SessionSettings {
     pub labels: BTreeMap<String, String>,
     pub network: Option<String>,
     pub hostname: Option<String>,
-    pub privileged: bool,
-    pub cap_add: Vec<String>,
-    pub cap_drop: Vec<String>,
-    pub security_opt: Vec<String>,
-    pub devices: Vec<String>,
-    pub namespaces: BTreeMap<String, String>,
+    pub privileges: ContainerPrivileges,
     pub lifecycle: Lifecycle,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
@@ -149,12 +144,7 @@ impl SessionSettings {
             labels: self.labels.clone(),
             user: self.container_user.clone(),
             network: self.network.clone(),
-            privileged: self.privileged,
-            cap_add: self.cap_add.clone(),
-            cap_drop: self.cap_drop.clone(),
-            security_opt: self.security_opt.clone(),
-            devices: self.devices.clone(),
-            namespaces: self.namespaces.clone(),
+            privileges: self.privileges.clone(),
             hostname: self.hostname.clone(),
             ..Default::default()
         }
@@ -178,12 +168,7 @@ impl SessionSettings {
             labels: BTreeMap::new(),
             network: None,
             hostname: None,
-            privileged: false,
-            cap_add: Vec::new(),
-            cap_drop: Vec::new(),
-            security_opt: Vec::new(),
-            devices: Vec::new(),
-            namespaces: BTreeMap::new(),
+            privileges: ContainerPrivileges::default(),
             lifecycle: Lifecycle::default(),
             warnings: Vec::new(),
         }

@@ -10,9 +10,10 @@ use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, Host
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
-use super::trust::{refused, Privileges, Refusal, Trust};
+use super::trust::{refused, Refusal, Trust};
 use crate::devcontainer::{devcontainer_id, BuildConfig, DevcontainerConfig, MountKind, MountSpec};
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::ContainerPrivileges;
 
 /// What the host gives besides the config.
 pub struct SettingsRequest<'a> {
@@ -171,39 +172,36 @@ impl Resolver<'_> {
 
     fn privileges(&mut self, config: &DevcontainerConfig, network: Option<&str>) {
         let trust = self.request.trust;
-        let one = |privileged, cap_add: &[String], security_opt: &[String]| {
-            (privileged, cap_add.to_vec(), security_opt.to_vec())
-        };
         let top = [
-            ("privileged", one(config.privileged, &[], &[])),
-            ("capAdd", one(false, &config.cap_add, &[])),
-            ("securityOpt", one(false, &[], &config.security_opt)),
+            (
+                "privileged",
+                ContainerPrivileges {
+                    privileged: config.privileged,
+                    ..Default::default()
+                },
+            ),
+            (
+                "capAdd",
+                ContainerPrivileges {
+                    cap_add: config.cap_add.clone(),
+                    ..Default::default()
+                },
+            ),
+            (
+                "securityOpt",
+                ContainerPrivileges {
+                    security_opt: config.security_opt.clone(),
+                    ..Default::default()
+                },
+            ),
         ];
-        for (field, (privileged, cap_add, security_opt)) in &top {
-            let asked = Privileges {
-                privileged: *privileged,
-                cap_add,
-                security_opt,
-                ..Default::default()
-            };
-            self.refusals.extend(trust.check_privileges(field, &asked));
+        for (field, asked) in &top {
+            self.refusals
+                .extend(trust.check_privileges(field, asked, None));
         }
-        let run = &config.run_args;
-        let mut namespaces: Vec<(&str, &str)> = run
-            .namespaces
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        namespaces.extend(network.map(|n| ("network", n)));
-        let asked = Privileges {
-            privileged: run.privileged,
-            cap_add: &run.cap_add,
-            security_opt: &run.security_opt,
-            devices: &run.devices,
-            namespaces,
-        };
+        let run = &config.run_args.privileges;
         self.refusals
-            .extend(trust.check_privileges("runArgs", &asked));
+            .extend(trust.check_privileges("runArgs", run, network));
     }
 }
 
@@ -323,16 +321,13 @@ pub fn resolve_settings(
         labels,
         network,
         hostname: config.run_args.hostname.clone(),
-        privileged: config.privileged || config.run_args.privileged,
-        cap_add: [config.cap_add.clone(), config.run_args.cap_add.clone()].concat(),
-        cap_drop: config.run_args.cap_drop.clone(),
-        security_opt: [
-            config.security_opt.clone(),
-            config.run_args.security_opt.clone(),
-        ]
-        .concat(),
-        devices: config.run_args.devices.clone(),
-        namespaces: config.run_args.namespaces.clone(),
+        privileges: ContainerPrivileges {
+            privileged: config.privileged,
+            cap_add: config.cap_add.clone(),
+            security_opt: config.security_opt.clone(),
+            ..Default::default()
+        }
+        .merged(config.run_args.privileges.clone()),
         lifecycle: Lifecycle {
             initialize: config.initialize_command.clone(),
             on_create: config.on_create_command.clone(),

@@ -123,7 +123,7 @@ fn what_the_host_trusts_is_granted() {
     assert!(dirs.clone.join("cache").is_dir());
     assert_eq!(settings.mounts[1].mount.source, "/etc");
     assert_eq!(settings.env["S"], "s");
-    assert!(settings.privileged && settings.lifecycle.initialize.is_some());
+    assert!(settings.privileges.privileged && settings.lifecycle.initialize.is_some());
     assert_eq!(settings.network.as_deref(), Some("host"));
 }
 

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, ErrorCode};
+use crate::runtime::ContainerPrivileges;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trust {
@@ -84,8 +85,13 @@ impl Trust {
             .any(|c| c == "ALL" || c == cap)
     }
 
-    /// Refusals for the capabilities, security options, devices and namespaces of `field`.
-    pub fn check_privileges(&self, field: &str, asked: &Privileges<'_>) -> Vec<Refusal> {
+    /// Refusals for what `field` asks in privileges, and for its network mode.
+    pub fn check_privileges(
+        &self,
+        field: &str,
+        asked: &ContainerPrivileges,
+        network: Option<&str>,
+    ) -> Vec<Refusal> {
         let mut out = Vec::new();
         if asked.privileged && !self.privileged {
             out.push(Refusal::new(field, "privileged mode", "privileged: true"));
@@ -123,9 +129,15 @@ impl Trust {
                 "devices: true",
             ));
         }
-        let shared: Vec<String> = asked
-            .namespaces
-            .iter()
+        let network = network.map(|mode| ("network", mode));
+        let shared: Vec<String> = network
+            .into_iter()
+            .chain(
+                asked
+                    .namespaces
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
             .filter(|(_, mode)| reaches_outside(mode))
             .map(|(kind, mode)| format!("{kind}={mode}"))
             .collect();
@@ -153,17 +165,6 @@ impl Trust {
     }
 }
 
-/// What one part of a config asks for in privileges.
-#[derive(Default)]
-pub struct Privileges<'a> {
-    pub privileged: bool,
-    pub cap_add: &'a [String],
-    pub security_opt: &'a [String],
-    pub devices: &'a [String],
-    /// `(kind, mode)`: `network`, `pid`, `ipc`, … and their modes.
-    pub namespaces: Vec<(&'a str, &'a str)>,
-}
-
 /// `no-new-privileges` only takes privileges away.
 fn is_tightening(option: &str) -> bool {
     matches!(
@@ -186,24 +187,17 @@ mod tests {
 
     #[test]
     fn nothing_is_allowed_by_default_and_each_option_allows_its_own() {
-        let caps = ["SYS_PTRACE".to_string(), "cap_net_admin".to_string()];
-        let opts = [
-            "seccomp=unconfined".to_string(),
-            "no-new-privileges".to_string(),
-        ];
-        let devices = ["/dev/kvm".to_string()];
-        let asked = Privileges {
+        let asked = ContainerPrivileges {
             privileged: true,
-            cap_add: &caps,
-            security_opt: &opts,
-            devices: &devices,
-            namespaces: vec![
-                ("network", "host"),
-                ("ipc", "private"),
-                ("pid", "container:x"),
-            ],
+            cap_add: vec!["SYS_PTRACE".into(), "cap_net_admin".into()],
+            security_opt: vec!["seccomp=unconfined".into(), "no-new-privileges".into()],
+            devices: vec!["/dev/kvm".into()],
+            namespaces: [("ipc", "private"), ("pid", "container:x")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+            ..Default::default()
         };
-        let none = Trust::default().check_privileges("runArgs", &asked);
+        let none = Trust::default().check_privileges("runArgs", &asked, Some("host"));
         let allows: Vec<&str> = none.iter().map(|r| r.allow.as_str()).collect();
         assert_eq!(
             allows,
@@ -224,7 +218,9 @@ mod tests {
             host_namespaces: true,
             ..Default::default()
         };
-        assert!(all.check_privileges("runArgs", &asked).is_empty());
+        assert!(all
+            .check_privileges("runArgs", &asked, Some("host"))
+            .is_empty());
         let any = Trust {
             capabilities: vec!["all".into()],
             ..Default::default()
