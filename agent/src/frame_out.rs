@@ -1,0 +1,41 @@
+//! The agent's stdout: one writer thread, fed frames from every request's thread, flushing
+//! whenever nothing else is waiting.
+
+use std::io::Write;
+use std::sync::mpsc::{channel, Receiver, Sender};
+
+use container_isolation_agent::protocol::{encode, Message};
+
+#[derive(Clone)]
+pub struct FrameOut(Sender<Vec<u8>>);
+
+impl FrameOut {
+    /// Starts the writer thread; it ends when every `FrameOut` is dropped.
+    pub fn start() -> (FrameOut, std::thread::JoinHandle<()>) {
+        let (sender, receiver) = channel();
+        let writer = std::thread::spawn(move || write_all(receiver));
+        (FrameOut(sender), writer)
+    }
+
+    pub fn send(&self, id: u32, message: &Message) {
+        let _ = self.0.send(encode(id, message));
+    }
+}
+
+fn write_all(frames: Receiver<Vec<u8>>) {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    while let Ok(frame) = frames.recv() {
+        if out.write_all(&frame).is_err() {
+            return;
+        }
+        while let Ok(more) = frames.try_recv() {
+            if out.write_all(&more).is_err() {
+                return;
+            }
+        }
+        if out.flush().is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! container-isolation's agent: one process per container and host process, started by one
+//! exec, which runs commands (each under its own reaper, so that every descendant can be
+//! found and killed) and file operations (as the caller's user) for the host, over framed
+//! stdin/stdout. The protocol is shared with the host side.
+
+pub mod protocol;

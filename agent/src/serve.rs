@@ -1,0 +1,193 @@
+//! `agent serve`: reads frames from stdin and dispatches them by request id — commands to
+//! their reapers, file operations to threads acting as the caller's user, a write's data to
+//! its thread. At the end of stdin (the host is gone) every command's tree is killed and
+//! every unfinished write abandoned, so nothing the host started outlives it.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use container_isolation_agent::protocol::{FrameBuffer, Message, CONTROL, VERSION};
+
+use super::creds::act_as;
+use super::files::{self, failed, WriteInput};
+use super::frame_out::FrameOut;
+use super::process::{self, Registry};
+
+/// A write's data frames buffered towards its thread before the reader waits for it.
+const WRITE_BACKLOG: usize = 8;
+
+struct Server {
+    out: FrameOut,
+    processes: Registry,
+    writes: HashMap<u32, SyncSender<WriteInput>>,
+    umask: u32,
+}
+
+/// The process umask, read once (setting it is the only way to read it).
+fn current_umask() -> u32 {
+    // SAFETY: umask has no failure mode; the old value is put back at once.
+    unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old);
+        old
+    }
+}
+
+impl Server {
+    /// Runs `op` on a thread of its own as `creds`, replying with what it returns.
+    fn as_user(
+        &self,
+        id: u32,
+        creds: container_isolation_agent::protocol::Creds,
+        path: String,
+        op: impl FnOnce(&str) -> Message + Send + 'static,
+    ) {
+        let out = self.out.clone();
+        std::thread::spawn(move || {
+            let reply = match act_as(&creds) {
+                Ok(()) => op(&path),
+                Err(e) => failed(&e, &path),
+            };
+            out.send(id, &reply);
+        });
+    }
+
+    fn dispatch(&mut self, id: u32, message: Message) {
+        let umask = self.umask;
+        match message {
+            Message::Hello { .. } => self.out.send(
+                CONTROL,
+                &Message::Welcome {
+                    version: VERSION,
+                    pid: std::process::id(),
+                },
+            ),
+            Message::Spawn(spawn) => {
+                if let Err(e) = process::start(id, spawn, self.out.clone(), self.processes.clone())
+                {
+                    self.out.send(id, &failed(&e, "spawn"));
+                }
+            }
+            Message::Stdin(data) => self.running(id, |p| p.stdin(Some(data))),
+            Message::StdinEnd => self.running(id, |p| p.stdin(None)),
+            Message::Signal { signo } => {
+                let count = self.running_count(id, |p| p.signal(signo));
+                self.out.send(id, &Message::Signalled { count });
+            }
+            Message::Kill => {
+                let (out, entry) = (self.out.clone(), self.entry(id));
+                std::thread::spawn(move || {
+                    let count = entry.map(|p| p.kill()).unwrap_or(0);
+                    out.send(id, &Message::Signalled { count });
+                });
+            }
+            Message::StatPath {
+                path,
+                follow,
+                creds,
+            } => self.as_user(id, creds, path, move |p| files::stat(p, follow)),
+            Message::Mkdir { path, creds } => self.as_user(id, creds, path, files::make_dirs),
+            Message::ReadDir { path, creds } => self.as_user(id, creds, path, files::read_dir),
+            Message::Read { path, creds } => {
+                let out = self.out.clone();
+                std::thread::spawn(move || match act_as(&creds) {
+                    Ok(()) => files::read(id, &path, &out),
+                    Err(e) => out.send(id, &failed(&e, &path)),
+                });
+            }
+            Message::Write { path, creds } => {
+                let (sender, receiver) = sync_channel(WRITE_BACKLOG);
+                self.writes.insert(id, sender);
+                let out = self.out.clone();
+                std::thread::spawn(move || match act_as(&creds) {
+                    Ok(()) => files::write(id, &path, umask, receiver, &out),
+                    Err(e) => out.send(id, &failed(&e, &path)),
+                });
+            }
+            Message::Data(data) => self.queue_write(id, WriteInput::Data(data), false),
+            Message::End => self.queue_write(id, WriteInput::End, true),
+            Message::Abort => self.queue_write(id, WriteInput::Abort, true),
+            other => self.out.send(
+                id,
+                &Message::Failed {
+                    errno: libc::EINVAL,
+                    message: format!("unexpected message {other:?}"),
+                },
+            ),
+        }
+    }
+
+    fn entry(&self, id: u32) -> Option<Arc<process::Running>> {
+        self.processes.lock().unwrap().get(&id).cloned()
+    }
+
+    fn running(&self, id: u32, op: impl FnOnce(&process::Running)) {
+        if let Some(p) = self.entry(id) {
+            op(&p);
+        }
+    }
+
+    fn running_count(&self, id: u32, op: impl FnOnce(&process::Running) -> u32) -> u32 {
+        self.entry(id).map(|p| op(&p)).unwrap_or(0)
+    }
+
+    fn queue_write(&mut self, id: u32, input: WriteInput, last: bool) {
+        let sender = if last {
+            self.writes.remove(&id)
+        } else {
+            self.writes.get(&id).cloned()
+        };
+        if let Some(sender) = sender {
+            let _ = sender.send(input);
+        }
+    }
+
+    /// The host is gone: abandon writes, kill every command's tree.
+    fn shut_down(&mut self) {
+        for (_, sender) in self.writes.drain() {
+            let _ = sender.send(WriteInput::Abort);
+        }
+        let running: Vec<_> = self.processes.lock().unwrap().values().cloned().collect();
+        for p in running {
+            p.kill();
+        }
+    }
+}
+
+pub fn run() -> i32 {
+    let (out, writer) = FrameOut::start();
+    let mut server = Server {
+        out,
+        processes: Arc::new(Mutex::new(HashMap::new())),
+        writes: HashMap::new(),
+        umask: current_umask(),
+    };
+    let mut frames = FrameBuffer::default();
+    let mut buf = vec![0u8; 1 << 20];
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let code = loop {
+        match input.read(&mut buf) {
+            Ok(0) => break 0,
+            Ok(n) => frames.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break 1,
+        }
+        while let Some(frame) = frames.next_frame() {
+            match frame {
+                Ok((id, message)) => server.dispatch(id, message),
+                Err(e) => {
+                    eprintln!("container-isolation-agent: {e}");
+                    server.shut_down();
+                    return 3;
+                }
+            }
+        }
+    };
+    server.shut_down();
+    // The host is gone: there is no one left to flush to.
+    drop(writer);
+    code
+}

@@ -1,0 +1,109 @@
+//! A command's processes: every descendant of its reaper. The reaper is a child subreaper,
+//! so a process that leaves the command's session or process group, clears its
+//! environment, or loses its parent is still below it; `/proc`'s parent links find them
+//! all, whatever they did.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Parent of every living process visible in `/proc` (zombies are dead already; their
+/// parent or the reaper collects them).
+fn parents() -> HashMap<i32, i32> {
+    let mut map = HashMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return map;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = after.split_whitespace();
+        let state = fields.next();
+        if let (Some(state), Some(ppid)) = (state, fields.next().and_then(|p| p.parse().ok())) {
+            if state != "Z" && state != "X" {
+                map.insert(pid, ppid);
+            }
+        }
+    }
+    map
+}
+
+/// Every process below `root` (not `root` itself).
+pub fn descendants(root: i32) -> Vec<i32> {
+    let parents = parents();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (&pid, &ppid) in &parents {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let mut found = Vec::new();
+    let mut pending = vec![root];
+    while let Some(pid) = pending.pop() {
+        for &child in children.get(&pid).into_iter().flatten() {
+            found.push(child);
+            pending.push(child);
+        }
+    }
+    found
+}
+
+/// Sends `signo` to every process below `root`; returns how many there were.
+pub fn signal(root: i32, signo: i32) -> u32 {
+    let pids = descendants(root);
+    for &pid in &pids {
+        // SAFETY: kill has no memory effects; a process gone meanwhile is ESRCH.
+        unsafe { libc::kill(pid, signo) };
+    }
+    pids.len() as u32
+}
+
+/// Stops, then kills, every process below `root` until none is left: stopping first means
+/// a process that forks in a loop cannot outrun the kills. Returns how many were killed.
+pub fn kill_all(root: i32) -> u32 {
+    let mut killed = 0;
+    for _ in 0..200 {
+        let pids = descendants(root);
+        if pids.is_empty() {
+            break;
+        }
+        for &pid in &pids {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+        }
+        for &pid in &pids {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        killed += pids.len() as u32;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    killed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_and_kills_children_and_grandchildren() {
+        let mut parent = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let root = parent.id() as i32;
+        for _ in 0..100 {
+            if descendants(root).len() == 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(descendants(root).len(), 2);
+        assert_eq!(kill_all(root), 2);
+        parent.wait().unwrap();
+    }
+}
