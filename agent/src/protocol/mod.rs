@@ -1,0 +1,47 @@
+//! The protocol between container-isolation and its agent: frames over the agent's stdin
+//! and stdout, many requests in flight at once, data as raw bytes (no base64).
+//!
+//! A frame is a little-endian `u32` length (of everything after it), a `u32` request id
+//! (chosen by the host; replies carry it), a `u8` message kind and the message's fields.
+//! Either side treats the other's frames as untrusted: lengths are bounded, every field
+//! is checked, and anything malformed is an error, never a panic.
+//!
+//! The pieces: `message` (what can be said), `codec` (a message as bytes, over the
+//! field primitives of `wire`), `frame_buffer` (frames out of a byte stream).
+
+use std::fmt;
+
+mod codec;
+mod frame_buffer;
+mod message;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use codec::{decode, encode};
+pub use frame_buffer::FrameBuffer;
+pub use message::{Creds, FileKind, Message, Spawn, Stat};
+
+pub const VERSION: u32 = 1;
+/// The largest frame either side accepts (the length field's value).
+pub const MAX_FRAME: usize = 1 << 20;
+/// The data carried by one `Data`/`Output`/`Stdin` frame at most.
+pub const CHUNK: usize = 256 * 1024;
+/// Id of the connection's own messages (`Hello`).
+pub const CONTROL: u32 = 0;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "agent protocol: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+fn bad(what: impl Into<String>) -> ProtocolError {
+    ProtocolError(what.into())
+}
