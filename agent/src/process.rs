@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use container_isolation_agent::protocol::{encode, FrameBuffer, Message, Spawn, CHUNK};
 
@@ -23,6 +23,10 @@ const NOT_STARTED: i32 = 126;
 pub struct Running {
     pub reaper: i32,
     stdin: Mutex<Option<Sender<Option<Vec<u8>>>>>,
+    /// Whether the reaper has reported the command started (or failed to, or died):
+    /// until then its tree may not have the command in it yet, and a signal would miss it.
+    started: Mutex<bool>,
+    reported: Condvar,
 }
 
 pub type Registry = Arc<Mutex<HashMap<u32, Arc<Running>>>>;
@@ -38,12 +42,30 @@ impl Running {
         }
     }
 
+    /// Signals the tree once the command has started (so that `Signalled` follows
+    /// `Spawned`, and a signal sent right after `Spawn` is not lost).
     pub fn signal(&self, signo: i32) -> u32 {
+        self.wait_started();
         tree::signal(self.reaper, signo)
     }
 
+    /// Kills the tree once the command has started (see `signal`).
     pub fn kill(&self) -> u32 {
+        self.wait_started();
         tree::kill_all(self.reaper)
+    }
+
+    fn mark_started(&self) {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.reported.notify_all();
+    }
+
+    fn wait_started(&self) {
+        let started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let _started = self
+            .reported
+            .wait_while(started, |started| !*started)
+            .unwrap_or_else(|e| e.into_inner());
     }
 }
 
@@ -112,11 +134,15 @@ pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::i
     let running = Arc::new(Running {
         reaper: child.id() as i32,
         stdin: Mutex::new(stdin_write.map(feed_stdin)),
+        started: Mutex::new(false),
+        reported: Condvar::new(),
     });
-    registry.lock().unwrap().insert(id, running);
+    registry.lock().unwrap().insert(id, running.clone());
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
     std::thread::spawn(move || {
-        coordinate(id, socket, outputs, &out);
+        coordinate(id, &mut socket, outputs, &out, &running);
+        running.mark_started();
+        drop(socket);
         // The reaper lives on while anything of the command does; then it is collected.
         let _ = child.wait();
         registry.lock().unwrap().remove(&id);
@@ -139,81 +165,122 @@ fn feed_stdin(write: OwnedFd) -> Sender<Option<Vec<u8>>> {
 }
 
 /// Relays the reaper's reports and the command's output until both have ended.
-fn coordinate(id: u32, mut socket: std::fs::File, mut outputs: [std::fs::File; 2], out: &FrameOut) {
-    let mut frames = FrameBuffer::default();
-    let mut exited: Option<Message> = None;
+fn coordinate(
+    id: u32,
+    socket: &mut std::fs::File,
+    mut outputs: [std::fs::File; 2],
+    out: &FrameOut,
+    running: &Running,
+) {
+    let mut reports = Reports {
+        id,
+        out,
+        running,
+        frames: FrameBuffer::default(),
+        started: false,
+        exited: None,
+    };
     let mut open = [true, true, true];
     let mut buf = vec![0u8; CHUNK];
     // Done once the command has exited and its output has ended; the reaper (the socket)
     // may outlive it, reaping what the command left running.
-    while open.iter().any(|o| *o) && !(exited.is_some() && !open[1] && !open[2]) {
-        let mut polls: Vec<libc::pollfd> = Vec::new();
+    while open.iter().any(|o| *o) && !(reports.exited.is_some() && !open[1] && !open[2]) {
         let fds = [
             socket.as_raw_fd(),
             outputs[0].as_raw_fd(),
             outputs[1].as_raw_fd(),
         ];
-        for (i, fd) in fds.iter().enumerate() {
-            if open[i] {
-                polls.push(libc::pollfd {
-                    fd: *fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-            }
-        }
-        // SAFETY: polls is a valid array of pollfd.
-        if unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) } < 0 {
-            continue;
-        }
-        for p in polls.iter().filter(|p| p.revents != 0) {
-            let i = fds.iter().position(|fd| *fd == p.fd).unwrap();
+        // Output waits until the reaper has reported the command started (it may write
+        // before the report arrives), so that `Spawned` comes first.
+        let ready = reports.started || !open[0];
+        let watched = [open[0], open[1] && ready, open[2] && ready];
+        for i in readable(&fds, &watched) {
             let n = match i {
                 0 => socket.read(&mut buf),
                 _ => outputs[i - 1].read(&mut buf),
             }
             .unwrap_or(0);
-            if n == 0 {
-                open[i] = false;
-                continue;
-            }
-            if i == 0 {
-                frames.push(&buf[..n]);
-                while let Some(Ok((_, message))) = frames.next_frame() {
-                    match message {
-                        Message::Failed { message, .. } => {
-                            out.send(id, &Message::Spawned { pid: 0 });
-                            out.send(
-                                id,
-                                &Message::Output {
-                                    stderr: true,
-                                    data: format!("{message}\n").into_bytes(),
-                                },
-                            );
-                            exited = Some(Message::Exited {
-                                code: NOT_STARTED,
-                                signal: 0,
-                            });
-                        }
-                        Message::Exited { .. } => exited = Some(message),
-                        other => out.send(id, &other),
-                    }
-                }
-            } else {
-                out.send(
+            match (n, i) {
+                (0, _) => open[i] = false,
+                (_, 0) => reports.push(&buf[..n]),
+                _ => out.send(
                     id,
                     &Message::Output {
                         stderr: i == 2,
                         data: buf[..n].to_vec(),
                     },
-                );
+                ),
             }
         }
     }
     // No report from the reaper: it was killed, taking the command's status with it.
-    let exited = exited.unwrap_or(Message::Exited {
+    let exited = reports.exited.unwrap_or(Message::Exited {
         code: 128 + libc::SIGKILL,
         signal: libc::SIGKILL,
     });
     out.send(id, &exited);
+}
+
+/// Which of the open `fds` can be read (or have ended) now; waits until one can.
+fn readable(fds: &[i32; 3], open: &[bool; 3]) -> Vec<usize> {
+    let mut polls: Vec<libc::pollfd> = (0..3)
+        .filter(|&i| open[i])
+        .map(|i| libc::pollfd {
+            fd: fds[i],
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: polls is a valid array of pollfd.
+    if unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) } < 0 {
+        return Vec::new();
+    }
+    polls
+        .iter()
+        .filter(|p| p.revents != 0)
+        .filter_map(|p| fds.iter().position(|fd| *fd == p.fd))
+        .collect()
+}
+
+/// What the reaper says about the command: started (`Spawned`), could not start
+/// (`Failed`, told to the host as a command that exits `NOT_STARTED`), exited.
+struct Reports<'a> {
+    id: u32,
+    out: &'a FrameOut,
+    running: &'a Running,
+    frames: FrameBuffer,
+    started: bool,
+    exited: Option<Message>,
+}
+
+impl Reports<'_> {
+    fn push(&mut self, bytes: &[u8]) {
+        self.frames.push(bytes);
+        while let Some(Ok((_, message))) = self.frames.next_frame() {
+            match message {
+                Message::Failed { message, .. } => {
+                    self.out.send(self.id, &Message::Spawned { pid: 0 });
+                    self.running.mark_started();
+                    self.started = true;
+                    self.out.send(
+                        self.id,
+                        &Message::Output {
+                            stderr: true,
+                            data: format!("{message}\n").into_bytes(),
+                        },
+                    );
+                    self.exited = Some(Message::Exited {
+                        code: NOT_STARTED,
+                        signal: 0,
+                    });
+                }
+                Message::Exited { .. } => self.exited = Some(message),
+                other => {
+                    self.out.send(self.id, &other);
+                    self.running.mark_started();
+                    self.started = true;
+                }
+            }
+        }
+    }
 }

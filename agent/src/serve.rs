@@ -72,17 +72,9 @@ impl Server {
             }
             Message::Stdin(data) => self.running(id, |p| p.stdin(Some(data))),
             Message::StdinEnd => self.running(id, |p| p.stdin(None)),
-            Message::Signal { signo } => {
-                let count = self.running_count(id, |p| p.signal(signo));
-                self.out.send(id, &Message::Signalled { count });
-            }
-            Message::Kill => {
-                let (out, entry) = (self.out.clone(), self.entry(id));
-                std::thread::spawn(move || {
-                    let count = entry.map(|p| p.kill()).unwrap_or(0);
-                    out.send(id, &Message::Signalled { count });
-                });
-            }
+            // Both wait for the command to have started, on a thread of their own.
+            Message::Signal { signo } => self.signal(id, move |p| p.signal(signo)),
+            Message::Kill => self.signal(id, process::Running::kill),
             Message::StatPath {
                 path,
                 follow,
@@ -129,8 +121,13 @@ impl Server {
         }
     }
 
-    fn running_count(&self, id: u32, op: impl FnOnce(&process::Running) -> u32) -> u32 {
-        self.entry(id).map(|p| op(&p)).unwrap_or(0)
+    /// Signals command `id` with `op` on a thread of its own; replies `Signalled`.
+    fn signal(&self, id: u32, op: impl FnOnce(&process::Running) -> u32 + Send + 'static) {
+        let (out, entry) = (self.out.clone(), self.entry(id));
+        std::thread::spawn(move || {
+            let count = entry.map(|p| op(&p)).unwrap_or(0);
+            out.send(id, &Message::Signalled { count });
+        });
     }
 
     fn queue_write(&mut self, id: u32, input: WriteInput, last: bool) {
