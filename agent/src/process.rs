@@ -142,9 +142,11 @@ pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::i
     std::thread::spawn(move || {
         coordinate(id, &mut socket, outputs, &out, &running);
         running.mark_started();
-        drop(socket);
         // The reaper lives on while anything of the command does; then it is collected.
+        // Our end of its socket stays open until then: its closing tells the reaper that
+        // `serve` is gone, and that it must kill what is left.
         let _ = child.wait();
+        drop(socket);
         registry.lock().unwrap().remove(&id);
     });
     Ok(())

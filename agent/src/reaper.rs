@@ -2,7 +2,8 @@
 //! session leader, spawns the command as the asked user in the asked directory, and then
 //! reaps: every process of the command's tree that loses its parent becomes its child, so
 //! none can leave the tree. Its fd 3 is a socket to `serve`: the command's `Spawn` comes in
-//! first; its pid (or why it could not start), then its exit status, go back.
+//! first; its pid (or why it could not start), then its exit status, go back. When that
+//! socket ends (`serve` is gone without killing the command), the reaper kills the tree.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -11,6 +12,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use container_isolation_agent::protocol::{encode, FrameBuffer, Message, Spawn, CONTROL};
+
+use super::tree;
 
 const CHANNEL_FD: i32 = 3;
 
@@ -112,6 +115,23 @@ fn exit_message(status: libc::c_int) -> Message {
     }
 }
 
+/// `serve` keeps its end of the socket open for as long as this reaper lives, and sends
+/// nothing more on it: its end (the agent was killed) means no one is left to end the
+/// command, so the reaper kills the command's tree itself, and then exits.
+fn kill_when_serve_is_gone(mut channel: std::fs::File) {
+    let mut buf = [0u8; 64];
+    loop {
+        match channel.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    // SAFETY: getpid has no failure mode.
+    tree::kill_all(unsafe { libc::getpid() });
+}
+
 pub fn run() -> i32 {
     // SAFETY: fd 3 is the socket `serve` handed us; we own it from here.
     let mut channel = unsafe { std::fs::File::from_raw_fd(CHANNEL_FD) };
@@ -143,6 +163,9 @@ pub fn run() -> i32 {
     let pid = child.id() as libc::pid_t;
     let _ = channel.write_all(&encode(CONTROL, &Message::Spawned { pid: pid as u32 }));
     release_stdio();
+    if let Ok(watched) = channel.try_clone() {
+        std::thread::spawn(move || kill_when_serve_is_gone(watched));
+    }
     loop {
         let mut status = 0;
         // SAFETY: waits for any child of this process.
