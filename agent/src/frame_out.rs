@@ -1,18 +1,22 @@
 //! The agent's stdout: one writer thread, fed frames from every request's thread, flushing
-//! whenever nothing else is waiting.
+//! whenever nothing else is waiting. The queue is bounded: when the host reads slowly, a
+//! command's output and a file's data wait in their pipe or file, not in the agent.
 
 use std::io::Write;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use container_isolation_agent::protocol::{encode, Message};
 
 #[derive(Clone)]
-pub struct FrameOut(Sender<Vec<u8>>);
+pub struct FrameOut(SyncSender<Vec<u8>>);
+
+/// Frames queued towards stdout before senders wait (at most `CHUNK` of data each).
+const QUEUED: usize = 32;
 
 impl FrameOut {
     /// Starts the writer thread; it ends when every `FrameOut` is dropped.
     pub fn start() -> (FrameOut, std::thread::JoinHandle<()>) {
-        let (sender, receiver) = channel();
+        let (sender, receiver) = sync_channel(QUEUED);
         let writer = std::thread::spawn(move || write_all(receiver));
         (FrameOut(sender), writer)
     }
