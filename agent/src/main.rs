@@ -8,6 +8,7 @@ mod process;
 mod reaper;
 mod serve;
 mod tree;
+mod write;
 
 fn main() {
     let mode = std::env::args().nth(1);

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use container_isolation_agent::protocol::{FrameBuffer, Message, CONTROL, VERSION};
 
 use super::creds::act_as;
-use super::files::{self, failed, WriteInput};
+use super::files::{self, failed, quoted};
 use super::frame_out::FrameOut;
 use super::process::{self, Registry};
+use super::write::{self, WriteInput};
 
 /// A write's data frames buffered towards its thread before the reader waits for it.
 const WRITE_BACKLOG: usize = 8;
@@ -54,6 +55,21 @@ impl Server {
         });
     }
 
+    /// Runs `op` on a thread of its own as `creds`; it sends its replies itself.
+    fn streamed(
+        &self,
+        id: u32,
+        creds: container_isolation_agent::protocol::Creds,
+        path: String,
+        op: impl FnOnce(u32, &str, &FrameOut) + Send + 'static,
+    ) {
+        let out = self.out.clone();
+        std::thread::spawn(move || match act_as(&creds) {
+            Ok(()) => op(id, &path, &out),
+            Err(e) => out.send(id, &failed(&e, &path)),
+        });
+    }
+
     fn dispatch(&mut self, id: u32, message: Message) {
         let umask = self.umask;
         match message {
@@ -81,20 +97,14 @@ impl Server {
                 creds,
             } => self.as_user(id, creds, path, move |p| files::stat(p, follow)),
             Message::Mkdir { path, creds } => self.as_user(id, creds, path, files::make_dirs),
-            Message::ReadDir { path, creds } => self.as_user(id, creds, path, files::read_dir),
-            Message::Read { path, creds } => {
-                let out = self.out.clone();
-                std::thread::spawn(move || match act_as(&creds) {
-                    Ok(()) => files::read(id, &path, &out),
-                    Err(e) => out.send(id, &failed(&e, &path)),
-                });
-            }
+            Message::ReadDir { path, creds } => self.streamed(id, creds, path, files::read_dir),
+            Message::Read { path, creds } => self.streamed(id, creds, path, files::read),
             Message::Write { path, creds } => {
                 let (sender, receiver) = sync_channel(WRITE_BACKLOG);
                 self.writes.insert(id, sender);
                 let out = self.out.clone();
                 std::thread::spawn(move || match act_as(&creds) {
-                    Ok(()) => files::write(id, &path, umask, receiver, &out),
+                    Ok(()) => write::write(id, &path, umask, receiver, &out),
                     Err(e) => out.send(id, &failed(&e, &path)),
                 });
             }
@@ -105,7 +115,7 @@ impl Server {
                 id,
                 &Message::Failed {
                     errno: libc::EINVAL,
-                    message: format!("unexpected message {other:?}"),
+                    message: format!("unexpected message {}", quoted(&format!("{other:?}"))),
                 },
             ),
         }

@@ -45,35 +45,47 @@ pub enum Message {
     Hello {
         version: u32,
     },
+    /// Answered by `Spawned` (or `Failed` when no reaper could be started), `Output`s and
+    /// `Exited`. A program that cannot be run still gets `Spawned` (pid 0), its reason on
+    /// stderr and `Exited` with code 126.
     Spawn(Spawn),
     Stdin(Vec<u8>),
     StdinEnd,
-    /// Signals every process of the command (its reaper's whole subtree).
+    /// Signals every process of the command (its reaper's whole subtree), once it has
+    /// started; answered by `Signalled`, after `Spawned`.
     Signal {
         signo: i32,
     },
-    /// Stops and kills every process of the command until none is left.
+    /// Stops and kills every process of the command until none is left (also what it left
+    /// running after it exited); answered by `Signalled`, after `Spawned`.
     Kill,
+    /// Answered by `Stat` (kind `Missing` for nothing there) or `Failed`.
     StatPath {
         path: String,
         follow: bool,
         creds: Creds,
     },
+    /// Answered by `Data` frames and `End`, or `Failed` (`EINVAL` for what is not a
+    /// regular file: a fifo or a device is never opened).
     Read {
         path: String,
         creds: Creds,
     },
     /// Followed by `Data` frames and `End`; the file appears whole or not at all.
+    /// Answered by `Done` or `Failed` (`ECANCELED` after `Abort`).
     Write {
         path: String,
         creds: Creds,
     },
     /// Abandons a `Write` (nothing of it remains).
     Abort,
+    /// `mkdir -p`; answered by `Done` or `Failed`.
     Mkdir {
         path: String,
         creds: Creds,
     },
+    /// Answered by one or more `Names` frames (a listing too long for one frame comes in
+    /// several) and `End`, or by `Failed`.
     ReadDir {
         path: String,
         creds: Creds,
