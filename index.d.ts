@@ -101,6 +101,11 @@ export declare class DockerRuntime {
   inspect(containerId: string): Promise<ContainerInfo>
   /** Containers this library created under this runtime's base directory. */
   list(): Promise<ContainerInfo[]>
+  /**
+   * The native half of `execStream` (use `execStream`, which gives Node streams): starts
+   * `options.command` with stdin open, delivering output to the two callbacks.
+   */
+  execStreamNative(containerId: string, options: ExecStreamOptions, onStdout: (chunk: Buffer) => void, onStderr: (chunk: Buffer) => void): Promise<NativeExecStream>
   /** Resolves with the main process's exit code once it exits. */
   wait(containerId: string): Promise<number>
   /**
@@ -124,6 +129,17 @@ export declare class DockerShell {
    * after 1 s to whatever survives; the pending `execute` resolves with `signal` set.
    */
   terminate(): void
+}
+
+export declare class NativeExecStream {
+  /** Writes to the command's stdin; resolves once the bytes are on their way. */
+  write(data: Buffer): Promise<void>
+  /** Closes the command's stdin. */
+  end(): Promise<void>
+  /** Signals every process of the command (default SIGTERM; SIGKILL kills them all). */
+  kill(signal?: string | undefined | null): Promise<void>
+  /** Resolves when the command has ended and its output has been delivered. */
+  wait(): Promise<ExecStreamExit>
 }
 
 export declare class Workspaces {
@@ -327,13 +343,22 @@ export interface DockerEnvironmentOptions {
   cwd?: string
   threadId: string
   engine?: EngineOptions
+  /**
+   * Default true: carry commands and file operations out through the container's session
+   * agent where it runs. False: engine execs and archive calls only.
+   */
+  agent?: boolean
 }
 
 export interface DockerFileIoOptions {
   container: string
   /** Relative paths resolve against this; default the container's working directory. */
   cwd?: string
-  /** Owner of written files: a name, `uid`, or `uid:gid`; default the container's user. */
+  /**
+   * The user operations act as (a name, `uid`, or `uid:gid`; default the container's
+   * user): with the session agent, permissions are checked as this user by the
+   * container's kernel, and written files belong to them.
+   */
   user?: string
   engine?: EngineOptions
   /**
@@ -342,6 +367,11 @@ export interface DockerFileIoOptions {
    * it), which is much faster. False: always through the engine's archive endpoints.
    */
   hostAccess?: boolean
+  /**
+   * Default true: carry operations out through the container's session agent where it
+   * runs (as `user`, tmpfs mounts seen, writes atomic). False: never start the agent.
+   */
+  agent?: boolean
 }
 
 export interface DockerRuntimeOptions {
@@ -355,6 +385,11 @@ export interface DockerRuntimeOptions {
    * containers within seconds if it dies without running its exit hooks (SIGKILL).
    */
   watchdog?: boolean
+  /**
+   * Default true: run `exec` through the container's session agent where it runs, and
+   * give containers this runtime creates the agent by a read-only bind mount.
+   */
+  agent?: boolean
 }
 
 export interface DockerShellOptions {
@@ -374,6 +409,18 @@ export interface DockerShellOptions {
    */
   shell?: Array<string>
   engine?: EngineOptions
+  /**
+   * The most lines `ShellResult.output` keeps (the last ones; the log file has all);
+   * default 100000.
+   */
+  maxOutputLines?: number
+  /** The most bytes of text `ShellResult.output` keeps; default 16 MiB. */
+  maxOutputBytes?: number
+  /**
+   * Default true: run commands through the container's session agent where it runs
+   * (every process a command starts is killed by `terminate()`). False: engine execs.
+   */
+  agent?: boolean
 }
 
 export interface EmptyTrashOptions {
@@ -428,6 +475,24 @@ export interface ExecResult {
   stdout: string
   stderr: string
   exitCode: number
+}
+
+export interface ExecStreamExit {
+  exitCode: number
+  /** The signal that ended the command, where known. */
+  signal?: NodeJS.Signals | undefined
+}
+
+export interface ExecStreamOptions {
+  command: Array<string>
+  workingDirectory?: string
+  environment?: Record<string, string>
+  /**
+   * `inherit` (default): `environment` is added to the container's; `replace`: the
+   * command gets `environment` only.
+   */
+  environmentMode?: 'inherit' | 'replace'
+  user?: string
 }
 
 export interface ExecuteOptions {
@@ -498,6 +563,11 @@ export interface ShellResult {
    */
   signal: NodeJS.Signals | undefined
   output: Array<OutputLine>
+  /**
+   * How many earlier lines `output` leaves out (beyond `maxOutputLines`/`maxOutputBytes`;
+   * the log file has them).
+   */
+  omittedLines: number
   logFilePath: string | undefined
   durationMs: number
 }
@@ -544,6 +614,11 @@ export interface WorkspacesOptions {
    * Shell use; the next use starts it again.
    */
   idleTimeoutMs?: number
+  /**
+   * Default true: carry commands and file operations out through the container's session
+   * agent where it runs. False: engine execs and archive calls only.
+   */
+  agent?: boolean
 }
 
 export interface WorkspaceTrust {

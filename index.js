@@ -840,6 +840,7 @@ module.exports.CloneManager = nativeBinding.CloneManager
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
+module.exports.NativeExecStream = nativeBinding.NativeExecStream
 module.exports.Workspaces = nativeBinding.Workspaces
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-export const addon: typeof import('../index') = require('../index.js')
+export const addon: typeof import('../lib/index') = require('../lib/index.js')
 
 export const IMAGES = {
   debian: 'container-isolation-test:debian',

@@ -4,7 +4,7 @@
 'use strict'
 
 const path = require('node:path')
-const addon = require('../index.js')
+const addon = require('../lib/index.js')
 
 const USAGE = `usage: container-isolation <command> [options]
 

@@ -30,11 +30,14 @@ if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.pa
   npm install --no-audit --no-fund
 fi
 
+step "building the session agent (static, release)"
+bash scripts/build-agent.sh
+
 step "building the addon (debug)"
 npx napi build --platform --no-const-enum
 
 step "cargo test"
-cargo test --all-targets
+CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --workspace --all-targets
 
 step "type tests (tsc --noEmit)"
 npx tsc --noEmit -p .

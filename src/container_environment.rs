@@ -23,6 +23,8 @@ pub struct EnvironmentRequest {
     pub engine: EngineOptions,
     /// Run before every FileIO and Shell use (a workspace's idle tracking).
     pub usage: Option<Arc<dyn ContainerUse>>,
+    /// Use the container's session agent where it runs.
+    pub agent: bool,
 }
 
 pub struct ContainerEnvironment {
@@ -39,6 +41,7 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
             cwd,
             user: request.user.clone(),
             engine: request.engine.clone(),
+            agent: request.agent,
             ..Default::default()
         })
     };
@@ -57,6 +60,8 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         user: request.user.clone(),
         shell: None,
         engine: request.engine.clone(),
+        output_limits: Default::default(),
+        agent: request.agent,
     })?;
     if let Some(usage) = &request.usage {
         files = files.with_usage(usage.clone());

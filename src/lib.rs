@@ -3,6 +3,7 @@
 //! The core modules (`engine`, `runtime`, `output`) are plain Rust and know nothing of N-API;
 //! `binding` is the thin layer that exposes them to Node.js.
 
+pub mod agent;
 pub mod apple;
 pub mod base_dir;
 pub mod clone;

@@ -16,6 +16,9 @@ pub struct DockerEnvironmentOptions {
     pub cwd: Option<String>,
     pub thread_id: String,
     pub engine: Option<EngineOptions>,
+    /// Default true: carry commands and file operations out through the container's session
+    /// agent where it runs. False: engine execs and archive calls only.
+    pub agent: Option<bool>,
 }
 
 #[napi(object)]
@@ -53,6 +56,7 @@ pub async fn create_docker_environment(
             env: Default::default(),
             engine: engine_options(opts.engine)?,
             usage: None,
+            agent: opts.agent.unwrap_or(true),
         })
         .await?;
         let (file_io, shell, cwd, home_dir) = (env.file_io, env.shell, env.cwd, env.home_dir);

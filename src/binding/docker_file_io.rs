@@ -14,13 +14,18 @@ pub struct DockerFileIoOptions {
     pub container: String,
     /// Relative paths resolve against this; default the container's working directory.
     pub cwd: Option<String>,
-    /// Owner of written files: a name, `uid`, or `uid:gid`; default the container's user.
+    /// The user operations act as (a name, `uid`, or `uid:gid`; default the container's
+    /// user): with the session agent, permissions are checked as this user by the
+    /// container's kernel, and written files belong to them.
     pub user: Option<String>,
     pub engine: Option<EngineOptions>,
     /// Default true: where the engine shares this machine's kernel, answer from the
     /// container's own root (`/proc/<pid>/root`, every path resolved by the kernel inside
     /// it), which is much faster. False: always through the engine's archive endpoints.
     pub host_access: Option<bool>,
+    /// Default true: carry operations out through the container's session agent where it
+    /// runs (as `user`, tmpfs mounts seen, writes atomic). False: never start the agent.
+    pub agent: Option<bool>,
 }
 
 #[napi(object)]
@@ -52,6 +57,7 @@ impl DockerFileIO {
             user: opts.user,
             engine: engine_options(opts.engine).map_err(sync_error)?,
             host_access: opts.host_access.unwrap_or(true),
+            agent: opts.agent.unwrap_or(true),
         };
         Ok(DockerFileIO::from_core(
             fileio::DockerFileIo::new(options).map_err(sync_error)?,

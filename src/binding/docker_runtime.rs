@@ -9,6 +9,7 @@ use napi_derive::napi;
 use super::container_types::{ContainerConfig, ContainerInfo, ExecOptions, ExecResult};
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::exec_stream::{self, ChunkCallback, ExecStreamOptions, NativeExecStream};
 use super::exit_hooks;
 use super::runtime_calls::{self as calls, LogsOptions};
 use super::watchdog;
@@ -24,6 +25,9 @@ pub struct DockerRuntimeOptions {
     /// Start a detached watchdog process that removes this process's `process`-lifetime
     /// containers within seconds if it dies without running its exit hooks (SIGKILL).
     pub watchdog: Option<bool>,
+    /// Default true: run `exec` through the container's session agent where it runs, and
+    /// give containers this runtime creates the agent by a read-only bind mount.
+    pub agent: Option<bool>,
 }
 
 #[napi]
@@ -36,9 +40,15 @@ impl DockerRuntime {
     #[napi(constructor)]
     pub fn new(env: Env, opts: Option<DockerRuntimeOptions>) -> napi::Result<Self, Code> {
         exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
-        let (engine, image, base_dir, watchdog) = match opts {
-            Some(o) => (o.engine, o.image, o.base_dir, o.watchdog.unwrap_or(false)),
-            None => (None, None, None, false),
+        let (engine, image, base_dir, watchdog, agent) = match opts {
+            Some(o) => (
+                o.engine,
+                o.image,
+                o.base_dir,
+                o.watchdog.unwrap_or(false),
+                o.agent.unwrap_or(true),
+            ),
+            None => (None, None, None, false, true),
         };
         let engine = engine_options(engine).map_err(sync_error)?;
         if watchdog {
@@ -49,6 +59,7 @@ impl DockerRuntime {
                 engine,
                 image,
                 base_dir,
+                agent,
             })),
         })
     }
@@ -93,6 +104,24 @@ impl DockerRuntime {
     #[napi(ts_return_type = "Promise<ContainerInfo[]>")]
     pub async fn list(&self) -> Outcome<Vec<ContainerInfo>> {
         calls::list(&*self.inner).await
+    }
+
+    /// The native half of `execStream` (use `execStream`, which gives Node streams): starts
+    /// `options.command` with stdin open, delivering output to the two callbacks.
+    #[napi(
+        ts_args_type = "containerId: string, options: ExecStreamOptions, onStdout: (chunk: Buffer) => void, onStderr: (chunk: Buffer) => void",
+        ts_return_type = "Promise<NativeExecStream>"
+    )]
+    pub async fn exec_stream_native(
+        &self,
+        container_id: String,
+        options: ExecStreamOptions,
+        on_stdout: ChunkCallback,
+        on_stderr: ChunkCallback,
+    ) -> Outcome<NativeExecStream> {
+        exec_stream::start(&self.inner, container_id, options, on_stdout, on_stderr)
+            .await
+            .into()
     }
 
     /// Resolves with the main process's exit code once it exits.

@@ -31,6 +31,14 @@ pub struct DockerShellOptions {
     /// where the image has no bash.
     pub shell: Option<Vec<String>>,
     pub engine: Option<EngineOptions>,
+    /// The most lines `ShellResult.output` keeps (the last ones; the log file has all);
+    /// default 100000.
+    pub max_output_lines: Option<u32>,
+    /// The most bytes of text `ShellResult.output` keeps; default 16 MiB.
+    pub max_output_bytes: Option<u32>,
+    /// Default true: run commands through the container's session agent where it runs
+    /// (every process a command starts is killed by `terminate()`). False: engine execs.
+    pub agent: Option<bool>,
 }
 
 pub type StartCallback = ThreadsafeFunction<(), (), (), napi::Status, false>;
@@ -52,6 +60,9 @@ pub struct ShellResult {
     #[napi(ts_type = "NodeJS.Signals | undefined")]
     pub signal: Either<String, Undefined>,
     pub output: Vec<OutputLine>,
+    /// How many earlier lines `output` leaves out (beyond `maxOutputLines`/`maxOutputBytes`;
+    /// the log file has them).
+    pub omitted_lines: f64,
     #[napi(ts_type = "string | undefined")]
     pub log_file_path: Either<String, Undefined>,
     pub duration_ms: f64,
@@ -84,6 +95,24 @@ pub fn shell_options(opts: DockerShellOptions) -> crate::error::Result<shell::Sh
         user: opts.user,
         shell: opts.shell,
         engine: engine_options(opts.engine)?,
+        output_limits: output_limits(opts.max_output_lines, opts.max_output_bytes)?,
+        agent: opts.agent.unwrap_or(true),
+    })
+}
+
+fn output_limits(
+    lines: Option<u32>,
+    bytes: Option<u32>,
+) -> crate::error::Result<shell::OutputLimits> {
+    let defaults = shell::OutputLimits::default();
+    if lines == Some(0) || bytes == Some(0) {
+        return Err(crate::error::Error::invalid_argument(
+            "maxOutputLines and maxOutputBytes must be at least 1",
+        ));
+    }
+    Ok(shell::OutputLimits {
+        max_lines: lines.map_or(defaults.max_lines, |n| n as usize),
+        max_bytes: bytes.map_or(defaults.max_bytes, |n| n as usize),
     })
 }
 
@@ -149,6 +178,7 @@ impl DockerShell {
                 exit_code: r.exit_code,
                 signal: present_or_undefined(r.signal.map(str::to_string)),
                 output: r.output.into_iter().map(OutputLine::from).collect(),
+                omitted_lines: r.omitted_lines as f64,
                 log_file_path: present_or_undefined(r.log_file_path),
                 duration_ms: r.duration_ms as f64,
             })

@@ -11,6 +11,7 @@ mod docker_runtime;
 mod docker_shell;
 mod engine;
 mod error;
+mod exec_stream;
 mod exit_hooks;
 mod naming;
 mod reap_orphans;

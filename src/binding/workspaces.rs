@@ -36,6 +36,9 @@ pub struct WorkspacesOptions {
     /// Stop a session's container (not remove it) after this long without a FileIO or
     /// Shell use; the next use starts it again.
     pub idle_timeout_ms: Option<f64>,
+    /// Default true: carry commands and file operations out through the container's session
+    /// agent where it runs. False: engine execs and archive calls only.
+    pub agent: Option<bool>,
 }
 
 #[napi(object, object_to_js = false)]
@@ -119,6 +122,7 @@ impl Workspaces {
             trust: None,
             allow_host_commands: None,
             idle_timeout_ms: None,
+            agent: None,
         });
         let mut trust = Trust::from(opts.trust.unwrap_or_default());
         if opts.allow_host_commands.unwrap_or(false) {
@@ -138,6 +142,7 @@ impl Workspaces {
                 image: opts.image,
                 trust,
                 idle_timeout,
+                agent: opts.agent.unwrap_or(true),
             })),
         })
     }

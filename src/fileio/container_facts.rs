@@ -2,12 +2,14 @@
 //! whether it runs, its user's ids, and whether its root is reachable from this process.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::container_root::ContainerRoot;
 use super::engine_files::EngineFiles;
 use super::host_files::HostFiles;
 use super::user_ids::{resolve_user, AccountFiles, UserIds};
+use crate::agent::{agent_for, AgentConnection, Creds};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::{bind_mounts, path_exists, ContainerMount};
@@ -30,6 +32,8 @@ pub struct ContainerFacts {
     pub host_writes: bool,
     pub user: UserIds,
     pub has_shell: bool,
+    /// The container's session agent, where it runs.
+    pub agent: Option<Arc<AgentConnection>>,
     /// Why the engine's archive endpoints must not be used for this container, if so.
     pub engine_unsafe: Option<String>,
 }
@@ -40,11 +44,14 @@ pub struct FactsRequest<'a> {
     pub container: &'a str,
     pub user: Option<&'a str>,
     pub host_access: bool,
+    pub agent: bool,
 }
 
 impl ContainerFacts {
     pub fn fresh(&self) -> bool {
-        self.fetched.elapsed() < FACTS_TTL && self.host.as_ref().is_none_or(|h| h.root.alive())
+        self.fetched.elapsed() < FACTS_TTL
+            && self.host.as_ref().is_none_or(|h| h.root.alive())
+            && self.agent.as_ref().is_none_or(|a| !a.is_closed())
     }
 
     /// Inspects the container; `previous` facts of the same container keep their user and
@@ -73,6 +80,10 @@ impl ContainerFacts {
             root,
             container: container.to_string(),
         });
+        let agent = match running && request.agent {
+            true => agent_for(engine, container).await.ok().flatten(),
+            false => None,
+        };
         let (user, has_shell) = match previous {
             Some(p) => (p.user, p.has_shell),
             None => {
@@ -80,6 +91,7 @@ impl ContainerFacts {
                 let accounts = AccountFiles {
                     container,
                     host: host.as_ref(),
+                    agent: agent.as_ref(),
                     engine: engine_unsafe.is_none().then_some(engine_files),
                 };
                 let spec = request
@@ -108,8 +120,22 @@ impl ContainerFacts {
             host_writes,
             user,
             has_shell,
+            agent,
             engine_unsafe,
         })
+    }
+}
+
+impl ContainerFacts {
+    /// Who the agent acts as.
+    pub fn creds(&self) -> Creds {
+        self.user.creds()
+    }
+
+    /// Whether the host may answer for this user: root (whom the kernel lets do what we
+    /// would do), or anyone when no agent runs to check permissions as them.
+    pub fn host_answers(&self) -> bool {
+        self.user.uid == 0 || self.agent.is_none()
     }
 }
 

@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use super::container_facts::{ContainerFacts, FactsRequest};
-use super::container_path::{resolve, split};
+use super::container_path::resolve;
 use super::engine_files::{file_error, EngineFiles};
+use super::engine_paths;
 use super::host_files::{Host, HostFiles};
+use crate::agent::{AgentFiles, AgentReply, FileKind};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::exec::{run_buffered, ExecRequest};
 use crate::runtime::{ContainerUse, UseGuard};
 
 #[derive(Debug, Clone)]
@@ -25,6 +26,8 @@ pub struct FileIoOptions {
     /// Answer from the container's root on the host where the engine shares this kernel;
     /// `false`: always through the engine.
     pub host_access: bool,
+    /// Use the container's session agent where it runs; `false`: never.
+    pub agent: bool,
 }
 
 impl Default for FileIoOptions {
@@ -35,6 +38,7 @@ impl Default for FileIoOptions {
             user: None,
             engine: EngineOptions::default(),
             host_access: true,
+            agent: true,
         }
     }
 }
@@ -50,11 +54,6 @@ pub struct DockerFileIo {
     facts: Mutex<Option<ContainerFacts>>,
     usage: Option<Arc<dyn ContainerUse>>,
 }
-
-const LIST_SCRIPT: &str = r#"cd -- "$1" || exit 3
-for f in * .[!.]* ..?*; do
-  if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
-done"#;
 
 impl DockerFileIo {
     pub fn new(options: FileIoOptions) -> Result<DockerFileIo> {
@@ -102,6 +101,7 @@ impl DockerFileIo {
             container: self.container(),
             user: self.options.user.as_deref(),
             host_access: self.options.host_access,
+            agent: self.options.agent,
         };
         let facts = ContainerFacts::inspect(engine, &request, cached).await?;
         *self.facts.lock().unwrap_or_else(|e| e.into_inner()) = Some(facts.clone());
@@ -213,26 +213,76 @@ impl DockerFileIo {
         })
     }
 
+    /// Runs `op` on the container's agent, where one runs and the host does not answer;
+    /// `Fallback` otherwise, and when the agent went away meanwhile.
+    async fn on_agent<T, F, Fut>(&self, facts: &ContainerFacts, op: F) -> Result<Host<T>>
+    where
+        F: FnOnce(AgentFiles) -> Fut,
+        Fut: std::future::Future<Output = Result<Host<T>>>,
+    {
+        let Some(connection) = &facts.agent else {
+            return Ok(Host::Fallback);
+        };
+        let files = AgentFiles {
+            connection: connection.clone(),
+            creds: facts.creds(),
+        };
+        match op(files).await {
+            Err(_) if connection.is_closed() => {
+                self.forget();
+                Ok(Host::Fallback)
+            }
+            other => other,
+        }
+    }
+
+    /// The host path where it answers for this user; `Fallback` otherwise.
+    async fn on_host_for_user<T, F>(
+        &self,
+        facts: &ContainerFacts,
+        path: &str,
+        write: bool,
+        op: F,
+    ) -> Result<Host<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&HostFiles) -> Result<Host<T>> + Send + 'static,
+    {
+        if !facts.host_answers() {
+            return Ok(Host::Fallback);
+        }
+        self.on_host(facts, path, write, op).await
+    }
+
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(data) = self
-                .on_host(&facts, &path, false, move |h| h.read(&at))
+                .on_host_for_user(&facts, &path, false, move |h| h.read(&at))
                 .await?
             {
                 return Ok(data);
             }
-            let files = self.files(&engine, &facts, &path)?;
-            let (real, stat) = files.stat(&path).await?;
-            if stat.is_dir() {
-                return Err(file_error(ErrorCode::Eisdir, self.container(), &path));
-            }
-            let mut data = Vec::with_capacity(stat.size as usize);
-            files
-                .read_file(&real, |chunk| data.extend_from_slice(&chunk))
+            let p = &path;
+            let on_agent = self
+                .on_agent(&facts, move |files| async move {
+                    let stat = files.stat(p, true).await?;
+                    let stat =
+                        stat.ok_or_else(|| file_error(ErrorCode::Enoent, self.container(), p))?;
+                    if stat.kind == FileKind::Dir {
+                        return Err(file_error(ErrorCode::Eisdir, self.container(), p));
+                    }
+                    Ok(match files.read(p, stat.size).await? {
+                        AgentReply::Done(data) => Host::Done(data),
+                        AgentReply::NotRegular => Host::Fallback,
+                    })
+                })
                 .await?;
-            Ok(data)
+            if let Host::Done(data) = on_agent {
+                return Ok(data);
+            }
+            engine_paths::read(&self.files(&engine, &facts, &path)?, &path).await
         })
         .await
     }
@@ -243,32 +293,22 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, data, uid, gid) = (path.clone(), content.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host(&facts, &path, true, move |h| h.write(&at, &data, uid, gid))
+                .on_host_for_user(&facts, &path, true, move |h| h.write(&at, &data, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
             }
-            let files = self.files(&engine, &facts, &path)?;
-            // A dangling symlink is written through, to where it points, as Node does.
-            let (target, mode) = match files.resolve(&path).await? {
-                (_, Some(stat)) if stat.is_dir() => {
-                    return Err(file_error(ErrorCode::Eisdir, self.container(), &path))
-                }
-                (real, Some(stat)) => (real, stat.unix_mode()),
-                (real, None) => (real, 0o644),
-            };
-            let Some((dir, name)) = split(&target) else {
-                return Err(file_error(ErrorCode::Eisdir, self.container(), &path));
-            };
-            match files.stat_if_exists(&dir).await? {
-                Some((real_dir, stat)) if stat.is_dir() => {
-                    files
-                        .write_file(&real_dir, &name, content, mode, user.owner())
-                        .await
-                }
-                Some(_) => Err(file_error(ErrorCode::Enotdir, self.container(), &path)),
-                None => Err(file_error(ErrorCode::Enoent, self.container(), &path)),
+            let (p, c) = (&path, &content);
+            let on_agent = self
+                .on_agent(&facts, move |files| async move {
+                    files.write(p, c).await.map(Host::Done)
+                })
+                .await?;
+            if let Host::Done(()) = on_agent {
+                return Ok(());
             }
+            let files = self.files(&engine, &facts, &path)?;
+            engine_paths::write(&files, &path, content, user.owner()).await
         })
         .await
     }
@@ -278,13 +318,25 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(found) = self
-                .on_host(&facts, &path, false, move |h| h.stat(&at))
+                .on_host_for_user(&facts, &path, false, move |h| h.stat(&at))
                 .await?
             {
                 return Ok(found.map(|s| FileStat {
                     mtime_ms: s.mtime_ms,
                     size: s.size,
                 }));
+            }
+            let p = &path;
+            let on_agent = self
+                .on_agent(&facts, move |files| async move {
+                    Ok(Host::Done(files.stat(p, true).await?.map(|s| FileStat {
+                        mtime_ms: s.mtime_sec as f64 * 1000.0 + s.mtime_nsec as f64 / 1e6,
+                        size: s.size,
+                    })))
+                })
+                .await?;
+            if let Host::Done(found) = on_agent {
+                return Ok(found);
             }
             let found = self
                 .files(&engine, &facts, &path)?
@@ -304,10 +356,20 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(found) = self
-                .on_host(&facts, &path, false, move |h| h.stat(&at))
+                .on_host_for_user(&facts, &path, false, move |h| h.stat(&at))
                 .await?
             {
                 return Ok(found.map(|s| s.is_dir));
+            }
+            let p = &path;
+            let on_agent = self
+                .on_agent(&facts, move |files| async move {
+                    let found = files.stat(p, true).await?;
+                    Ok(Host::Done(found.map(|s| s.kind == FileKind::Dir)))
+                })
+                .await?;
+            if let Host::Done(found) = on_agent {
+                return Ok(found);
             }
             let found = self
                 .files(&engine, &facts, &path)?
@@ -332,42 +394,22 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, uid, gid) = (path.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host(&facts, &path, true, move |h| h.make_dirs(&at, uid, gid))
+                .on_host_for_user(&facts, &path, true, move |h| h.make_dirs(&at, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
             }
-            let files = self.files(&engine, &facts, &path)?;
-            // Up to the deepest existing ancestor, then one archive of the missing chain.
-            let mut missing: Vec<String> = Vec::new();
-            let mut current = path.clone();
-            let base = loop {
-                match files.stat(&current).await {
-                    Ok((real, stat)) if stat.is_dir() => break real,
-                    Ok(_) if missing.is_empty() => {
-                        return Err(file_error(ErrorCode::Eexist, self.container(), &path))
-                    }
-                    Ok(_) => return Err(file_error(ErrorCode::Enotdir, self.container(), &path)),
-                    Err(err) if err.code == ErrorCode::Enoent => {
-                        if files.resolve(&current).await?.0 != current {
-                            // A dangling symlink: mkdir does not create its target.
-                            return Err(file_error(ErrorCode::Eexist, self.container(), &current));
-                        }
-                        let (parent, name) = split(&current).ok_or(err)?;
-                        missing.push(name);
-                        current = parent;
-                    }
-                    Err(err) => return Err(err),
-                }
-            };
-            if missing.is_empty() {
+            let p = &path;
+            let on_agent = self
+                .on_agent(&facts, move |files| async move {
+                    files.make_dirs(p).await.map(Host::Done)
+                })
+                .await?;
+            if let Host::Done(()) = on_agent {
                 return Ok(());
             }
-            missing.reverse();
-            let chain: Vec<String> = (1..=missing.len())
-                .map(|n| missing[..n].join("/"))
-                .collect();
-            files.make_dirs(&base, &chain, user.owner()).await
+            let files = self.files(&engine, &facts, &path)?;
+            engine_paths::make_dirs(&files, &path, user.owner()).await
         })
         .await
     }
@@ -376,67 +418,32 @@ impl DockerFileIo {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
-            if let Host::Done(mut names) = self
-                .on_host(&facts, &path, false, move |h| h.read_dir(&at))
+            let mut names = match self
+                .on_host_for_user(&facts, &path, false, move |h| h.read_dir(&at))
                 .await?
             {
-                names.sort();
-                return Ok(names);
-            }
-            let files = self.files(&engine, &facts, &path)?;
-            let (real, stat) = files.stat(&path).await?;
-            if !stat.is_dir() {
-                return Err(file_error(ErrorCode::Enotdir, self.container(), &path));
-            }
-            let listed = if facts.has_shell && facts.running {
-                self.list_by_exec(&engine, &path, &real).await
-            } else {
-                Ok(None)
-            };
-            let mut names = match listed? {
-                Some(names) => names,
-                None => files.list_dir(&real).await?,
+                Host::Done(names) => names,
+                Host::Fallback => {
+                    let p = &path;
+                    let on_agent = self
+                        .on_agent(&facts, move |files| async move {
+                            files.read_dir(p).await.map(Host::Done)
+                        })
+                        .await?;
+                    match on_agent {
+                        Host::Done(names) => names,
+                        Host::Fallback => {
+                            let files = self.files(&engine, &facts, &path)?;
+                            let exec_listing = facts.has_shell && facts.running;
+                            engine_paths::read_dir(&files, &path, exec_listing).await?
+                        }
+                    }
+                }
             };
             names.sort();
             Ok(names)
         })
         .await
-    }
-
-    /// One exec of a NUL-separated listing; `None` when the container stopped meanwhile.
-    async fn list_by_exec(
-        &self,
-        engine: &Engine,
-        path: &str,
-        real: &str,
-    ) -> Result<Option<Vec<String>>> {
-        let request = ExecRequest {
-            command: vec![
-                "/bin/sh".into(),
-                "-c".into(),
-                LIST_SCRIPT.into(),
-                "sh".into(),
-                real.to_string(),
-            ],
-            user: Some("0".into()),
-            timeout: Some(engine.timeout()),
-            ..Default::default()
-        };
-        let out = match run_buffered(engine, self.container(), request).await {
-            Ok(out) => out,
-            Err(err) if err.code == ErrorCode::ContainerNotRunning => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        if out.exit_code != 0 {
-            return Err(file_error(ErrorCode::Eacces, self.container(), path));
-        }
-        Ok(Some(
-            out.stdout
-                .split(|&b| b == 0)
-                .filter(|n| !n.is_empty())
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .collect(),
-        ))
     }
 
     /// The container user's home directory (from /etc/passwd), else `/root` for root.

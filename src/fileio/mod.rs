@@ -7,12 +7,17 @@ mod container_path;
 mod container_root;
 mod docker_file_io;
 mod engine_files;
+mod engine_paths;
 mod fd_ops;
 mod host_files;
 mod path_stat;
 mod tar_stream;
 mod user_ids;
 
+pub use container_facts::swappable_mount;
 pub use container_path::{normalize, resolve};
 pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
+pub use engine_files::EngineFiles;
 pub use path_stat::PathStat;
+pub use tar_stream::EntryOwner;
+pub use user_ids::{container_user, UserIds};

@@ -4,9 +4,12 @@
 //! The container controls both files, so no more than `ACCOUNT_FILE_LIMIT` bytes of either
 //! are ever read.
 
+use std::sync::Arc;
+
 use super::engine_files::EngineFiles;
 use super::host_files::{Host, HostFiles};
 use super::tar_stream::EntryOwner;
+use crate::agent::{AgentConnection, AgentFiles, AgentReply, Creds};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The most read of /etc/passwd or /etc/group (a larger one is `EFBIG`).
@@ -17,6 +20,8 @@ pub const ACCOUNT_FILE_LIMIT: u64 = 4 << 20;
 pub struct AccountFiles<'a> {
     pub container: &'a str,
     pub host: Option<&'a HostFiles>,
+    /// The container's agent, reading as root inside the container.
+    pub agent: Option<&'a Arc<AgentConnection>>,
     pub engine: Option<EngineFiles<'a>>,
 }
 
@@ -38,6 +43,19 @@ impl AccountFiles<'_> {
                 return Ok(found);
             }
         }
+        if let Some(connection) = self.agent {
+            let files = AgentFiles {
+                connection: connection.clone(),
+                creds: Creds::default(),
+            };
+            match files.read_bounded(path, 0, ACCOUNT_FILE_LIMIT).await {
+                Ok(AgentReply::Done(data)) => return Ok(Some(data)),
+                Ok(AgentReply::NotRegular) => return Ok(None),
+                Err(err) if err.code == ErrorCode::Enoent => return Ok(None),
+                Err(err) if err.code == ErrorCode::Efbig => return Err(err),
+                Err(_) => {}
+            }
+        }
         match &self.engine {
             Some(engine) => engine.read_small(path, ACCOUNT_FILE_LIMIT).await,
             None => Err(Error::new(
@@ -56,6 +74,8 @@ pub struct UserIds {
     pub uid: u32,
     pub gid: u32,
     pub home: Option<String>,
+    /// Supplementary groups: those /etc/group lists the user's name in.
+    pub groups: Vec<u32>,
 }
 
 impl UserIds {
@@ -64,6 +84,16 @@ impl UserIds {
             uid: 0,
             gid: 0,
             home: Some("/root".into()),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Who the session agent acts as for this user.
+    pub fn creds(&self) -> Creds {
+        Creds {
+            uid: self.uid,
+            gid: self.gid,
+            groups: self.groups.clone(),
         }
     }
 
@@ -99,14 +129,32 @@ fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
         .collect()
 }
 
-fn parse_group(text: &str) -> Vec<(String, u32)> {
+struct GroupEntry {
+    name: String,
+    gid: u32,
+    members: Vec<String>,
+}
+
+fn parse_group(text: &str) -> Vec<GroupEntry> {
     text.lines()
         .filter_map(|line| {
             let f: Vec<&str> = line.split(':').collect();
             if f.len() < 3 {
                 return None;
             }
-            Some((f[0].to_string(), f[2].parse().ok()?))
+            Some(GroupEntry {
+                name: f[0].to_string(),
+                gid: f[2].parse().ok()?,
+                members: f
+                    .get(3)
+                    .map(|m| {
+                        m.split(',')
+                            .filter(|m| !m.is_empty())
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
         })
         .collect()
 }
@@ -138,34 +186,74 @@ pub async fn resolve_user(files: &AccountFiles<'_>, spec: &str) -> Result<UserId
             )))
         }
     };
+    let needs_groups = entry.is_some() || group.is_some_and(|g| g.parse::<u32>().is_err());
+    let groups = if needs_groups {
+        files
+            .read("/etc/group")
+            .await?
+            .map(|b| parse_group(&String::from_utf8_lossy(&b)))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let gid = match group {
         None => entry.map(|e| e.gid).unwrap_or(0),
         Some(g) => match g.parse::<u32>() {
             Ok(gid) => gid,
-            Err(_) => {
-                let groups = files
-                    .read("/etc/group")
-                    .await?
-                    .map(|b| parse_group(&String::from_utf8_lossy(&b)))
-                    .unwrap_or_default();
-                groups
-                    .into_iter()
-                    .find(|(name, _)| name == g)
-                    .map(|(_, gid)| gid)
-                    .ok_or_else(|| {
-                        Error::invalid_argument(format!(
-                            "group '{g}' is not in /etc/group of container '{}'",
-                            files.container()
-                        ))
-                    })?
-            }
+            Err(_) => groups
+                .iter()
+                .find(|e| e.name == g)
+                .map(|e| e.gid)
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "group '{g}' is not in /etc/group of container '{}'",
+                        files.container()
+                    ))
+                })?,
         },
     };
+    let supplementary = entry
+        .map(|e| {
+            groups
+                .iter()
+                .filter(|g| g.members.contains(&e.name))
+                .map(|g| g.gid)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(UserIds {
         uid,
         gid,
         home: entry.map(|e| e.home.clone()),
+        groups: supplementary,
     })
+}
+
+/// The ids `spec` (else the container's configured user) has in `container`, read through
+/// its agent (falling back to the engine).
+pub async fn container_user(
+    engine: &crate::engine::Engine,
+    container: &str,
+    spec: Option<&str>,
+    agent: &Arc<AgentConnection>,
+) -> Result<UserIds> {
+    let spec = match spec {
+        Some(spec) => spec.to_string(),
+        None => engine
+            .inspect_container(container, &format!("container '{container}'"))
+            .await?
+            .config
+            .and_then(|c| c.user)
+            .unwrap_or_default(),
+    };
+    let accounts = AccountFiles {
+        container,
+        host: None,
+        agent: Some(agent),
+        // The agent reads as root; the archive endpoints may be unsafe for the container.
+        engine: None,
+    };
+    resolve_user(&accounts, &spec).await
 }
 
 #[cfg(test)]
@@ -180,9 +268,8 @@ mod tests {
         assert_eq!(passwd.len(), 2);
         assert_eq!((passwd[1].uid, passwd[1].gid), (1000, 1001));
         assert_eq!(passwd[1].home, "/home/agent");
-        assert_eq!(
-            parse_group("agent:x:1001:\n"),
-            vec![("agent".to_string(), 1001)]
-        );
+        let groups = parse_group("agent:x:1001:\nsudo:x:27:agent,other\n");
+        assert_eq!((groups[0].name.as_str(), groups[0].gid), ("agent", 1001));
+        assert_eq!(groups[1].members, vec!["agent", "other"]);
     }
 }

@@ -13,7 +13,7 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use super::container_body::create_body;
+use super::container_body::{add_agent_mount, create_body};
 use super::container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
 use super::container_runtime::ContainerRuntime;
@@ -25,6 +25,7 @@ use super::logs::{stream_logs, LogsRequest};
 use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;
 use super::path_translation::Direction;
+use crate::agent::{agent_binary, agent_for};
 use crate::base_dir::resolve_base_dir;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
@@ -38,6 +39,8 @@ pub struct RuntimeOptions {
     pub engine: EngineOptions,
     pub image: Option<String>,
     pub base_dir: Option<String>,
+    /// Run `exec` through the container's session agent where it runs.
+    pub agent: bool,
 }
 
 pub struct DockerRuntime {
@@ -45,6 +48,7 @@ pub struct DockerRuntime {
     default_image: Option<String>,
     base_dir: PathBuf,
     mounts: KnownMounts,
+    agent: bool,
 }
 
 fn container_subject(id: &str) -> String {
@@ -58,11 +62,17 @@ impl DockerRuntime {
             default_image: options.image.filter(|s| !s.is_empty()),
             base_dir: resolve_base_dir(options.base_dir.as_deref()),
             mounts: KnownMounts::default(),
+            agent: options.agent,
         }
     }
 
     pub fn base_dir(&self) -> &Path {
         &self.base_dir
+    }
+
+    /// Whether commands go through the session agent where it runs.
+    pub fn uses_agent(&self) -> bool {
+        self.agent
     }
 
     pub async fn engine(&self) -> Result<Engine> {
@@ -107,6 +117,15 @@ impl DockerRuntime {
         Ok(non_empty(&config.entrypoint) || non_empty(&config.cmd))
     }
 
+    /// The host file containers get the session agent from: a private copy, and only where
+    /// the engine shares this machine's file system.
+    fn agent_source(&self, engine: &Engine) -> Option<PathBuf> {
+        if !self.agent || !engine.is_local() {
+            return None;
+        }
+        agent_binary(&engine.info().arch)?.private_copy(&self.base_dir)
+    }
+
     /// Removes a container we just created and cannot use; failures are moot.
     async fn discard(&self, engine: &Engine, name: &str) {
         let options = RemoveContainerOptionsBuilder::default()
@@ -131,7 +150,11 @@ impl ContainerRuntime for DockerRuntime {
         let engine = self.engine().await?;
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
-        let body = create_body(&config, &image, labels.clone(), entrypoint);
+        let agent = self.agent_source(&engine);
+        let mut body = create_body(&config, &image, labels.clone(), entrypoint);
+        if let Some(source) = &agent {
+            add_agent_mount(&mut body, source);
+        }
         self.create_container(&engine, &name, &image, body).await?;
 
         if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
@@ -144,7 +167,10 @@ impl ContainerRuntime for DockerRuntime {
                     "container '{name}': image '{image}' has no {SHELL} for a keep-alive and no default command; pass `command`"
                 )));
             }
-            let body = create_body(&config, &image, labels, None);
+            let mut body = create_body(&config, &image, labels, None);
+            if let Some(source) = &agent {
+                add_agent_mount(&mut body, source);
+            }
             self.create_container(&engine, &name, &image, body).await?;
         }
         let binds = config.mounts.iter().filter(|m| m.kind == MountKind::Bind);
@@ -206,6 +232,12 @@ impl ContainerRuntime for DockerRuntime {
 
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         let engine = self.engine().await?;
+        request.check_command(id)?;
+        if self.agent {
+            if let Some(connection) = agent_for(&engine, id).await? {
+                return crate::agent::run_buffered(&engine, &connection, request).await;
+            }
+        }
         run_buffered(&engine, id, request).await
     }
 
@@ -284,8 +316,19 @@ impl ContainerRuntime for DockerRuntime {
 }
 
 /// The bind mounts among an inspect or list answer's mount points.
+/// Where containers this library creates have the session agent, bind-mounted read-only.
+pub const AGENT_MOUNT: &str = "/.container-isolation-agent";
+
+/// The container's bind mounts, without the agent's own.
 pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
-    points
+    bind_mounts_with_agent(points).0
+}
+
+/// The container's bind mounts, and the agent's mount apart from them.
+pub fn bind_mounts_with_agent(
+    points: Option<Vec<MountPoint>>,
+) -> (Vec<ContainerMount>, Option<ContainerMount>) {
+    let (agent, mounts): (Vec<_>, Vec<_>) = points
         .unwrap_or_default()
         .into_iter()
         .filter(|p| {
@@ -300,7 +343,8 @@ pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
                 p.rw == Some(false),
             ))
         })
-        .collect()
+        .partition(|m| m.target == AGENT_MOUNT);
+    (mounts, agent.into_iter().next())
 }
 
 fn info_from_inspect(inspected: ContainerInspectResponse) -> (ContainerInfo, Vec<ContainerMount>) {

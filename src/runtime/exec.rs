@@ -57,6 +57,8 @@ pub struct StartedExec {
     pub output: std::pin::Pin<
         Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>,
     >,
+    /// The exec's stdin, for `start_attached` only.
+    pub input: Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
 }
 
 pub fn subject(container: &str, command: &[String]) -> String {
@@ -65,6 +67,24 @@ pub fn subject(container: &str, command: &[String]) -> String {
 
 /// Creates and starts an exec marked with a fresh token, writing `stdin` (then closing it).
 pub async fn start(engine: &Engine, container: &str, req: &ExecRequest) -> Result<StartedExec> {
+    start_with(engine, container, req, false).await
+}
+
+/// As `start`, with stdin attached and left open for the caller (`StartedExec::input`).
+pub async fn start_attached(
+    engine: &Engine,
+    container: &str,
+    req: &ExecRequest,
+) -> Result<StartedExec> {
+    start_with(engine, container, req, true).await
+}
+
+async fn start_with(
+    engine: &Engine,
+    container: &str,
+    req: &ExecRequest,
+    keep_input: bool,
+) -> Result<StartedExec> {
     req.check_command(container)?;
     let what = subject(container, &req.command);
     let token = new_exec_token();
@@ -104,6 +124,14 @@ pub async fn start(engine: &Engine, container: &str, req: &ExecRequest) -> Resul
             format!("{what}: the engine started the exec detached"),
         ));
     };
+    if keep_input {
+        return Ok(StartedExec {
+            exec_id: created.id,
+            token,
+            output,
+            input: Some(input),
+        });
+    }
     if let Some(bytes) = &req.stdin {
         let bytes = bytes.clone();
         // Written concurrently so that a command that fills its output pipe before
@@ -119,6 +147,7 @@ pub async fn start(engine: &Engine, container: &str, req: &ExecRequest) -> Resul
         exec_id: created.id,
         token,
         output,
+        input: None,
     })
 }
 

@@ -9,6 +9,7 @@ mod container_runtime;
 mod container_use;
 mod docker_runtime;
 pub mod exec;
+pub mod exec_stream;
 mod keepalive;
 mod known_mounts;
 pub mod labels;
@@ -25,7 +26,9 @@ pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_privileges::ContainerPrivileges;
 pub use container_runtime::ContainerRuntime;
 pub use container_use::{ContainerUse, UseFuture, UseGuard};
-pub use docker_runtime::{bind_mounts, DockerRuntime, RuntimeOptions};
+pub use docker_runtime::{
+    bind_mounts, bind_mounts_with_agent, DockerRuntime, RuntimeOptions, AGENT_MOUNT,
+};
 pub use exec::{ExecOutcome, ExecRequest};
 pub use keepalive::sandbox_command;
 pub use known_mounts::KnownMounts;

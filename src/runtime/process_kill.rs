@@ -33,7 +33,7 @@ impl Signal {
     }
 
     #[cfg(unix)]
-    fn number(self) -> i32 {
+    pub fn number(self) -> i32 {
         match self {
             Signal::Term => libc::SIGTERM,
             Signal::Kill => libc::SIGKILL,

@@ -3,27 +3,26 @@
 //! container on `terminate()` or timeout (SIGTERM, SIGKILL after a grace period).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use futures_util::StreamExt;
 use tokio::sync::{Notify, OnceCell};
-use tokio::time::sleep_until;
 
+use super::agent_run;
 use super::command_log::{log_path, validate_segment, CommandLog};
+use super::engine_run::EngineRun;
+use super::line_sink::LineSink;
+use super::run_end::{Ending, RunEnd, Stop};
 use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
-use crate::engine::{from_bollard, Engine, FrameDemux};
+use crate::agent::{agent_for, AgentConnection, AgentProcess, Creds, Spawn};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::output::{OutputDecoder, OutputLine, StreamKind};
+use crate::output::{OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::process_kill::{signal_exec_tree, tree_alive, Signal};
+use crate::runtime::process_kill::Signal;
 use crate::runtime::{path_exists, ContainerUse, UseGuard};
 
-/// Between SIGTERM and SIGKILL.
-const TERMINATE_GRACE: Duration = Duration::from_secs(1);
-/// After SIGKILL, how long the output stream may stay open before we stop waiting.
-const KILL_DRAIN: Duration = Duration::from_secs(2);
 /// Exit code reported for a timed-out command that exited 0 (as GNU `timeout` does).
 const TIMED_OUT_EXIT: i64 = 124;
 
@@ -36,25 +35,6 @@ pub struct DockerShell {
     running: Mutex<Option<Arc<Notify>>>,
     turn: tokio::sync::Mutex<()>,
     usage: Option<Arc<dyn ContainerUse>>,
-}
-
-/// What identifies the running command's process tree.
-struct TreeRef {
-    exec_id: String,
-    token: String,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ending {
-    Terminated,
-    TimedOut,
-}
-
-#[derive(Clone, Copy)]
-enum Phase {
-    Running,
-    Terminating { since: tokio::time::Instant },
-    Killed { since: tokio::time::Instant },
 }
 
 /// Clears the terminate handle when a command ends, however it ends.
@@ -113,7 +93,7 @@ impl DockerShell {
         &self,
         command: &ShellCommand,
         tool_request_id: &str,
-        mut on_output: impl FnMut(&OutputLine) + Send,
+        on_output: impl FnMut(&OutputLine) + Send,
         on_start: impl FnOnce() + Send,
     ) -> Result<ShellResult> {
         validate_segment("toolRequestId", tool_request_id)?;
@@ -131,9 +111,13 @@ impl DockerShell {
 
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
+        let agent = match self.options.agent {
+            true => agent_for(&engine, container).await?,
+            false => None,
+        };
         let argv = match command {
             ShellCommand::Script(script) => {
-                let mut argv = self.program(&engine).await?.clone();
+                let mut argv = self.program(&engine, agent.as_ref()).await?.clone();
                 argv.push(script.clone());
                 argv
             }
@@ -144,98 +128,65 @@ impl DockerShell {
             &self.options.thread_id,
             tool_request_id,
         );
-        let mut log = CommandLog::create(path, &shown).await.ok();
-        let request = ExecRequest {
-            command: argv,
-            working_dir: Some(self.options.cwd.clone()),
-            env: self.options.env.clone(),
-            user: self.options.user.clone(),
-            ..Default::default()
+        let log = CommandLog::create(path, &shown).await.ok();
+        let mut sink = LineSink::new(log, on_output, self.options.output_limits);
+        let stop = Stop {
+            terminate: &notify,
+            deadline: tokio::time::Instant::from_std(started_at + self.options.timeout),
         };
-        let mut started = exec::start(&engine, container, &request).await?;
-        on_start();
-        let tree = TreeRef {
-            exec_id: started.exec_id.clone(),
-            token: started.token.clone(),
-        };
-
-        let what = exec::subject(container, &[shown]);
-        let deadline = tokio::time::Instant::from_std(started_at + self.options.timeout);
-        let mut decoder = OutputDecoder::new();
-        let mut demux = FrameDemux::default();
-        let mut output = Vec::new();
-        let mut phase = Phase::Running;
-        let mut ending = None;
-        let mut killed = false;
-        let mut stream_error = None;
-        loop {
-            let frame = match phase {
-                Phase::Running => tokio::select! {
-                    frame = started.output.next() => frame,
-                    _ = notify.notified() => {
-                        ending = Some(Ending::Terminated);
-                        phase = self.begin_termination(&engine, &tree).await;
-                        continue;
-                    }
-                    _ = sleep_until(deadline) => {
-                        ending = Some(Ending::TimedOut);
-                        phase = self.begin_termination(&engine, &tree).await;
-                        continue;
-                    }
-                },
-                Phase::Terminating { since } => tokio::select! {
-                    frame = started.output.next() => frame,
-                    _ = sleep_until(since + TERMINATE_GRACE) => {
-                        self.signal(&engine, &tree, Signal::Kill).await;
-                        killed = true;
-                        phase = Phase::Killed { since: tokio::time::Instant::now() };
-                        continue;
-                    }
-                },
-                Phase::Killed { since } => tokio::select! {
-                    frame = started.output.next() => frame,
-                    _ = sleep_until(since + KILL_DRAIN) => break,
-                },
-            };
-            let (kind, bytes) = match frame {
-                None => break,
-                Some(Ok(frame)) => match demux.split(frame) {
-                    Some(split) => split,
-                    None => continue,
-                },
-                Some(Err(err)) => {
-                    stream_error = Some(engine.annotate(from_bollard(err, &what)));
-                    break;
-                }
-            };
-            let mut lines = Vec::new();
-            decoder.push(kind, &bytes, |line| lines.push(line));
-            deliver(lines, &mut on_output, &mut log, &mut output).await;
-        }
-        if let Phase::Terminating { since } = phase {
-            killed = self.kill_survivors(&engine, &tree, since).await;
-        }
-        let mut lines = Vec::new();
-        decoder.finish(|line| lines.push(line));
-        deliver(lines, &mut on_output, &mut log, &mut output).await;
-        if let Some(err) = stream_error {
-            if ending.is_none() {
-                return Err(err);
+        let end = match agent {
+            Some(connection) => {
+                let spawn = self.spawn_request(&engine, &connection, argv).await?;
+                let process = AgentProcess::spawn(&connection, spawn).await?;
+                on_start();
+                agent_run::run(process, stop, &mut sink).await?
             }
-        }
+            None => {
+                let request = ExecRequest {
+                    command: argv,
+                    working_dir: Some(self.options.cwd.clone()),
+                    env: self.options.env.clone(),
+                    user: self.options.user.clone(),
+                    ..Default::default()
+                };
+                let started = exec::start(&engine, container, &request).await?;
+                on_start();
+                let run = EngineRun {
+                    engine: &engine,
+                    container,
+                    exec_id: started.exec_id.clone(),
+                    token: started.token.clone(),
+                    what: exec::subject(container, &[shown]),
+                };
+                run.run(started, stop, &mut sink).await?
+            }
+        };
+        self.result(end, sink, started_at).await
+    }
 
-        let reported = exec::exit_code(&engine, &started.exec_id, &what).await;
-        let signal = match ending {
-            Some(Ending::Terminated) => Some(if killed { Signal::Kill } else { Signal::Term }),
+    async fn result<F: FnMut(&OutputLine) + Send>(
+        &self,
+        end: RunEnd,
+        mut sink: LineSink<F>,
+        started_at: Instant,
+    ) -> Result<ShellResult> {
+        let signal = match end.ending {
+            Some(Ending::Terminated) => Some(if end.killed {
+                Signal::Kill
+            } else {
+                Signal::Term
+            }),
             _ => None,
         };
-        let exit_code = match (ending, reported) {
-            (Some(Ending::TimedOut), Ok(0)) => TIMED_OUT_EXIT,
-            (_, Ok(code)) => code,
-            (Some(_), Err(_)) => 128 + if killed { 9 } else { 15 },
-            (None, Err(err)) => return Err(err),
+        let exit_code = match (end.ending, end.exit, signal) {
+            // Ended by our signal: reported as a shell reports a signalled command.
+            (_, _, Some(signal)) => 128 + signal.number() as i64,
+            (Some(Ending::TimedOut), Ok(0), _) => TIMED_OUT_EXIT,
+            (_, Ok(code), _) => code,
+            (Some(_), Err(_), _) => 128 + if end.killed { 9 } else { 15 },
+            (None, Err(err), _) => return Err(err),
         };
-        if ending == Some(Ending::TimedOut) {
+        if end.ending == Some(Ending::TimedOut) {
             let line = OutputLine {
                 stream: StreamKind::Stderr,
                 text: format!(
@@ -243,8 +194,9 @@ impl DockerShell {
                     self.options.timeout.as_millis()
                 ),
             };
-            deliver(vec![line], &mut on_output, &mut log, &mut output).await;
+            sink.line(line).await;
         }
+        let (output, omitted_lines, log) = sink.into_parts();
         let log_file_path = log
             .as_ref()
             .map(|l| l.path().to_string_lossy().into_owned());
@@ -255,68 +207,55 @@ impl DockerShell {
             exit_code,
             signal: signal.map(Signal::node_name),
             output,
+            omitted_lines,
             log_file_path,
             duration_ms: started_at.elapsed().as_millis() as u64,
         })
     }
 
-    async fn begin_termination(&self, engine: &Engine, tree: &TreeRef) -> Phase {
-        self.signal(engine, tree, Signal::Term).await;
-        Phase::Terminating {
-            since: tokio::time::Instant::now(),
-        }
-    }
-
-    /// Best effort: a failure to signal is retried by the escalation that follows.
-    async fn signal(&self, engine: &Engine, tree: &TreeRef, signal: Signal) {
-        if let Err(err) = signal_exec_tree(
-            engine,
-            &self.options.container,
-            &tree.exec_id,
-            &tree.token,
-            signal,
-        )
-        .await
-        {
-            tracing::warn!("signalling {} failed: {}", signal.name(), err);
-        }
-    }
-
-    /// The output closed within the grace period; whatever of the tree is still alive (a
-    /// child that closed its output and ignores SIGTERM) gets SIGKILL once the grace period
-    /// is over. Returns whether SIGKILL was needed.
-    async fn kill_survivors(
+    /// The command as the agent runs it: as the shell's user (else the container's), with
+    /// the shell's environment added to the container's.
+    async fn spawn_request(
         &self,
         engine: &Engine,
-        tree: &TreeRef,
-        since: tokio::time::Instant,
-    ) -> bool {
-        let container = &self.options.container;
-        let grace_end = since + TERMINATE_GRACE;
-        loop {
-            match tree_alive(engine, container, &tree.token).await {
-                Some(false) => return false,
-                Some(true) if tokio::time::Instant::now() < grace_end => {
-                    tokio::time::sleep(Duration::from_millis(25)).await;
-                }
-                _ => {
-                    sleep_until(grace_end).await;
-                    self.signal(engine, tree, Signal::Kill).await;
-                    return true;
-                }
-            }
-        }
+        connection: &Arc<AgentConnection>,
+        argv: Vec<String>,
+    ) -> Result<Spawn> {
+        let user = connection
+            .user(engine, self.options.user.as_deref())
+            .await?;
+        Ok(Spawn {
+            argv,
+            cwd: Some(self.options.cwd.clone()),
+            replace_env: false,
+            env: self.options.env.clone().into_iter().collect(),
+            creds: user.creds(),
+            home: user.home.clone(),
+            stdin: false,
+        })
     }
 
     /// `shell` as given, else `bash -c` where the image has bash, else `/bin/sh -c`.
-    async fn program(&self, engine: &Engine) -> Result<&Vec<String>> {
+    async fn program(
+        &self,
+        engine: &Engine,
+        agent: Option<&Arc<AgentConnection>>,
+    ) -> Result<&Vec<String>> {
         self.program
             .get_or_try_init(|| async {
                 if let Some(shell) = &self.options.shell {
                     return Ok(shell.clone());
                 }
                 for path in BASH_PATHS {
-                    if path_exists(engine, &self.options.container, path).await? {
+                    let exists = match agent {
+                        Some(connection) => agent_path_exists(connection, path).await,
+                        None => None,
+                    };
+                    let exists = match exists {
+                        Some(exists) => exists,
+                        None => path_exists(engine, &self.options.container, path).await?,
+                    };
+                    if exists {
                         return Ok(vec![path.to_string(), "-c".to_string()]);
                     }
                 }
@@ -326,23 +265,11 @@ impl DockerShell {
     }
 }
 
-async fn deliver(
-    lines: Vec<OutputLine>,
-    on_output: &mut (impl FnMut(&OutputLine) + Send),
-    log: &mut Option<CommandLog>,
-    output: &mut Vec<OutputLine>,
-) {
-    if lines.is_empty() {
-        return;
-    }
-    for line in lines {
-        on_output(&line);
-        if let Some(log) = log.as_mut() {
-            log.line(&line).await;
-        }
-        output.push(line);
-    }
-    if let Some(log) = log.as_mut() {
-        log.flush().await;
-    }
+/// Whether `path` exists, asked of the agent as root; `None` when it cannot say.
+async fn agent_path_exists(connection: &Arc<AgentConnection>, path: &str) -> Option<bool> {
+    let files = crate::agent::AgentFiles {
+        connection: connection.clone(),
+        creds: Creds::default(),
+    };
+    files.stat(path, true).await.ok().map(|s| s.is_some())
 }

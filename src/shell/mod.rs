@@ -1,13 +1,18 @@
 //! Magenta's `Shell` inside a container (CONTRACT §4).
 
+mod agent_run;
 mod command_log;
 mod docker_shell;
+mod engine_run;
+mod line_sink;
+mod run_end;
 mod shell_command;
 mod shell_options;
 mod shell_result;
 
 pub use command_log::{log_path, validate_segment};
 pub use docker_shell::DockerShell;
+pub use line_sink::OutputLimits;
 pub use shell_command::ShellCommand;
 pub use shell_options::{default_log_dir, ShellOptions, DEFAULT_TIMEOUT};
 pub use shell_result::ShellResult;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::line_sink::OutputLimits;
 use crate::engine::EngineOptions;
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
@@ -21,6 +22,10 @@ pub struct ShellOptions {
     /// `bash -c`, or `/bin/sh -c` where the image has no bash.
     pub shell: Option<Vec<String>>,
     pub engine: EngineOptions,
+    /// How much output `ShellResult.output` keeps.
+    pub output_limits: OutputLimits,
+    /// Run commands through the container's session agent where it runs.
+    pub agent: bool,
 }
 
 /// `${os.tmpdir()}/container-isolation`.

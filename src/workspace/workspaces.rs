@@ -36,6 +36,8 @@ pub struct WorkspacesOptions {
     pub trust: Trust,
     /// Stop a session's container after this long without a FileIO/Shell use.
     pub idle_timeout: Option<Duration>,
+    /// Use each session's agent for its commands and file operations.
+    pub agent: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -84,6 +86,7 @@ impl Workspaces {
             engine: options.engine.clone(),
             image: options.image.clone(),
             base_dir: Some(options.base_dir.to_string_lossy().into_owned()),
+            agent: options.agent,
         });
         let clones = Arc::new(CloneManager::new(options.base_dir.clone()));
         let idle = options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t)));
@@ -398,6 +401,7 @@ impl Workspaces {
             user: settings.and_then(|s| s.remote_user()).map(str::to_string),
             env: settings.map(|s| s.remote_env.clone()).unwrap_or_default(),
             engine: self.options.engine.clone(),
+            agent: self.options.agent,
             usage,
         })
         .await

@@ -1,0 +1,310 @@
+//! One running agent: started by one exec, spoken to over that exec's stdin and stdout.
+//! A writer task sends frames in order; a reader task splits the agent's stdout into
+//! frames and hands each to the request that its id names. Whatever arrives is treated as
+//! hostile (anything in the container may write to the agent's stdout): frames are bounded
+//! by the protocol, a malformed one closes the connection, and a request's queue is bounded
+//! so that the reader waits rather than buffers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use container_isolation_agent::protocol::{encode, FrameBuffer, Message, CONTROL, VERSION};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use crate::engine::{Engine, FrameDemux};
+use crate::error::{Error, ErrorCode, Result};
+use crate::fileio::{container_user, UserIds};
+use crate::output::StreamKind;
+
+/// Frames queued towards one request before the reader waits for it.
+const REQUEST_QUEUE: usize = 16;
+/// Frames queued towards the agent before senders wait.
+const SEND_QUEUE: usize = 32;
+/// How long a started agent may take to answer `Hello`.
+const WELCOME_WAIT: Duration = Duration::from_secs(10);
+/// How much of what the agent writes to stderr is kept for an error message.
+const STDERR_KEPT: usize = 4096;
+
+type Routes = HashMap<u32, mpsc::Sender<Message>>;
+
+pub struct AgentConnection {
+    outgoing: mpsc::Sender<Vec<u8>>,
+    routes: Arc<Mutex<Routes>>,
+    next_id: AtomicU32,
+    closed: Arc<AtomicBool>,
+    pub container: String,
+    /// User specs resolved in this container (its /etc/passwd, read once per spec).
+    users: tokio::sync::Mutex<HashMap<Option<String>, UserIds>>,
+    /// The agent's path inside the container.
+    pub path: String,
+    /// The agent's pid inside the container.
+    pub pid: u32,
+}
+
+/// The replies to one request, in order.
+pub struct AgentRequest {
+    pub id: u32,
+    replies: mpsc::Receiver<Message>,
+    connection: Arc<AgentConnection>,
+}
+
+impl AgentConnection {
+    /// Starts the agent at `path` in `container` (as root: it acts as each caller's user
+    /// itself) and waits for its `Welcome`. An error means the agent cannot run there.
+    pub async fn start(engine: &Engine, container: &str, path: &str) -> Result<AgentConnection> {
+        let what = format!("starting the session agent in container '{container}'");
+        let docker = engine.docker();
+        let options = CreateExecOptions {
+            cmd: Some(vec![path.to_string(), "serve".to_string()]),
+            user: Some("0".into()),
+            working_dir: Some("/".into()),
+            attach_stdin: Some(true),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            tty: Some(false),
+            ..Default::default()
+        };
+        let created = engine
+            .call(&what, docker.create_exec(container, options))
+            .await?;
+        let started = engine
+            .call(
+                &what,
+                docker.start_exec(
+                    &created.id,
+                    Some(StartExecOptions {
+                        detach: false,
+                        tty: false,
+                        output_capacity: Some(1 << 20),
+                    }),
+                ),
+            )
+            .await?;
+        let StartExecResults::Attached { output, mut input } = started else {
+            return Err(Error::new(
+                ErrorCode::EngineError,
+                format!("{what}: detached"),
+            ));
+        };
+        let (outgoing, mut queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
+        let routes: Arc<Mutex<Routes>> = Arc::default();
+        let closed = Arc::new(AtomicBool::new(false));
+        tokio::spawn(async move {
+            while let Some(frame) = queue.recv().await {
+                if input.write_all(&frame).await.is_err() {
+                    break;
+                }
+            }
+            let _ = input.shutdown().await;
+        });
+        let (welcome_tx, welcome_rx) = mpsc::channel(1);
+        routes.lock().unwrap().insert(CONTROL, welcome_tx);
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        tokio::spawn(read_frames(
+            output,
+            routes.clone(),
+            closed.clone(),
+            stderr.clone(),
+        ));
+        let mut connection = AgentConnection {
+            outgoing,
+            routes,
+            next_id: AtomicU32::new(CONTROL + 1),
+            closed,
+            container: container.to_string(),
+            users: Default::default(),
+            path: path.to_string(),
+            pid: 0,
+        };
+        connection.pid = connection.handshake(welcome_rx, &stderr).await?;
+        Ok(connection)
+    }
+
+    async fn handshake(
+        &self,
+        mut welcome: mpsc::Receiver<Message>,
+        stderr: &Mutex<Vec<u8>>,
+    ) -> Result<u32> {
+        let hello = encode(CONTROL, &Message::Hello { version: VERSION });
+        let unavailable = |why: String| {
+            let said = String::from_utf8_lossy(&stderr.lock().unwrap())
+                .trim()
+                .to_string();
+            let said = if said.is_empty() {
+                String::new()
+            } else {
+                format!(" ({said})")
+            };
+            Error::new(
+                ErrorCode::EngineError,
+                format!(
+                    "the session agent at {} in container '{}' {why}{said}",
+                    self.path, self.container
+                ),
+            )
+        };
+        if self.outgoing.send(hello).await.is_err() {
+            return Err(unavailable("did not start".into()));
+        }
+        match tokio::time::timeout(WELCOME_WAIT, welcome.recv()).await {
+            Ok(Some(Message::Welcome { version, pid })) if version == VERSION => {
+                self.routes.lock().unwrap().remove(&CONTROL);
+                Ok(pid)
+            }
+            Ok(Some(Message::Welcome { version, .. })) => Err(unavailable(format!(
+                "speaks protocol {version}, not {VERSION}"
+            ))),
+            Ok(Some(other)) => Err(unavailable(format!("answered {other:?}"))),
+            Ok(None) => Err(unavailable("exited before answering".into())),
+            Err(_) => Err(unavailable(format!(
+                "did not answer within {} s",
+                WELCOME_WAIT.as_secs()
+            ))),
+        }
+    }
+
+    /// The ids of `spec` (else of the container's configured user) in this container.
+    pub async fn user(self: &Arc<Self>, engine: &Engine, spec: Option<&str>) -> Result<UserIds> {
+        let key = spec.map(str::to_string);
+        let mut users = self.users.lock().await;
+        if let Some(found) = users.get(&key) {
+            return Ok(found.clone());
+        }
+        let found = container_user(engine, &self.container, spec, self).await?;
+        users.insert(key, found.clone());
+        Ok(found)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Sends `message` as a new request; its replies arrive on the returned handle.
+    pub async fn request(self: &Arc<Self>, message: &Message) -> Result<AgentRequest> {
+        let id = loop {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            if id != CONTROL {
+                break id;
+            }
+        };
+        let (sender, replies) = mpsc::channel(REQUEST_QUEUE);
+        self.routes.lock().unwrap().insert(id, sender);
+        let request = AgentRequest {
+            id,
+            replies,
+            connection: self.clone(),
+        };
+        request.send(message).await?;
+        Ok(request)
+    }
+
+    fn lost(&self) -> Error {
+        Error::new(
+            ErrorCode::EngineError,
+            format!(
+                "the session agent in container '{}' is gone (the container stopped, or something in it killed the agent)",
+                self.container
+            ),
+        )
+    }
+}
+
+impl AgentRequest {
+    /// Sends a follow-up frame of this request (stdin, a write's data, a signal).
+    pub async fn send(&self, message: &Message) -> Result<()> {
+        self.sender().send(message).await
+    }
+
+    /// The next reply; an error when the connection is gone.
+    pub async fn recv(&mut self) -> Result<Message> {
+        self.replies
+            .recv()
+            .await
+            .ok_or_else(|| self.connection.lost())
+    }
+
+    /// A reply that has already arrived, if any.
+    pub fn try_recv(&mut self) -> Option<Message> {
+        self.replies.try_recv().ok()
+    }
+
+    /// A handle that sends follow-up frames while another task awaits the replies.
+    pub fn sender(&self) -> RequestSender {
+        RequestSender {
+            id: self.id,
+            connection: self.connection.clone(),
+        }
+    }
+}
+
+/// Sends follow-up frames of one request.
+#[derive(Clone)]
+pub struct RequestSender {
+    id: u32,
+    connection: Arc<AgentConnection>,
+}
+
+impl RequestSender {
+    pub async fn send(&self, message: &Message) -> Result<()> {
+        self.connection
+            .outgoing
+            .send(encode(self.id, message))
+            .await
+            .map_err(|_| self.connection.lost())
+    }
+}
+
+impl Drop for AgentRequest {
+    fn drop(&mut self) {
+        self.connection.routes.lock().unwrap().remove(&self.id);
+    }
+}
+
+type ExecOutput = std::pin::Pin<
+    Box<
+        dyn futures_util::Stream<
+                Item = std::result::Result<bollard::container::LogOutput, bollard::errors::Error>,
+            > + Send,
+    >,
+>;
+
+async fn read_frames(
+    mut output: ExecOutput,
+    routes: Arc<Mutex<Routes>>,
+    closed: Arc<AtomicBool>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+) {
+    let mut demux = FrameDemux::default();
+    let mut frames = FrameBuffer::default();
+    'stream: while let Some(Ok(chunk)) = output.next().await {
+        match demux.split(chunk) {
+            Some((StreamKind::Stdout, bytes)) => frames.push(&bytes),
+            Some((StreamKind::Stderr, bytes)) => {
+                let mut kept = stderr.lock().unwrap();
+                let room = STDERR_KEPT.saturating_sub(kept.len());
+                kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                continue;
+            }
+            None => continue,
+        }
+        while let Some(frame) = frames.next_frame() {
+            let Ok((id, message)) = frame else {
+                tracing::warn!("session agent: malformed frame; closing the connection");
+                break 'stream;
+            };
+            let route = routes.lock().unwrap().get(&id).cloned();
+            if let Some(route) = route {
+                if route.send(message).await.is_err() {
+                    routes.lock().unwrap().remove(&id);
+                }
+            }
+        }
+    }
+    closed.store(true, Ordering::Release);
+    routes.lock().unwrap().clear();
+}

@@ -1,0 +1,156 @@
+//! One agent per container per host process. The first call for a container starts its
+//! agent — from the read-only bind mount of containers this library created, else uploaded
+//! to a private path — and later calls reuse the connection until it closes (the container
+//! stopped or was removed). A container where the agent cannot run is remembered by its
+//! engine id, so every later call goes straight to the engine path.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+
+use super::agent_binary::{agent_binary, disabled};
+use super::agent_connection::AgentConnection;
+use crate::engine::Engine;
+use crate::error::{ErrorCode, Result};
+use crate::fileio::{swappable_mount, EngineFiles, EntryOwner};
+use crate::runtime::{bind_mounts_with_agent, AGENT_MOUNT};
+
+/// Where the agent is uploaded, in order, until one of them lets it run.
+const UPLOAD_DIRS: [&str; 5] = ["/tmp", "/var/tmp", "/run", "/dev/shm", "/"];
+
+#[derive(Clone)]
+enum Slot {
+    Ready { connection: Arc<AgentConnection> },
+    Unavailable { engine_id: String, why: String },
+}
+
+/// How a container's operations are carried out, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentAccess {
+    Agent { path: String, pid: u32 },
+    Engine { why: String },
+}
+
+type Key = (String, String);
+type Cell = Arc<tokio::sync::Mutex<Option<Slot>>>;
+
+fn pool() -> &'static Mutex<HashMap<Key, Cell>> {
+    static POOL: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
+    POOL.get_or_init(Default::default)
+}
+
+/// The agent of `container`, started on first use; `None` when it cannot run there (the
+/// caller then uses the engine path). Errors are the engine's (no such container...).
+pub async fn agent_for(engine: &Engine, container: &str) -> Result<Option<Arc<AgentConnection>>> {
+    Ok(match access(engine, container).await? {
+        Slot::Ready { connection, .. } => Some(connection),
+        Slot::Unavailable { .. } => None,
+    })
+}
+
+/// Which path `container`'s operations take, starting its agent if needed.
+pub async fn agent_access(engine: &Engine, container: &str) -> Result<AgentAccess> {
+    Ok(match access(engine, container).await? {
+        Slot::Ready { connection, .. } => AgentAccess::Agent {
+            path: connection.path.clone(),
+            pid: connection.pid,
+        },
+        Slot::Unavailable { why, .. } => AgentAccess::Engine { why },
+    })
+}
+
+async fn access(engine: &Engine, container: &str) -> Result<Slot> {
+    if disabled() {
+        return Ok(Slot::Unavailable {
+            engine_id: String::new(),
+            why: "the agent is switched off (CONTAINER_ISOLATION_AGENT=off)".into(),
+        });
+    }
+    let key = (engine.endpoint().to_string(), container.to_string());
+    let cell = pool()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    let mut slot = cell.lock().await;
+    if let Some(Slot::Ready { connection, .. }) = slot.as_ref() {
+        if !connection.is_closed() {
+            return Ok(slot.clone().unwrap());
+        }
+    }
+    let inspected = engine
+        .inspect_container(container, &format!("container '{container}'"))
+        .await?;
+    let engine_id = inspected.id.clone().unwrap_or_default();
+    if let Some(Slot::Unavailable { engine_id: id, .. }) = slot.as_ref() {
+        if *id == engine_id {
+            return Ok(slot.clone().unwrap());
+        }
+    }
+    let running = inspected.state.as_ref().and_then(|s| s.running) == Some(true);
+    if !running {
+        *slot = None;
+        return Err(crate::error::Error::new(
+            ErrorCode::ContainerNotRunning,
+            format!("container '{container}' is not running"),
+        ));
+    }
+    let (mounts, agent_mount) = bind_mounts_with_agent(inspected.mounts.clone());
+    let started = match agent_mount {
+        Some(_) => AgentConnection::start(engine, container, AGENT_MOUNT)
+            .await
+            .map_err(|e| e.message),
+        None => match swappable_mount(&mounts) {
+            Some(_) => Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()),
+            None => upload_and_start(engine, container).await,
+        },
+    };
+    let new = match started {
+        Ok(connection) => Slot::Ready {
+            connection: Arc::new(connection),
+        },
+        Err(why) => {
+            tracing::info!("container '{container}': no session agent: {why}");
+            Slot::Unavailable { engine_id, why }
+        }
+    };
+    *slot = Some(new.clone());
+    Ok(new)
+}
+
+async fn upload_and_start(
+    engine: &Engine,
+    container: &str,
+) -> std::result::Result<AgentConnection, String> {
+    let arch = &engine.info().arch;
+    let Some(binary) = agent_binary(arch) else {
+        return Err(format!(
+            "no session agent is shipped for the engine's architecture '{arch}'"
+        ));
+    };
+    let files = EngineFiles { engine, container };
+    let name = format!(".container-isolation-agent-{}", binary.tag());
+    let bytes = Bytes::from(binary.bytes.clone());
+    let mut tried = Vec::new();
+    for dir in UPLOAD_DIRS {
+        let owner = EntryOwner { uid: 0, gid: 0 };
+        if let Err(e) = files
+            .write_file(dir, &name, bytes.clone(), 0o700, owner)
+            .await
+        {
+            tried.push(format!("{dir}: {}", e.message));
+            continue;
+        }
+        let path = format!("{}/{name}", dir.trim_end_matches('/'));
+        match AgentConnection::start(engine, container, &path).await {
+            Ok(connection) => return Ok(connection),
+            Err(e) => tried.push(format!("{dir}: {}", e.message)),
+        }
+    }
+    Err(format!(
+        "the agent could not be put anywhere it runs ({})",
+        tried.join("; ")
+    ))
+}

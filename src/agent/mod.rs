@@ -1,0 +1,19 @@
+//! The session agent seen from the host: finding its binary, putting it into a container,
+//! one connection per container, and the commands and file operations carried over it.
+
+mod agent_binary;
+mod agent_connection;
+mod agent_errors;
+mod agent_exec;
+mod agent_files;
+mod agent_pool;
+mod agent_process;
+
+pub use agent_binary::{agent_binary, disabled, AgentBinary, AGENT_ENV};
+pub use agent_connection::{AgentConnection, AgentRequest, RequestSender};
+pub use agent_errors::errno_code;
+pub use agent_exec::{run_buffered, spawn_for};
+pub use agent_files::{AgentFiles, AgentReply};
+pub use agent_pool::{agent_access, agent_for, AgentAccess};
+pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
+pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};

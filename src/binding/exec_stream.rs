@@ -1,0 +1,183 @@
+//! `DockerRuntime.execStream`'s native half: a started command whose output is pushed to
+//! two callbacks (one call at a time, each awaited, so a slow consumer slows the command
+//! instead of growing a queue) and whose stdin, signals and end are methods. `lib/` wraps
+//! it in Node streams.
+
+use std::collections::HashMap;
+
+use napi::bindgen_prelude::Buffer;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use tokio::sync::watch;
+
+use super::error::Outcome;
+use crate::error::{Error, Result};
+use crate::output::StreamKind;
+use crate::runtime::exec_stream::{open_stream, StreamEvent, StreamInput, StreamOutput};
+use crate::runtime::{DockerRuntime, ExecRequest};
+
+pub type ChunkCallback = ThreadsafeFunction<Buffer, (), Buffer, napi::Status, false>;
+
+#[napi(object, object_to_js = false)]
+pub struct ExecStreamOptions {
+    pub command: Vec<String>,
+    pub working_directory: Option<String>,
+    pub environment: Option<HashMap<String, String>>,
+    /// `inherit` (default): `environment` is added to the container's; `replace`: the
+    /// command gets `environment` only.
+    #[napi(ts_type = "'inherit' | 'replace'")]
+    pub environment_mode: Option<String>,
+    pub user: Option<String>,
+}
+
+#[napi(object)]
+pub struct ExecStreamExit {
+    pub exit_code: i64,
+    /// The signal that ended the command, where known.
+    #[napi(ts_type = "NodeJS.Signals | undefined")]
+    pub signal: Option<String>,
+}
+
+type Ended = Option<std::result::Result<(i64, Option<i32>), Error>>;
+
+#[napi]
+pub struct NativeExecStream {
+    input: StreamInput,
+    ended: watch::Receiver<Ended>,
+}
+
+pub fn signal_number(name: Option<&str>) -> Result<i32> {
+    let name = name.unwrap_or("SIGTERM");
+    let bare = name.strip_prefix("SIG").unwrap_or(name);
+    Ok(match bare {
+        "TERM" => libc::SIGTERM,
+        "KILL" => libc::SIGKILL,
+        "INT" => libc::SIGINT,
+        "HUP" => libc::SIGHUP,
+        "QUIT" => libc::SIGQUIT,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "STOP" => libc::SIGSTOP,
+        "CONT" => libc::SIGCONT,
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "signal '{name}' is not one execStream sends"
+            )))
+        }
+    })
+}
+
+pub fn signal_name(signo: i32) -> Option<String> {
+    let name = match signo {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
+/// Starts the command and the task that delivers its output.
+pub async fn start(
+    runtime: &DockerRuntime,
+    id: String,
+    options: ExecStreamOptions,
+    on_stdout: ChunkCallback,
+    on_stderr: ChunkCallback,
+) -> Result<NativeExecStream> {
+    let replace_env = match options.environment_mode.as_deref() {
+        None | Some("inherit") => false,
+        Some("replace") => true,
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "environmentMode '{other}' is neither 'inherit' nor 'replace'"
+            )))
+        }
+    };
+    let request = ExecRequest {
+        command: options.command,
+        working_dir: options.working_directory.filter(|d| !d.is_empty()),
+        env: options
+            .environment
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        user: options.user.filter(|u| !u.is_empty()),
+        ..Default::default()
+    };
+    let (input, output) = open_stream(runtime, &id, request, replace_env).await?;
+    let (sender, ended) = watch::channel(None);
+    tokio::spawn(pump(output, on_stdout, on_stderr, sender));
+    Ok(NativeExecStream { input, ended })
+}
+
+async fn pump(
+    mut output: StreamOutput,
+    on_stdout: ChunkCallback,
+    on_stderr: ChunkCallback,
+    ended: watch::Sender<Ended>,
+) {
+    let end = loop {
+        match output.next().await {
+            Ok(Some(StreamEvent::Output(kind, data))) => {
+                let callback = match kind {
+                    StreamKind::Stdout => &on_stdout,
+                    StreamKind::Stderr => &on_stderr,
+                };
+                // The JS side is gone when this fails; the command still runs to its end.
+                let _ = callback.call_async(Buffer::from(data)).await;
+            }
+            Ok(Some(StreamEvent::Exited { code, signal })) => break Ok((code, signal)),
+            Ok(None) => break Err(Error::invalid_argument("the stream ended twice")),
+            Err(err) => break Err(err),
+        }
+    };
+    drop(on_stdout);
+    drop(on_stderr);
+    let _ = ended.send(Some(end));
+}
+
+#[napi]
+impl NativeExecStream {
+    /// Writes to the command's stdin; resolves once the bytes are on their way.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn write(&self, data: Buffer) -> Outcome<()> {
+        self.input.write(&data).await.into()
+    }
+
+    /// Closes the command's stdin.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn end(&self) -> Outcome<()> {
+        self.input.close().await.into()
+    }
+
+    /// Signals every process of the command (default SIGTERM; SIGKILL kills them all).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn kill(&self, signal: Option<String>) -> Outcome<()> {
+        async { self.input.signal(signal_number(signal.as_deref())?).await }
+            .await
+            .into()
+    }
+
+    /// Resolves when the command has ended and its output has been delivered.
+    #[napi(ts_return_type = "Promise<ExecStreamExit>")]
+    pub async fn wait(&self) -> Outcome<ExecStreamExit> {
+        let mut ended = self.ended.clone();
+        let result = ended.wait_for(|e| e.is_some()).await;
+        match result.as_deref() {
+            Ok(Some(Ok((code, signal)))) => Outcome(Ok(ExecStreamExit {
+                exit_code: *code,
+                signal: signal.and_then(signal_name),
+            })),
+            Ok(Some(Err(err))) => Outcome(Err(err.clone())),
+            _ => Outcome(Err(Error::invalid_argument("the stream's task is gone"))),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! A long-lived, bidirectional, killable exec (Lace's `execStream`): stdin written as the
+//! host wishes, stdout and stderr as they come, a signal to the whole tree, and the exit.
+//! Through the session agent where it runs (the tree is the reaper's, exact); else an
+//! attached engine exec, whose tree is found by its token.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Mutex;
+
+use super::exec::{self, ExecRequest, StartedExec};
+use super::process_kill::{signal_exec_tree, Signal};
+use crate::agent::{spawn_for, AgentConnection, AgentProcess, ProcessControl, ProcessEvent};
+use crate::engine::{from_bollard, Engine, FrameDemux};
+use crate::error::{Error, Result};
+use crate::output::StreamKind;
+
+pub enum StreamEvent {
+    Output(StreamKind, Vec<u8>),
+    /// The command ended: its exit code (128 + N for signal N) and that signal.
+    Exited {
+        code: i64,
+        signal: Option<i32>,
+    },
+}
+
+/// Writing to and signalling the command; cheap to clone.
+#[derive(Clone)]
+pub enum StreamInput {
+    Agent(ProcessControl),
+    Engine(Arc<EngineInput>),
+}
+
+pub struct EngineInput {
+    engine: Engine,
+    container: String,
+    exec_id: String,
+    token: String,
+    stdin: Mutex<Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>>,
+}
+
+/// The command's output and end, in order.
+pub enum StreamOutput {
+    Agent(AgentProcess),
+    Engine {
+        started: StartedExec,
+        demux: FrameDemux,
+        engine: Engine,
+        what: String,
+        ended: bool,
+    },
+}
+
+/// Starts `request` (its `stdin` field is ignored: stdin stays open for `write`).
+/// `replace_env`: the command gets only `request.env`, not the container's environment.
+pub async fn start_stream(
+    engine: &Engine,
+    container: &str,
+    agent: Option<&Arc<AgentConnection>>,
+    mut request: ExecRequest,
+    replace_env: bool,
+) -> Result<(StreamInput, StreamOutput)> {
+    request.check_command(container)?;
+    if let Some(connection) = agent {
+        request.stdin = Some(Vec::new());
+        let spawn = spawn_for(engine, connection, &request, replace_env).await?;
+        let process = AgentProcess::spawn(connection, spawn).await?;
+        return Ok((
+            StreamInput::Agent(process.control()),
+            StreamOutput::Agent(process),
+        ));
+    }
+    if replace_env {
+        return Err(Error::invalid_argument(format!(
+            "container '{container}': environmentMode 'replace' needs the session agent, which does not run there"
+        )));
+    }
+    request.stdin = Some(Vec::new());
+    let mut started = exec::start_attached(engine, container, &request).await?;
+    let input = EngineInput {
+        engine: engine.clone(),
+        container: container.to_string(),
+        exec_id: started.exec_id.clone(),
+        token: started.token.clone(),
+        stdin: Mutex::new(started.input.take()),
+    };
+    Ok((
+        StreamInput::Engine(Arc::new(input)),
+        StreamOutput::Engine {
+            what: exec::subject(container, &request.command),
+            started,
+            demux: FrameDemux::default(),
+            engine: engine.clone(),
+            ended: false,
+        },
+    ))
+}
+
+impl StreamInput {
+    pub async fn write(&self, data: &[u8]) -> Result<()> {
+        match self {
+            StreamInput::Agent(control) => control.write_stdin(data).await,
+            StreamInput::Engine(input) => match input.stdin.lock().await.as_mut() {
+                Some(stdin) => stdin.write_all(data).await.map_err(|e| {
+                    Error::new(crate::error::ErrorCode::EngineError, format!("stdin: {e}"))
+                }),
+                None => Ok(()),
+            },
+        }
+    }
+
+    pub async fn close(&self) -> Result<()> {
+        match self {
+            StreamInput::Agent(control) => control.close_stdin().await,
+            StreamInput::Engine(input) => {
+                if let Some(mut stdin) = input.stdin.lock().await.take() {
+                    let _ = stdin.shutdown().await;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends `signo` to every process of the command; SIGKILL stops and kills them all.
+    pub async fn signal(&self, signo: i32) -> Result<()> {
+        match self {
+            StreamInput::Agent(control) if signo == libc::SIGKILL => control.kill().await,
+            StreamInput::Agent(control) => control.signal(signo).await,
+            StreamInput::Engine(input) => {
+                let signal = if signo == libc::SIGKILL {
+                    Signal::Kill
+                } else {
+                    Signal::Term
+                };
+                signal_exec_tree(
+                    &input.engine,
+                    &input.container,
+                    &input.exec_id,
+                    &input.token,
+                    signal,
+                )
+                .await
+            }
+        }
+    }
+}
+
+impl StreamOutput {
+    /// The next output, then the end; `None` after the end.
+    pub async fn next(&mut self) -> Result<Option<StreamEvent>> {
+        match self {
+            StreamOutput::Agent(process) => loop {
+                match process.next().await {
+                    Ok(ProcessEvent::Output(kind, data)) => {
+                        return Ok(Some(StreamEvent::Output(kind, data)))
+                    }
+                    Ok(ProcessEvent::Exited(exit)) => {
+                        return Ok(Some(StreamEvent::Exited {
+                            code: exit.code,
+                            signal: exit.signal,
+                        }))
+                    }
+                    Ok(ProcessEvent::Signalled(_)) => continue,
+                    // After the end, the request's channel closes with the connection.
+                    Err(err) => return Err(err),
+                }
+            },
+            StreamOutput::Engine {
+                started,
+                demux,
+                engine,
+                what,
+                ended,
+            } => {
+                if *ended {
+                    return Ok(None);
+                }
+                while let Some(frame) = started.output.next().await {
+                    let frame = frame.map_err(|e| engine.annotate(from_bollard(e, what)))?;
+                    if let Some((kind, bytes)) = demux.split(frame) {
+                        return Ok(Some(StreamEvent::Output(kind, bytes.to_vec())));
+                    }
+                }
+                *ended = true;
+                let code = exec::exit_code(engine, &started.exec_id, what).await?;
+                // The engine does not say whether a signal ended the command.
+                Ok(Some(StreamEvent::Exited { code, signal: None }))
+            }
+        }
+    }
+}
+
+/// `execStream` on a runtime: through the container's agent unless the runtime says not.
+pub async fn open_stream(
+    runtime: &super::DockerRuntime,
+    container: &str,
+    request: ExecRequest,
+    replace_env: bool,
+) -> Result<(StreamInput, StreamOutput)> {
+    let engine = runtime.engine().await?;
+    let agent = match runtime.uses_agent() {
+        true => crate::agent::agent_for(&engine, container).await?,
+        false => None,
+    };
+    start_stream(&engine, container, agent.as_ref(), request, replace_env).await
+}
