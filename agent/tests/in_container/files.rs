@@ -59,6 +59,8 @@ fn a_written_file_reads_back_the_same() {
     assert_eq!(agent.write("/tmp/big", root(), b"short"), Message::Done);
     assert_eq!(agent.read("/tmp/big", root()).unwrap(), b"short");
     assert_eq!(stat(&mut agent, "/tmp/big", true).mode, 0o640);
+    let reply = agent.write("/tmp/no/such/dir", root(), b"x");
+    assert_eq!(errno_of(&reply), libc::ENOENT, "{reply:?}");
     assert_eq!(agent.write("/tmp/empty", root(), b""), Message::Done);
     assert_eq!(agent.read("/tmp/empty", root()).unwrap(), b"");
     assert_eq!(stat(&mut agent, "/tmp/empty", true).mode, 0o644);
@@ -131,6 +133,8 @@ fn mkdir_makes_every_missing_parent() {
     };
     assert_eq!(mkdir(&mut agent, "/tmp/a/b/c", root()), Message::Done);
     assert_eq!(mkdir(&mut agent, "/tmp/a/b/c", root()), Message::Done);
+    assert_eq!(mkdir(&mut agent, "/tmp/a/b/d/", root()), Message::Done);
+    assert_eq!(stat(&mut agent, "/tmp/a/b/d", true).kind, FileKind::Dir);
     assert_eq!(stat(&mut agent, "/tmp/a/b/c", true).kind, FileKind::Dir);
     container.sh("touch /tmp/file");
     assert_eq!(
