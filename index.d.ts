@@ -171,6 +171,25 @@ export interface CloneManagerOptions {
 /** `'agentbox-' + sha256(projectDir)` hex, first 12 digits. */
 export declare function computeContainerName(projectDir: string): string
 
+/**
+ * Which path `containerId`'s commands and file operations take (starting its session agent
+ * if it can run and has not yet).
+ */
+export declare function containerAccess(containerId: string, opts?: EngineOptions | undefined | null): Promise<ContainerAccess>
+
+export interface ContainerAccess {
+  /**
+   * `agent`: commands and file operations go through the session agent; `engine`: through
+   * engine execs and archive calls.
+   */
+  path: 'agent' | 'engine'
+  /** The agent's path and pid inside the container. */
+  agentPath?: string
+  agentPid?: number
+  /** Why the agent does not run there. */
+  reason?: string
+}
+
 export interface ContainerConfig {
   id?: string
   name?: string
@@ -439,6 +458,11 @@ export interface EngineInfo {
   apiVersion: string
   os: string
   arch: string
+  /**
+   * Where this process would take the session agent from for this engine's containers,
+   * or why it has none (they then use the engine path).
+   */
+  agent: string
 }
 
 export interface EngineOptions {

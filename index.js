@@ -843,6 +843,7 @@ module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.NativeExecStream = nativeBinding.NativeExecStream
 module.exports.Workspaces = nativeBinding.Workspaces
 module.exports.computeContainerName = nativeBinding.computeContainerName
+module.exports.containerAccess = nativeBinding.containerAccess
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine
 module.exports.readDevcontainerConfig = nativeBinding.readDevcontainerConfig

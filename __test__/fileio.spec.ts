@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, IMAGES, isPodman, rejection, suiteRuntime, tempDir } from './helpers'
@@ -30,16 +30,22 @@ async function inContainer(id: string, script: string) {
   return (await runtime.exec(id, { command: ['sh', '-c', script] })).stdout
 }
 
-// The same behaviour on every image, under a mount and outside it, answered from the
-// container's root on the host and through the engine alone.
-for (const [image, hostAccess] of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell].flatMap((i) => [[i, true], [i, false]] as const)) {
-  describe(`DockerFileIO on ${image}, ${hostAccess ? 'host' : 'engine'} access`, () => {
-    const tag = `${image.split(':')[1]}-${hostAccess ? 'host' : 'engine'}`
+// The same behaviour on every image, under a mount and outside it, on every path: answered
+// from the container's root on the host (root's operations), by the session agent inside
+// the container, and through the engine alone (where the agent cannot run).
+const ACCESS = [
+  ['host', { hostAccess: true, agent: true }],
+  ['agent', { hostAccess: false, agent: true }],
+  ['engine', { hostAccess: false, agent: false }],
+] as const
+for (const [image, [access, paths]] of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell].flatMap((i) => ACCESS.map((a) => [i, a] as const))) {
+  describe(`DockerFileIO on ${image}, ${access} access`, () => {
+    const tag = `${image.split(':')[1]}-${access}`
     let id = ''
     let io: InstanceType<typeof addon.DockerFileIO>
     beforeAll(async () => {
       id = await container(image)
-      io = new addon.DockerFileIO({ engine, container: id, hostAccess })
+      io = new addon.DockerFileIO({ engine, container: id, ...paths })
     })
 
     for (const base of ['/workspace', '/tmp']) {
@@ -107,7 +113,7 @@ for (const [image, hostAccess] of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell
       })
 
       it(`${where}: relative paths resolve against cwd`, async () => {
-        const rel = new addon.DockerFileIO({ engine, container: id, cwd: base, hostAccess })
+        const rel = new addon.DockerFileIO({ engine, container: id, cwd: base, ...paths })
         await rel.mkdir(`t-rel-${tag}/x`)
         await rel.writeFile(`t-rel-${tag}/x/../f.txt`, 'rel')
         expect(await io.readFile(`${base}/t-rel-${tag}/f.txt`)).toBe('rel')
@@ -126,19 +132,42 @@ for (const [image, hostAccess] of [IMAGES.debian, IMAGES.busybox, IMAGES.noshell
       expect(readFileSync(join(host.path, `wd-${tag}.txt`), 'utf8')).toBe('wd')
     })
 
-    it("files written as user 'agent' are owned by uid 1000, on both paths", async () => {
-      const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent', hostAccess })
+    it("files written as user 'agent' are owned by uid 1000, under a mount and not", async () => {
+      const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent', ...paths })
       const name = tag
+      const own = join(host.path, `agent-own-${name}`)
+      mkdirSync(own)
+      chownSync(own, 1000, 1000)
+      chmodSync(host.path, 0o711) // the mount itself stays root's, but may be passed through
       await agent.writeFile(`/tmp/agent-${name}.txt`, 'a')
-      await agent.writeFile(`/workspace/agent-${name}.txt`, 'a')
+      await agent.writeFile(`/workspace/agent-own-${name}/agent.txt`, 'a')
       await agent.mkdir(`/tmp/agent-dir-${name}/sub`)
-      expect(statSync(join(host.path, `agent-${name}.txt`)).uid).toBe(1000)
+      expect(statSync(join(own, 'agent.txt')).uid).toBe(1000)
       // The container's own view; the noshell image has no `stat` to ask.
       if (image !== IMAGES.noshell) {
-        const owners = await inContainer(id, `stat -c '%u %g' /tmp/agent-${name}.txt /workspace/agent-${name}.txt /tmp/agent-dir-${name}/sub`)
+        const owners = await inContainer(id, `stat -c '%u %g' /tmp/agent-${name}.txt /workspace/agent-own-${name}/agent.txt /tmp/agent-dir-${name}/sub`)
         expect(owners.trim().split('\n')).toEqual(['1000 1000', '1000 1000', '1000 1000'])
       }
     })
+
+    if (paths.agent) {
+      it("user 'agent' gets EACCES where the container's kernel says so", async () => {
+        const agent = new addon.DockerFileIO({ engine, container: id, user: 'agent', ...paths })
+        await io.mkdir(`/tmp/locked-${tag}`) // root's, 0755
+        await io.writeFile(`/tmp/locked-${tag}/file`, 'root')
+        for (const call of [
+          () => agent.writeFile(`/workspace/denied-${tag}.txt`, 'a'), // a root-owned 0700 mount
+          () => agent.writeFile('/etc/denied.txt', 'a'),
+          () => agent.writeFile(`/tmp/locked-${tag}/file`, 'a'),
+          () => agent.mkdir(`/tmp/locked-${tag}/sub`),
+          ...(image === IMAGES.noshell ? [] : [() => agent.readdir('/root')]),
+        ]) {
+          expect((await rejection(call())).code).toBe('EACCES')
+        }
+        expect(await io.fileExists(`/workspace/denied-${tag}.txt`)).toBe(false)
+        expect(await io.readFile(`/tmp/locked-${tag}/file`)).toBe('root')
+      })
+    }
   })
 }
 
@@ -226,7 +255,8 @@ describe('DockerFileIO symlinks', () => {
 describe('DockerFileIO mtimes', () => {
   it('keep sub-millisecond precision, and writes through the engine get a nanosecond mtime', async () => {
     const id = await container(IMAGES.debian)
-    const io = new addon.DockerFileIO({ engine, container: id, hostAccess: false })
+    // The engine path (the agent writes two files within one tick of the kernel's clock).
+    const io = new addon.DockerFileIO({ engine, container: id, hostAccess: false, agent: false })
     await io.writeFile('/tmp/m1', 'one')
     await io.writeFile('/tmp/m2', 'two')
     await io.writeFile('/workspace/m3', 'three')

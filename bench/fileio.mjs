@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { DOCKER, run, table, time, N } from './common.mjs'
 
 const require = createRequire(import.meta.url)
-const { DockerRuntime, DockerFileIO } = require('../index.js')
+const { DockerRuntime, DockerFileIO } = require('../lib/index.js')
 const image = process.env.IMAGE ?? 'container-isolation-test:debian'
 
 const seeds = {
@@ -53,6 +53,25 @@ try {
   }
   table(`DockerFileIO latency, median of ${N} (ms); seeds = docker exec CLI cat/tee/test/stat`, rows)
 
+  // The same on the container fs without the host path: through the session agent, and
+  // through the engine's archive endpoints alone (the path before the agent).
+  const viaAgent = new DockerFileIO({ container: id, hostAccess: false })
+  const viaEngine = new DockerFileIO({ container: id, hostAccess: false, agent: false })
+  await run(DOCKER, ['exec', id, 'sh', '-c', 'mkdir -p /tmp/many && cd /tmp/many && for i in $(seq 1 1000); do : > f$i; done'])
+  const seedsList = () => run(DOCKER, ['exec', id, 'ls', '-A', '/tmp/many'])
+  const agentRows = []
+  for (const [name, io] of [['agent', viaAgent], ['engine', viaEngine]]) {
+    agentRows.push([`stat (${name})`, await time(() => seeds.stat(id, '/tmp/bench.txt')), await time(() => io.stat('/tmp/bench.txt'))])
+    agentRows.push([`readFile 1 KB (${name})`, await time(() => seeds.read(id, '/tmp/bench.txt')), await time(() => io.readFile('/tmp/bench.txt'))])
+    agentRows.push([
+      `writeFile 1 KB (${name})`,
+      await time((i) => seeds.write(id, `/tmp/w.seeds${i}`, kb)),
+      await time((i) => io.writeFile(`/tmp/w.${name}${i}`, kb)),
+    ])
+    agentRows.push([`readdir 1000 entries (${name})`, await time(seedsList), await time(() => io.readdir('/tmp/many'))])
+  }
+  table(`DockerFileIO on the container fs, no host path, median of ${N} (ms); seeds = docker exec CLI`, agentRows)
+
   // Peak RSS of a 100 MB read, each in a fresh process so that nothing else is counted:
   // through the engine (/tmp), through the host path (/workspace), and the seeds' `cat`.
   const size = 100 * 1024 * 1024
@@ -61,11 +80,12 @@ try {
   await io.writeFile('/workspace/big.bin', big)
   const probe = String.raw`
     const { execFile } = require('node:child_process')
-    const { DockerFileIO } = require(${JSON.stringify(join(process.cwd(), 'index.js'))})
+    const { DockerFileIO } = require(${JSON.stringify(join(process.cwd(), 'lib/index.js'))})
     const [container, how, path] = process.argv.slice(1)
     const read = {
       readFile: (io) => io.readFile(path),
       readBinaryFile: (io) => io.readBinaryFile(path),
+      'readBinaryFile-agent': (io) => io.readBinaryFile(path),
       seeds: () => new Promise((resolve, reject) => execFile(${JSON.stringify(DOCKER)}, ['exec', container, 'cat', path],
         { maxBuffer: 1 << 30 }, (err, stdout) => (err ? reject(err) : resolve(stdout)))),
     }[how]
@@ -77,17 +97,29 @@ try {
       return (hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS) * 1024
     }
     ;(async () => {
-      const io = new DockerFileIO({ container })
+      const io = new DockerFileIO({ container, hostAccess: !how.endsWith('-agent') })
       await io.stat(path)
       const before = peak()
       const data = await read(io)
       const after = peak()
       console.log(JSON.stringify({ length: data.length, growth: after - before }))
     })()`
-  console.log('\n100 MB read, peak RSS growth of the Node process (target < 2.5x the file):')
+  // 100 MB through the agent: throughput of one read and one write.
+  const mb = size / 2 ** 20
+  const t0 = process.hrtime.bigint()
+  await viaAgent.writeFile('/tmp/big-agent.bin', big)
+  const writeMs = Number(process.hrtime.bigint() - t0) / 1e6
+  const t1 = process.hrtime.bigint()
+  const back = await viaAgent.readBinaryFile('/tmp/big-agent.bin')
+  const readMs = Number(process.hrtime.bigint() - t1) / 1e6
+  if (back.length !== size) throw new Error(`read ${back.length} bytes of ${size}`)
+  console.log(`\n100 MB through the agent: writeFile ${(mb / (writeMs / 1000)).toFixed(0)} MB/s, readBinaryFile ${(mb / (readMs / 1000)).toFixed(0)} MB/s (target >= 200)`)
+
+  console.log('\n100 MB read, peak RSS growth of the Node process (target < 2.5x the file; agent <= 1.1x):')
   for (const [how, path] of [
     ['readFile', '/tmp/big.bin'],
     ['readBinaryFile', '/tmp/big.bin'],
+    ['readBinaryFile-agent', '/tmp/big.bin'],
     ['readFile', '/workspace/big.bin'],
     ['readBinaryFile', '/workspace/big.bin'],
     ['seeds', '/tmp/big.bin'],

@@ -8,7 +8,8 @@ const addon = require('../lib/index.js')
 
 const USAGE = `usage: container-isolation <command> [options]
 
-  doctor                               engines found, versions, sockets, round-trip latency
+  doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
+                                       session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
                                        create (or start) the session's clone + container;
                                        --trust: what devcontainer.json may reach beyond the
@@ -96,8 +97,14 @@ const commands = {
     if (args.json) console.log(JSON.stringify(found, null, 2))
     else {
       const ok = found.filter((f) => !f.error)
-      console.log(table(ok.map((f) => ({ kind: f.kind, version: f.version, api: f.apiVersion, endpoint: f.endpoint, latency: `${f.latencyMs.toFixed(1)} ms` })), ['kind', 'version', 'api', 'endpoint', 'latency']))
+      console.log(table(ok.map((f) => ({ kind: f.kind, version: f.version, api: f.apiVersion, endpoint: f.endpoint, latency: `${f.latencyMs.toFixed(1)} ms`, agent: f.agent })), ['kind', 'version', 'api', 'endpoint', 'latency', 'agent']))
       for (const f of found.filter((f) => f.error)) console.log(`${f.kind}: not found (${f.error})`)
+    }
+    if (args.container) {
+      const access = await addon.containerAccess(args.container)
+      if (args.json) console.log(JSON.stringify(access, null, 2))
+      else if (access.path === 'agent') console.log(`${args.container}: session agent ${access.agentPath} (pid ${access.agentPid} in the container)`)
+      else console.log(`${args.container}: engine path (${access.reason})`)
     }
     return found.some((f) => !f.error) ? 0 : 1
   },

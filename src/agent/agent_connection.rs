@@ -62,7 +62,7 @@ impl AgentConnection {
         let options = CreateExecOptions {
             cmd: Some(vec![path.to_string(), "serve".to_string()]),
             user: Some("0".into()),
-            working_dir: Some("/".into()),
+            // The container's working directory: a command given none runs there.
             attach_stdin: Some(true),
             attach_stdout: Some(true),
             attach_stderr: Some(true),
@@ -94,7 +94,7 @@ impl AgentConnection {
         let (outgoing, mut queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
         let routes: Arc<Mutex<Routes>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
-        tokio::spawn(async move {
+        let writer = tokio::spawn(async move {
             while let Some(frame) = queue.recv().await {
                 if input.write_all(&frame).await.is_err() {
                     break;
@@ -107,8 +107,11 @@ impl AgentConnection {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         tokio::spawn(read_frames(
             output,
-            routes.clone(),
-            closed.clone(),
+            Ending {
+                routes: routes.clone(),
+                closed: closed.clone(),
+                writer: writer.abort_handle(),
+            },
             stderr.clone(),
         ));
         let mut connection = AgentConnection {
@@ -273,12 +276,16 @@ type ExecOutput = std::pin::Pin<
     >,
 >;
 
-async fn read_frames(
-    mut output: ExecOutput,
+/// What the end of the agent's output ends: every request, and the writer (which may be
+/// stuck writing to an exec whose process is gone).
+struct Ending {
     routes: Arc<Mutex<Routes>>,
     closed: Arc<AtomicBool>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-) {
+    writer: tokio::task::AbortHandle,
+}
+
+async fn read_frames(mut output: ExecOutput, ending: Ending, stderr: Arc<Mutex<Vec<u8>>>) {
+    let routes = &ending.routes;
     let mut demux = FrameDemux::default();
     let mut frames = FrameBuffer::default();
     'stream: while let Some(Ok(chunk)) = output.next().await {
@@ -305,6 +312,7 @@ async fn read_frames(
             }
         }
     }
-    closed.store(true, Ordering::Release);
+    ending.closed.store(true, Ordering::Release);
+    ending.writer.abort();
     routes.lock().unwrap().clear();
 }

@@ -33,6 +33,9 @@ pub struct EngineInfo {
     pub api_version: String,
     pub os: String,
     pub arch: String,
+    /// Where this process would take the session agent from for this engine's containers,
+    /// or why it has none (they then use the engine path).
+    pub agent: String,
 }
 
 pub fn engine_options(opts: Option<EngineOptions>) -> Result<engine::EngineOptions> {
@@ -73,8 +76,62 @@ impl From<&engine::EngineInfo> for EngineInfo {
             api_version: info.api_version.clone(),
             os: info.os.clone(),
             arch: info.arch.clone(),
+            agent: agent_source(&info.arch),
         }
     }
+}
+
+fn agent_source(arch: &str) -> String {
+    if crate::agent::disabled() {
+        return "none: switched off (CONTAINER_ISOLATION_AGENT=off)".into();
+    }
+    match crate::agent::agent_binary(arch) {
+        Some(binary) => format!("{} (sha256 {})", binary.arch, binary.tag()),
+        None => format!("none: no session agent is shipped for '{arch}' beside the addon"),
+    }
+}
+
+#[napi(object)]
+pub struct ContainerAccess {
+    /// `agent`: commands and file operations go through the session agent; `engine`: through
+    /// engine execs and archive calls.
+    #[napi(ts_type = "'agent' | 'engine'")]
+    pub path: String,
+    /// The agent's path and pid inside the container.
+    pub agent_path: Option<String>,
+    pub agent_pid: Option<u32>,
+    /// Why the agent does not run there.
+    pub reason: Option<String>,
+}
+
+/// Which path `containerId`'s commands and file operations take (starting its session agent
+/// if it can run and has not yet).
+#[napi(ts_return_type = "Promise<ContainerAccess>")]
+pub async fn container_access(
+    container_id: String,
+    opts: Option<EngineOptions>,
+) -> Outcome<ContainerAccess> {
+    async {
+        let engine = engine::Engine::connect(&engine_options(opts)?).await?;
+        Ok(
+            match crate::agent::agent_access(&engine, &container_id).await? {
+                crate::agent::AgentAccess::Agent { path, pid } => ContainerAccess {
+                    path: "agent".into(),
+                    agent_path: Some(path),
+                    agent_pid: Some(pid),
+                    reason: None,
+                },
+                crate::agent::AgentAccess::Engine { why } => ContainerAccess {
+                    path: "engine".into(),
+                    agent_path: None,
+                    agent_pid: None,
+                    reason: Some(why),
+                },
+            },
+        )
+    }
+    .await
+    .into()
 }
 
 /// Probes the engine these options point at (or auto-detects one), now, and reports what
@@ -102,5 +159,6 @@ async fn apple_container_instead(options: &engine::EngineOptions) -> Option<Engi
         api_version: String::new(),
         os: "linux".into(),
         arch: std::env::consts::ARCH.into(),
+        agent: "none: containers of Apple's CLI use its exec".into(),
     })
 }

@@ -12,7 +12,7 @@ use super::container_path::resolve;
 use super::engine_files::{file_error, EngineFiles};
 use super::engine_paths;
 use super::host_files::{Host, HostFiles};
-use crate::agent::{AgentFiles, AgentReply, FileKind};
+use crate::agent::{AgentFiles, AgentReply, FileKind, Stat};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerUse, UseGuard};
@@ -267,9 +267,14 @@ impl DockerFileIo {
             let p = &path;
             let on_agent = self
                 .on_agent(&facts, move |files| async move {
-                    let stat = files.stat(p, true).await?;
-                    let stat =
-                        stat.ok_or_else(|| file_error(ErrorCode::Enoent, self.container(), p))?;
+                    // A missing file is read anyway: the read's error says why (ENOTDIR...).
+                    let stat = files.stat(p, true).await?.unwrap_or(Stat {
+                        kind: FileKind::Missing,
+                        size: 0,
+                        mtime_sec: 0,
+                        mtime_nsec: 0,
+                        mode: 0,
+                    });
                     if stat.kind == FileKind::Dir {
                         return Err(file_error(ErrorCode::Eisdir, self.container(), p));
                     }
