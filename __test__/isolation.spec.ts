@@ -91,12 +91,15 @@ describe('a mount source swapped for a symlink', () => {
 
   it('the engine (which binds mount sources again by path) is never asked for such a container', async () => {
     const { id } = await swapped()
-    const io = new addon.DockerFileIO({ engine, container: id, hostAccess: false })
+    // The engine path alone (the session agent answers from inside the container, safely).
+    const io = new addon.DockerFileIO({ engine, container: id, hostAccess: false, agent: false })
     for (const call of [() => io.readFile('/inner/secret.txt'), () => io.readFile('/tmp/via'), () => io.stat('/etc/hostname'), () => io.writeFile('/inner/x', 'x')]) {
       const err = await rejection(call())
       expect(err.code).toBe('EACCES')
       expect(err.message).toContain('inside the container-writable mount /workspace')
     }
+    const viaAgent = new addon.DockerFileIO({ engine, container: id, hostAccess: false })
+    expect(await viaAgent.readFile('/inner/secret.txt')).toBe('the container\'s own')
     await runtime.stop(id, 0)
     const stopped = new addon.DockerFileIO({ engine, container: id })
     expect((await rejection(stopped.readFile('/inner/secret.txt'))).code).toBe('EACCES')

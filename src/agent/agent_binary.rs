@@ -21,7 +21,8 @@ pub struct AgentBinary {
     pub arch: &'static str,
     pub bytes: Vec<u8>,
     pub digest: String,
-    private_copy: OnceLock<Option<PathBuf>>,
+    /// Private copies made so far, by base directory.
+    private_copies: std::sync::Mutex<Vec<(PathBuf, PathBuf)>>,
 }
 
 /// The architecture names engines report (`docker version`'s `Arch`), in ours.
@@ -60,7 +61,7 @@ pub fn agent_binary(engine_arch: &str) -> Option<Arc<AgentBinary>> {
         arch,
         bytes,
         digest,
-        private_copy: OnceLock::new(),
+        private_copies: Default::default(),
     });
     loaded.push(binary.clone());
     Some(binary)
@@ -114,9 +115,18 @@ impl AgentBinary {
     /// once, by this user, in directories only this user may write. `None` when that cannot
     /// be made (the agent is then uploaded into containers instead).
     pub fn private_copy(&self, base: &Path) -> Option<PathBuf> {
-        self.private_copy
-            .get_or_init(|| self.make_private_copy(base))
-            .clone()
+        let mut copies = self
+            .private_copies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // A base directory removed since (a test's, a reset) gets a new copy.
+        copies.retain(|(_, file)| file.is_file());
+        if let Some((_, file)) = copies.iter().find(|(b, _)| b == base) {
+            return Some(file.clone());
+        }
+        let file = self.make_private_copy(base)?;
+        copies.push((base.to_path_buf(), file.clone()));
+        Some(file)
     }
 
     fn make_private_copy(&self, base: &Path) -> Option<PathBuf> {
