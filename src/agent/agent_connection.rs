@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use container_isolation_agent::protocol::{encode, FrameBuffer, Message, CONTROL, VERSION};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -20,6 +19,7 @@ use crate::engine::{Engine, FrameDemux};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
 use crate::output::StreamKind;
+use crate::runtime::exec::{self, ExecRequest};
 
 /// Frames queued towards one request before the reader waits for it.
 const REQUEST_QUEUE: usize = 16;
@@ -57,39 +57,23 @@ impl AgentConnection {
     /// Starts the agent at `path` in `container` (as root: it acts as each caller's user
     /// itself) and waits for its `Welcome`. An error means the agent cannot run there.
     pub async fn start(engine: &Engine, container: &str, path: &str) -> Result<AgentConnection> {
-        let what = format!("starting the session agent in container '{container}'");
-        let docker = engine.docker();
-        let options = CreateExecOptions {
-            cmd: Some(vec![path.to_string(), "serve".to_string()]),
+        // As root (it acts as each caller's user itself), in the container's working
+        // directory (where a command given none runs), stdin kept open for our frames.
+        let request = ExecRequest {
+            command: vec![path.to_string(), "serve".to_string()],
             user: Some("0".into()),
-            // The container's working directory: a command given none runs there.
-            attach_stdin: Some(true),
-            attach_stdout: Some(true),
-            attach_stderr: Some(true),
-            tty: Some(false),
+            stdin: Some(Vec::new()),
             ..Default::default()
         };
-        let created = engine
-            .call(&what, docker.create_exec(container, options))
-            .await?;
-        let started = engine
-            .call(
-                &what,
-                docker.start_exec(
-                    &created.id,
-                    Some(StartExecOptions {
-                        detach: false,
-                        tty: false,
-                        output_capacity: Some(1 << 20),
-                    }),
-                ),
-            )
-            .await?;
-        let StartExecResults::Attached { output, mut input } = started else {
-            return Err(Error::new(
-                ErrorCode::EngineError,
-                format!("{what}: detached"),
-            ));
+        let started = exec::start_attached(engine, container, &request).await?;
+        let (output, mut input) = match started.input {
+            Some(input) => (started.output, input),
+            None => {
+                return Err(Error::new(
+                    ErrorCode::EngineError,
+                    "the agent's exec has no stdin",
+                ))
+            }
         };
         let (outgoing, mut queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
         let routes: Arc<Mutex<Routes>> = Arc::default();
@@ -268,13 +252,7 @@ impl Drop for AgentRequest {
     }
 }
 
-type ExecOutput = std::pin::Pin<
-    Box<
-        dyn futures_util::Stream<
-                Item = std::result::Result<bollard::container::LogOutput, bollard::errors::Error>,
-            > + Send,
-    >,
->;
+type ExecOutput = exec::ExecOutput;
 
 /// What the end of the agent's output ends: every request, and the writer (which may be
 /// stuck writing to an exec whose process is gone).

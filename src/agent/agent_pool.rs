@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bollard::models::ContainerInspectResponse;
 use bytes::Bytes;
 
 use super::agent_binary::{agent_binary, disabled};
@@ -43,7 +44,16 @@ fn pool() -> &'static Mutex<HashMap<Key, Cell>> {
 /// The agent of `container`, started on first use; `None` when it cannot run there (the
 /// caller then uses the engine path). Errors are the engine's (no such container...).
 pub async fn agent_for(engine: &Engine, container: &str) -> Result<Option<Arc<AgentConnection>>> {
-    Ok(match access(engine, container).await? {
+    agent_for_inspected(engine, container, None).await
+}
+
+/// `agent_for`, given an inspect of the container just made (saves asking again).
+pub async fn agent_for_inspected(
+    engine: &Engine,
+    container: &str,
+    inspected: Option<&ContainerInspectResponse>,
+) -> Result<Option<Arc<AgentConnection>>> {
+    Ok(match access(engine, container, inspected).await? {
         Slot::Ready { connection, .. } => Some(connection),
         Slot::Unavailable { .. } => None,
     })
@@ -51,7 +61,7 @@ pub async fn agent_for(engine: &Engine, container: &str) -> Result<Option<Arc<Ag
 
 /// Which path `container`'s operations take, starting its agent if needed.
 pub async fn agent_access(engine: &Engine, container: &str) -> Result<AgentAccess> {
-    Ok(match access(engine, container).await? {
+    Ok(match access(engine, container, None).await? {
         Slot::Ready { connection, .. } => AgentAccess::Agent {
             path: connection.path.clone(),
             pid: connection.pid,
@@ -60,7 +70,11 @@ pub async fn agent_access(engine: &Engine, container: &str) -> Result<AgentAcces
     })
 }
 
-async fn access(engine: &Engine, container: &str) -> Result<Slot> {
+async fn access(
+    engine: &Engine,
+    container: &str,
+    inspected: Option<&ContainerInspectResponse>,
+) -> Result<Slot> {
     if disabled() {
         return Ok(Slot::Unavailable {
             engine_id: String::new(),
@@ -80,9 +94,14 @@ async fn access(engine: &Engine, container: &str) -> Result<Slot> {
             return Ok(slot.clone().unwrap());
         }
     }
-    let inspected = engine
-        .inspect_container(container, &format!("container '{container}'"))
-        .await?;
+    let inspected = match inspected {
+        Some(inspected) => inspected.clone(),
+        None => {
+            engine
+                .inspect_container(container, &format!("container '{container}'"))
+                .await?
+        }
+    };
     let engine_id = inspected.id.clone().unwrap_or_default();
     if let Some(Slot::Unavailable { engine_id: id, .. }) = slot.as_ref() {
         if *id == engine_id {

@@ -9,7 +9,7 @@ use super::container_root::ContainerRoot;
 use super::engine_files::EngineFiles;
 use super::host_files::HostFiles;
 use super::user_ids::{resolve_user, AccountFiles, UserIds};
-use crate::agent::{agent_for, AgentConnection, Creds};
+use crate::agent::{agent_for_inspected, AgentConnection, Creds};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::{bind_mounts, path_exists, ContainerMount};
@@ -68,6 +68,14 @@ impl ContainerFacts {
         let engine_id = inspected.id.clone().unwrap_or_default();
         let previous = previous.filter(|f| f.engine_id == engine_id);
         let engine_unsafe = swappable_mount(&bind_mounts(inspected.mounts.clone()));
+        let agent =
+            match inspected.state.as_ref().and_then(|s| s.running) == Some(true) && request.agent {
+                true => agent_for_inspected(engine, container, Some(&inspected))
+                    .await
+                    .ok()
+                    .flatten(),
+                false => None,
+            };
         let config = inspected.config.unwrap_or_default();
         let state = inspected.state.unwrap_or_default();
         let running = state.running.unwrap_or(false);
@@ -80,10 +88,6 @@ impl ContainerFacts {
             root,
             container: container.to_string(),
         });
-        let agent = match running && request.agent {
-            true => agent_for(engine, container).await.ok().flatten(),
-            false => None,
-        };
         let (user, has_shell) = match previous {
             Some(p) => (p.user, p.has_shell),
             None => {

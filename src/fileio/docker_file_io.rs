@@ -165,10 +165,11 @@ impl DockerFileIo {
         T: Send + 'static,
         F: FnOnce(&HostFiles) -> Result<Host<T>> + Send + 'static,
     {
+        // Root's operations only, where an agent runs to check others' permissions.
         let Some(host) = facts
             .host
             .as_ref()
-            .filter(|h| (!write || facts.host_writes) && h.covers(path))
+            .filter(|h| facts.host_answers() && (!write || facts.host_writes) && h.covers(path))
             .cloned()
         else {
             return Ok(Host::Fallback);
@@ -236,30 +237,12 @@ impl DockerFileIo {
         }
     }
 
-    /// The host path where it answers for this user; `Fallback` otherwise.
-    async fn on_host_for_user<T, F>(
-        &self,
-        facts: &ContainerFacts,
-        path: &str,
-        write: bool,
-        op: F,
-    ) -> Result<Host<T>>
-    where
-        T: Send + 'static,
-        F: FnOnce(&HostFiles) -> Result<Host<T>> + Send + 'static,
-    {
-        if !facts.host_answers() {
-            return Ok(Host::Fallback);
-        }
-        self.on_host(facts, path, write, op).await
-    }
-
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(data) = self
-                .on_host_for_user(&facts, &path, false, move |h| h.read(&at))
+                .on_host(&facts, &path, false, move |h| h.read(&at))
                 .await?
             {
                 return Ok(data);
@@ -298,7 +281,7 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, data, uid, gid) = (path.clone(), content.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host_for_user(&facts, &path, true, move |h| h.write(&at, &data, uid, gid))
+                .on_host(&facts, &path, true, move |h| h.write(&at, &data, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
@@ -323,7 +306,7 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(found) = self
-                .on_host_for_user(&facts, &path, false, move |h| h.stat(&at))
+                .on_host(&facts, &path, false, move |h| h.stat(&at))
                 .await?
             {
                 return Ok(found.map(|s| FileStat {
@@ -361,7 +344,7 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             if let Host::Done(found) = self
-                .on_host_for_user(&facts, &path, false, move |h| h.stat(&at))
+                .on_host(&facts, &path, false, move |h| h.stat(&at))
                 .await?
             {
                 return Ok(found.map(|s| s.is_dir));
@@ -399,7 +382,7 @@ impl DockerFileIo {
             let user = &facts.user;
             let (at, uid, gid) = (path.clone(), user.uid, user.gid);
             let on_host = self
-                .on_host_for_user(&facts, &path, true, move |h| h.make_dirs(&at, uid, gid))
+                .on_host(&facts, &path, true, move |h| h.make_dirs(&at, uid, gid))
                 .await?;
             if let Host::Done(()) = on_host {
                 return Ok(());
@@ -424,7 +407,7 @@ impl DockerFileIo {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
             let mut names = match self
-                .on_host_for_user(&facts, &path, false, move |h| h.read_dir(&at))
+                .on_host(&facts, &path, false, move |h| h.read_dir(&at))
                 .await?
             {
                 Host::Done(names) => names,

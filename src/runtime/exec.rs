@@ -50,13 +50,16 @@ pub struct ExecOutcome {
     pub exit_code: i64,
 }
 
+/// An exec's multiplexed output, as the engine streams it.
+pub type ExecOutput = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>,
+>;
+
 /// A started exec whose output is read by the caller.
 pub struct StartedExec {
     pub exec_id: String,
     pub token: String,
-    pub output: std::pin::Pin<
-        Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>,
-    >,
+    pub output: ExecOutput,
     /// The exec's stdin, for `start_attached` only.
     pub input: Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
 }
