@@ -25,6 +25,14 @@ export declare class AppleContainerRuntime {
   /** Runs a command and buffers its output; a non-zero exit is a result, not a rejection. */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
   inspect(containerId: string): Promise<ContainerInfo>
+  /** Live from the engine; `null` when the container does not exist. */
+  daemonInspect(containerId: string): Promise<ContainerInfo | null>
+  /**
+   * Takes over the container `config` names (`name`, else `id`) that an earlier process
+   * created: rejects `INVALID_ARGUMENT` when its bind mounts are not the config's, or
+   * when it is a 'process'-lifetime container whose creator is gone.
+   */
+  adopt(config: ContainerConfig, state: 'created' | 'running' | 'stopped' | 'failed'): Promise<void>
   /** Containers this library created under this runtime's base directory. */
   list(): Promise<ContainerInfo[]>
   /** Resolves with the main process's exit code once it exits. */
@@ -99,6 +107,14 @@ export declare class DockerRuntime {
   /** Runs a command and buffers its output; a non-zero exit is a result, not a rejection. */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
   inspect(containerId: string): Promise<ContainerInfo>
+  /** Live from the engine; `null` when the container does not exist. */
+  daemonInspect(containerId: string): Promise<ContainerInfo | null>
+  /**
+   * Takes over the container `config` names (`name`, else `id`) that an earlier process
+   * created: rejects `INVALID_ARGUMENT` when its bind mounts are not the config's, or
+   * when it is a 'process'-lifetime container whose creator is gone.
+   */
+  adopt(config: ContainerConfig, state: 'created' | 'running' | 'stopped' | 'failed'): Promise<void>
   /** Containers this library created under this runtime's base directory. */
   list(): Promise<ContainerInfo[]>
   /**
@@ -191,24 +207,31 @@ export interface ContainerAccess {
 }
 
 export interface ContainerConfig {
-  id?: string
-  name?: string
-  image?: string
+  id?: string | undefined
+  name?: string | undefined
+  image?: string | undefined
   workingDirectory: string
   mounts: Array<ContainerMount>
   /** Given: a job whose main process is this command. Absent: a sandbox kept alive. */
-  command?: Array<string>
-  environment?: Record<string, string>
+  command?: Array<string> | undefined
+  environment?: Record<string, string> | undefined
   /** Bytes. */
-  memory?: number
+  memory?: number | undefined
   /** Relative CPU weight. */
-  cpuShares?: number
-  labels?: Record<string, string>
-  user?: string
+  cpuShares?: number | undefined
+  labels?: Record<string, string> | undefined
+  user?: string | undefined
   /** 'none' | 'bridge' | a network name. */
-  network?: string
+  network?: string | undefined
   /** Default 'session': kept until removed. 'process': reaped once this process is gone. */
-  lifetime?: 'process' | 'session'
+  lifetime?: 'process' | 'session' | undefined
+  ports?: Array<PortMapping> | undefined
+  /** Needs lifetime 'session' unless 'no'. */
+  restartPolicy?: 'no' | 'unless-stopped' | 'always' | 'on-failure' | undefined
+  /** Namespaced kernel parameters, e.g. `{ 'net.ipv4.ip_forward': '1' }`. */
+  sysctls?: Record<string, string> | undefined
+  /** Linux capabilities added to the engine's default set, e.g. `['NET_ADMIN']`. */
+  capAdd?: Array<string> | undefined
 }
 
 export interface ContainerInfo {
@@ -221,12 +244,14 @@ export interface ContainerInfo {
   exitCode?: number
   image?: string
   labels?: Record<string, string>
+  /** Bind mounts (host path → container path). */
+  mounts?: Array<ContainerMount>
 }
 
 export interface ContainerMount {
   source: string
   target: string
-  readonly?: boolean
+  readonly?: boolean | undefined
 }
 
 /**
@@ -484,15 +509,16 @@ export interface EnvironmentConfig {
 
 export interface ExecOptions {
   command: Array<string>
-  workingDirectory?: string
-  environment?: Record<string, string>
-  stdin?: string
+  workingDirectory?: string | undefined
+  environment?: Record<string, string> | undefined
+  stdin?: string | undefined
   /**
    * Milliseconds; on expiry the command's processes are killed and the call rejects
    * with TIMEOUT.
    */
-  timeout?: number
-  user?: string
+  timeout?: number | undefined
+  user?: string | undefined
+  environmentMode?: 'inherit' | 'replace' | undefined
 }
 
 export interface ExecResult {
@@ -509,14 +535,16 @@ export interface ExecStreamExit {
 
 export interface ExecStreamOptions {
   command: Array<string>
-  workingDirectory?: string
-  environment?: Record<string, string>
+  workingDirectory?: string | undefined
+  environment?: Record<string, string> | undefined
   /**
    * `inherit` (default): `environment` is added to the container's; `replace`: the
    * command gets `environment` only.
    */
-  environmentMode?: 'inherit' | 'replace'
-  user?: string
+  environmentMode?: 'inherit' | 'replace' | undefined
+  user?: string | undefined
+  /** Accepted for Lace's interface; every stream here lives until its command ends. */
+  longLived?: boolean | undefined
 }
 
 export interface ExecuteOptions {
@@ -540,6 +568,16 @@ export interface LogsOptions {
 export interface OutputLine {
   stream: 'stdout' | 'stderr'
   text: string
+}
+
+/** A container port published on the host. */
+export interface PortMapping {
+  /** 0: the engine picks a free port. */
+  host: number
+  container: number
+  /** Default '127.0.0.1' (this machine only); '0.0.0.0' publishes on every interface. */
+  hostIp?: string | undefined
+  protocol?: 'tcp' | 'udp' | 'sctp' | undefined
 }
 
 /**

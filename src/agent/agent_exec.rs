@@ -17,13 +17,12 @@ pub async fn spawn_for(
     engine: &Engine,
     connection: &Arc<AgentConnection>,
     request: &ExecRequest,
-    replace_env: bool,
 ) -> Result<Spawn> {
     let user = connection.user(engine, request.user.as_deref()).await?;
     Ok(Spawn {
         argv: request.command.clone(),
         cwd: request.working_dir.clone(),
-        replace_env,
+        replace_env: request.replace_env,
         env: request.env.clone().into_iter().collect(),
         creds: user.creds(),
         home: user.home.clone(),
@@ -38,7 +37,7 @@ pub async fn run_buffered(
 ) -> Result<ExecOutcome> {
     request.check_command(&connection.container)?;
     let what = crate::runtime::exec::subject(&connection.container, &request.command);
-    let spawn = spawn_for(engine, connection, &request, false).await?;
+    let spawn = spawn_for(engine, connection, &request).await?;
     let mut process = AgentProcess::spawn(connection, spawn).await?;
     let control = process.control();
     if let Some(stdin) = request.stdin {

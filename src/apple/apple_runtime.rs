@@ -17,9 +17,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 use crate::runtime::ensure_mount_source;
 use crate::runtime::labels::{self, labels_for_new_container};
-use crate::runtime::process_kill::{
-    in_container_signal_command, new_exec_token, Signal, EXEC_TOKEN_VAR,
-};
+use crate::runtime::process_kill::{in_container_signal_command, new_exec_token, Signal};
 use crate::runtime::{
     ContainerConfig, ContainerInfo, ContainerRuntime, ContainerState, Direction, ExecOutcome,
     ExecRequest, KnownMounts, LogsRequest,
@@ -165,9 +163,25 @@ impl AppleContainerRuntime {
     }
 }
 
+/// What Apple's CLI has no option for: refused at create rather than dropped.
+fn unsupported_by_cli(config: &ContainerConfig) -> Result<()> {
+    let restarts = config
+        .restart_policy
+        .is_some_and(|p| p != crate::runtime::RestartPolicy::No);
+    let what = match () {
+        _ if restarts => "restartPolicy",
+        _ if !config.sysctls.is_empty() => "sysctls",
+        _ => return Ok(()),
+    };
+    Err(Error::invalid_argument(format!(
+        "{what} is not supported by Apple's container CLI"
+    )))
+}
+
 impl ContainerRuntime for AppleContainerRuntime {
     async fn create(&self, config: ContainerConfig) -> Result<String> {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
+        unsupported_by_cli(&config)?;
         for mount in &config.mounts {
             ensure_mount_source(&mount.source, &name).await?;
         }
@@ -222,11 +236,10 @@ impl ContainerRuntime for AppleContainerRuntime {
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         request.check_command(id)?;
         let token = new_exec_token();
-        let mut env = request.env.clone();
-        env.insert(EXEC_TOKEN_VAR.to_string(), token.clone());
+        let (command, env) = request.marked_command(&token, id)?;
         let args = exec_args(
             id,
-            &request.command,
+            &command,
             request.working_dir.as_deref(),
             &env,
             request.user.as_deref(),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::runtime::{ContainerConfig, ContainerMount};
+use crate::runtime::{ContainerConfig, ContainerMount, PortMapping, DEFAULT_HOST_IP};
 
 pub const PROGRAM: &str = "container";
 
@@ -50,6 +50,12 @@ pub fn create_args(
     if let Some(network) = &config.network {
         args.extend(["--network".into(), network.clone()]);
     }
+    for port in &config.ports {
+        args.extend(["--publish".into(), publish_arg(port)]);
+    }
+    for cap in &config.privileges.cap_add {
+        args.extend(["--cap-add".into(), cap.clone()]);
+    }
     if let Some((entrypoint, rest)) = process.split_first() {
         args.extend(["--entrypoint".into(), entrypoint.clone(), image.to_string()]);
         args.extend(rest.iter().cloned());
@@ -57,6 +63,17 @@ pub fn create_args(
         args.push(image.to_string());
     }
     args
+}
+
+/// `[host-ip:]host-port:container-port[/protocol]`, loopback unless the mapping says.
+fn publish_arg(port: &PortMapping) -> String {
+    format!(
+        "{}:{}:{}/{}",
+        port.host_ip.as_deref().unwrap_or(DEFAULT_HOST_IP),
+        port.host,
+        port.container,
+        port.protocol.as_deref().unwrap_or("tcp")
+    )
 }
 
 pub fn stop_args(id: &str, grace: Duration) -> Vec<String> {

@@ -70,6 +70,7 @@ pub fn parse_entry(entry: &Value) -> Option<AppleContainer> {
         })
         .unwrap_or_default();
     let image = text(config["image"].get("reference")).or_else(|| text(config.get("image")));
+    let mounts = mounts_of(config);
     Some(AppleContainer {
         info: ContainerInfo {
             id: id.clone(),
@@ -84,8 +85,9 @@ pub fn parse_entry(entry: &Value) -> Option<AppleContainer> {
                 .flatten(),
             image,
             labels,
+            mounts: mounts.clone(),
         },
-        mounts: mounts_of(config),
+        mounts,
     })
 }
 

@@ -100,6 +100,23 @@ impl DockerRuntime {
         calls::inspect(&*self.inner, container_id).await
     }
 
+    /// Live from the engine; `null` when the container does not exist.
+    #[napi(ts_return_type = "Promise<ContainerInfo | null>")]
+    pub async fn daemon_inspect(&self, container_id: String) -> Outcome<Option<ContainerInfo>> {
+        calls::daemon_inspect(&*self.inner, container_id).await
+    }
+
+    /// Takes over the container `config` names (`name`, else `id`) that an earlier process
+    /// created: rejects `INVALID_ARGUMENT` when its bind mounts are not the config's, or
+    /// when it is a 'process'-lifetime container whose creator is gone.
+    #[napi(
+        ts_args_type = "config: ContainerConfig, state: 'created' | 'running' | 'stopped' | 'failed'",
+        ts_return_type = "Promise<void>"
+    )]
+    pub async fn adopt(&self, config: ContainerConfig, state: String) -> Outcome<()> {
+        calls::adopt(&*self.inner, config, state).await
+    }
+
     /// Containers this library created under this runtime's base directory.
     #[napi(ts_return_type = "Promise<ContainerInfo[]>")]
     pub async fn list(&self) -> Outcome<Vec<ContainerInfo>> {

@@ -10,6 +10,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use tokio::sync::watch;
 
+use super::container_types::replaces_environment;
 use super::error::Outcome;
 use crate::error::{Error, Result};
 use crate::output::StreamKind;
@@ -21,13 +22,19 @@ pub type ChunkCallback = ThreadsafeFunction<Buffer, (), Buffer, napi::Status, fa
 #[napi(object, object_to_js = false)]
 pub struct ExecStreamOptions {
     pub command: Vec<String>,
+    #[napi(ts_type = "string | undefined")]
     pub working_directory: Option<String>,
+    #[napi(ts_type = "Record<string, string> | undefined")]
     pub environment: Option<HashMap<String, String>>,
     /// `inherit` (default): `environment` is added to the container's; `replace`: the
     /// command gets `environment` only.
-    #[napi(ts_type = "'inherit' | 'replace'")]
+    #[napi(ts_type = "'inherit' | 'replace' | undefined")]
     pub environment_mode: Option<String>,
+    #[napi(ts_type = "string | undefined")]
     pub user: Option<String>,
+    /// Accepted for Lace's interface; every stream here lives until its command ends.
+    #[napi(ts_type = "boolean | undefined")]
+    pub long_lived: Option<bool>,
 }
 
 #[napi(object)]
@@ -92,15 +99,7 @@ pub async fn start(
     on_stdout: ChunkCallback,
     on_stderr: ChunkCallback,
 ) -> Result<NativeExecStream> {
-    let replace_env = match options.environment_mode.as_deref() {
-        None | Some("inherit") => false,
-        Some("replace") => true,
-        Some(other) => {
-            return Err(Error::invalid_argument(format!(
-                "environmentMode '{other}' is neither 'inherit' nor 'replace'"
-            )))
-        }
-    };
+    let replace_env = replaces_environment(options.environment_mode.as_deref())?;
     let request = ExecRequest {
         command: options.command,
         working_dir: options.working_directory.filter(|d| !d.is_empty()),
@@ -110,9 +109,10 @@ pub async fn start(
             .into_iter()
             .collect(),
         user: options.user.filter(|u| !u.is_empty()),
+        replace_env,
         ..Default::default()
     };
-    let (input, output) = open_stream(runtime, &id, request, replace_env).await?;
+    let (input, output) = open_stream(runtime, &id, request).await?;
     let (sender, ended) = watch::channel(None);
     tokio::spawn(pump(output, on_stdout, on_stderr, sender));
     Ok(NativeExecStream { input, ended })

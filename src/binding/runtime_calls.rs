@@ -9,7 +9,8 @@ use super::container_types::{
     duration_ms, ContainerConfig, ContainerInfo, ExecOptions, ExecResult, OutputLine,
 };
 use super::error::{sync_error, Code, Outcome};
-use crate::runtime::{ContainerRuntime, Direction, LogsRequest};
+use crate::error::Error;
+use crate::runtime::{ContainerRuntime, ContainerState, Direction, LogsRequest};
 
 pub type LineCallback = ThreadsafeFunction<OutputLine, (), OutputLine, napi::Status, false>;
 
@@ -64,6 +65,34 @@ pub async fn exec(
 
 pub async fn inspect(runtime: &impl ContainerRuntime, id: String) -> Outcome<ContainerInfo> {
     runtime.inspect(&id).await.map(ContainerInfo::from).into()
+}
+
+pub async fn daemon_inspect(
+    runtime: &impl ContainerRuntime,
+    id: String,
+) -> Outcome<Option<ContainerInfo>> {
+    runtime
+        .daemon_inspect(&id)
+        .await
+        .map(|info| info.map(ContainerInfo::from))
+        .into()
+}
+
+pub async fn adopt(
+    runtime: &impl ContainerRuntime,
+    config: ContainerConfig,
+    state: String,
+) -> Outcome<()> {
+    async {
+        let state = ContainerState::parse(&state).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "adopt: state '{state}' is not 'created', 'running', 'stopped' or 'failed'"
+            ))
+        })?;
+        runtime.adopt(config.try_into()?, state).await
+    }
+    .await
+    .into()
 }
 
 pub async fn list(runtime: &impl ContainerRuntime) -> Outcome<Vec<ContainerInfo>> {

@@ -20,4 +20,4 @@ pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
 pub use engine_files::EngineFiles;
 pub use path_stat::PathStat;
 pub use tar_stream::EntryOwner;
-pub use user_ids::{container_user, UserIds};
+pub use user_ids::{container_user, resolve_user, AccountFiles, UserIds};

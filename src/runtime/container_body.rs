@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use bollard::models::{
     ContainerCreateBody, DeviceMapping, HostConfig, HostConfigCgroupnsModeEnum, Mount,
     MountBindOptions, MountBindOptionsPropagationEnum, MountTmpfsOptions, MountType,
-    MountVolumeOptions,
+    MountVolumeOptions, RestartPolicyNameEnum,
 };
 
-use super::container_config::{ContainerConfig, ContainerMount, MountKind};
+use super::container_config::{ContainerConfig, ContainerMount, MountKind, RestartPolicy};
+use super::port_mapping::engine_ports;
 
 fn engine_mount(m: &ContainerMount) -> Mount {
     let mut mount = Mount {
@@ -82,7 +83,23 @@ fn host_config(config: &ContainerConfig) -> HostConfig {
         userns_mode: namespace("userns"),
         cgroupns_mode: namespace("cgroupns")
             .and_then(|m| m.parse::<HostConfigCgroupnsModeEnum>().ok()),
+        port_bindings: engine_ports(&config.ports).map(|(_, bindings)| bindings),
+        restart_policy: config.restart_policy.map(restart_policy),
+        sysctls: (!config.sysctls.is_empty()).then(|| config.sysctls.clone().into_iter().collect()),
         ..Default::default()
+    }
+}
+
+fn restart_policy(policy: RestartPolicy) -> bollard::models::RestartPolicy {
+    let name = match policy {
+        RestartPolicy::No => RestartPolicyNameEnum::NO,
+        RestartPolicy::UnlessStopped => RestartPolicyNameEnum::UNLESS_STOPPED,
+        RestartPolicy::Always => RestartPolicyNameEnum::ALWAYS,
+        RestartPolicy::OnFailure => RestartPolicyNameEnum::ON_FAILURE,
+    };
+    bollard::models::RestartPolicy {
+        name: Some(name),
+        maximum_retry_count: None,
     }
 }
 
@@ -107,6 +124,7 @@ pub fn create_body(
         labels: Some(labels.into_iter().collect()),
         user: config.user.clone(),
         hostname: config.hostname.clone(),
+        exposed_ports: engine_ports(&config.ports).map(|(exposed, _)| exposed),
         attach_stdin: Some(false),
         open_stdin: Some(false),
         tty: Some(false),

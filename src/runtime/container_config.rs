@@ -6,7 +6,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::container_privileges::ContainerPrivileges;
+use super::environment_vars::check_environment;
 use super::naming::container_name;
+use super::port_mapping::{check_ports, PortMapping};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +96,27 @@ impl Lifetime {
     }
 }
 
+/// What the engine does when the container's main process exits or the engine restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartPolicy {
+    No,
+    UnlessStopped,
+    Always,
+    OnFailure,
+}
+
+impl RestartPolicy {
+    pub fn parse(text: &str) -> Option<RestartPolicy> {
+        match text {
+            "no" => Some(RestartPolicy::No),
+            "unless-stopped" => Some(RestartPolicy::UnlessStopped),
+            "always" => Some(RestartPolicy::Always),
+            "on-failure" => Some(RestartPolicy::OnFailure),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ContainerConfig {
     pub id: Option<String>,
@@ -113,6 +136,11 @@ pub struct ContainerConfig {
     /// What reaches beyond the container, as whoever decides allowed it.
     pub privileges: ContainerPrivileges,
     pub hostname: Option<String>,
+    /// Published on the host (loopback unless a mapping names another address).
+    pub ports: Vec<PortMapping>,
+    pub restart_policy: Option<RestartPolicy>,
+    /// Namespaced kernel parameters (`net.*`, `kernel.shm*`...); the engine refuses others.
+    pub sysctls: BTreeMap<String, String>,
     /// Recorded in the session label; defaults to `id`, else the container name.
     pub session_id: Option<String>,
     pub clone_path: Option<String>,
@@ -148,10 +176,27 @@ impl ContainerConfig {
                 "memory must be a positive number of bytes and cpuShares non-negative",
             ));
         }
-        for key in self.environment.keys() {
-            if key.is_empty() || key.contains('=') {
+        check_environment(&self.environment, "container config")?;
+        check_ports(&self.ports)?;
+        self.check_restart_and_sysctls()
+    }
+
+    fn check_restart_and_sysctls(&self) -> Result<()> {
+        let restarts = self.restart_policy.is_some_and(|p| p != RestartPolicy::No);
+        if restarts && self.lifetime == Lifetime::Process {
+            return Err(Error::invalid_argument(
+                "restartPolicy: a 'process'-lifetime container is removed with its process; restarting it needs lifetime 'session'",
+            ));
+        }
+        for (key, value) in &self.sysctls {
+            let name_ok = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+            if !name_ok || value.contains('\0') {
                 return Err(Error::invalid_argument(format!(
-                    "environment variable name '{key}' is invalid"
+                    "sysctls: '{}' is not a kernel parameter name",
+                    key.escape_debug()
                 )));
             }
         }

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::container_config::ContainerMount;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContainerState {
     Created,
@@ -20,6 +22,17 @@ impl ContainerState {
             ContainerState::Stopped => "stopped",
             ContainerState::Failed => "failed",
         }
+    }
+
+    pub fn parse(text: &str) -> Option<ContainerState> {
+        [
+            ContainerState::Created,
+            ContainerState::Running,
+            ContainerState::Stopped,
+            ContainerState::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
     }
 
     /// Engine status words (Docker and Podman) to our four states. An exit by SIGTERM (143)
@@ -50,6 +63,8 @@ pub struct ContainerInfo {
     pub exit_code: Option<i64>,
     pub image: Option<String>,
     pub labels: BTreeMap<String, String>,
+    /// Bind mounts, without the session agent's.
+    pub mounts: Vec<ContainerMount>,
 }
 
 /// Engines report "never" as the zero time (`0001-01-01T00:00:00Z`).

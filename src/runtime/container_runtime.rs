@@ -4,12 +4,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::adoption::{adopted_id, check_adoptable};
 use super::container_config::ContainerConfig;
-use super::container_info::ContainerInfo;
+use super::container_info::{ContainerInfo, ContainerState};
 use super::exec::{ExecOutcome, ExecRequest};
 use super::logs::LogsRequest;
 use super::path_translation::Direction;
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::output::OutputLine;
 
 pub trait ContainerRuntime: Send + Sync + 'static {
@@ -53,4 +54,33 @@ pub trait ContainerRuntime: Send + Sync + 'static {
     /// Translates through the mounts known for `id` (from `create`, `inspect` or `list` in
     /// this process); an id not known here is `CONTAINER_NOT_FOUND`.
     fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String>;
+
+    /// `inspect`, live from the engine; `None` when the container does not exist.
+    fn daemon_inspect(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ContainerInfo>>> + Send {
+        async move {
+            match self.inspect(id).await {
+                Ok(info) => Ok(Some(info)),
+                Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(None),
+                Err(err) => Err(err),
+            }
+        }
+    }
+
+    /// Takes over the container `config` names, which an earlier process created: checks
+    /// that it is the container the config describes and learns its mounts. The engine's
+    /// state is authoritative; `_state` (the caller's last view) is not trusted.
+    fn adopt(
+        &self,
+        config: ContainerConfig,
+        _state: ContainerState,
+    ) -> impl Future<Output = Result<()>> + Send {
+        async move {
+            let id = adopted_id(&config)?;
+            let info = self.inspect(&id).await?;
+            check_adoptable(&config, &info)
+        }
+    }
 }

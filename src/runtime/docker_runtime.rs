@@ -1,12 +1,10 @@
 //! `DockerRuntime`: Lace's `ContainerRuntime` over the Engine API.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bollard::models::{
-    ContainerCreateBody, ContainerInspectResponse, ContainerSummary, MountPoint,
-};
+use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
     StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
@@ -14,9 +12,11 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 
 use super::container_body::{add_agent_mount, create_body};
-use super::container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
-use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
+use super::container_config::{ContainerConfig, Lifetime, MountKind};
+use super::container_info::{ContainerInfo, ContainerState};
 use super::container_runtime::ContainerRuntime;
+use super::create_checks::{check_network, check_user};
+use super::engine_answers::{info_from_inspect, info_from_summary};
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
 use super::keepalive::{sandbox_command, SHELL};
 use super::known_mounts::KnownMounts;
@@ -148,6 +148,7 @@ impl ContainerRuntime for DockerRuntime {
             crate::reaper::note_process_container(&self.engine_options);
         }
         let engine = self.engine().await?;
+        check_network(&engine, config.network.as_deref()).await?;
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
         let agent = self.agent_source(&engine);
@@ -172,6 +173,10 @@ impl ContainerRuntime for DockerRuntime {
                 add_agent_mount(&mut body, source);
             }
             self.create_container(&engine, &name, &image, body).await?;
+        }
+        if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
+            self.discard(&engine, &name).await;
+            return Err(err);
         }
         let binds = config.mounts.iter().filter(|m| m.kind == MountKind::Bind);
         self.mounts.remember(&[&name], binds.cloned().collect());
@@ -244,9 +249,9 @@ impl ContainerRuntime for DockerRuntime {
     async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
         let engine = self.engine().await?;
         let inspected = engine.inspect_container(id, &container_subject(id)).await?;
-        let (info, mounts) = info_from_inspect(inspected);
+        let info = info_from_inspect(inspected);
         self.mounts
-            .remember(&[id, &info.id, &info.engine_id], mounts);
+            .remember(&[id, &info.id, &info.engine_id], info.mounts.clone());
         Ok(info)
     }
 
@@ -272,8 +277,9 @@ impl ContainerRuntime for DockerRuntime {
         Ok(summaries
             .into_iter()
             .map(|summary| {
-                let (info, mounts) = info_from_summary(summary);
-                self.mounts.remember(&[&info.id, &info.engine_id], mounts);
+                let info = info_from_summary(summary);
+                self.mounts
+                    .remember(&[&info.id, &info.engine_id], info.mounts.clone());
                 info
             })
             .collect())
@@ -312,135 +318,5 @@ impl ContainerRuntime for DockerRuntime {
     /// this process); an id not known here is `CONTAINER_NOT_FOUND`.
     fn translate(&self, path: &str, id: &str, direction: Direction) -> Result<String> {
         self.mounts.translate(path, id, direction)
-    }
-}
-
-/// The bind mounts among an inspect or list answer's mount points.
-/// Where containers this library creates have the session agent, bind-mounted read-only.
-pub const AGENT_MOUNT: &str = "/.container-isolation-agent";
-
-/// The container's bind mounts, without the agent's own.
-pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
-    bind_mounts_with_agent(points).0
-}
-
-/// The container's bind mounts, and the agent's mount apart from them.
-pub fn bind_mounts_with_agent(
-    points: Option<Vec<MountPoint>>,
-) -> (Vec<ContainerMount>, Option<ContainerMount>) {
-    let (agent, mounts): (Vec<_>, Vec<_>) = points
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| {
-            p.typ
-                .as_ref()
-                .is_none_or(|t| t.to_string().eq_ignore_ascii_case("bind"))
-        })
-        .filter_map(|p| {
-            Some(ContainerMount::bind(
-                &p.source?,
-                &p.destination?,
-                p.rw == Some(false),
-            ))
-        })
-        .partition(|m| m.target == AGENT_MOUNT);
-    (mounts, agent.into_iter().next())
-}
-
-fn info_from_inspect(inspected: ContainerInspectResponse) -> (ContainerInfo, Vec<ContainerMount>) {
-    let state = inspected.state.unwrap_or_default();
-    let status = state
-        .status
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| "created".to_string());
-    let running = state.running == Some(true);
-    let exit_code = (!running && status != "created")
-        .then_some(state.exit_code)
-        .flatten();
-    let name = inspected
-        .name
-        .map(|n| n.trim_start_matches('/').to_string())
-        .unwrap_or_default();
-    let engine_id = inspected.id.unwrap_or_default();
-    let config = inspected.config.unwrap_or_default();
-    let (id, name) = identity(name, &engine_id);
-    let info = ContainerInfo {
-        id,
-        name,
-        engine_id,
-        state: ContainerState::from_engine(&status, exit_code),
-        pid: state
-            .pid
-            .filter(|p| running && *p > 0)
-            .and_then(|p| u32::try_from(p).ok()),
-        started_at: parse_engine_time(state.started_at.as_deref()),
-        stopped_at: parse_engine_time(state.finished_at.as_deref()),
-        exit_code,
-        image: requested_image(config.labels.as_ref().and_then(|l| l.get(labels::IMAGE)))
-            .or(config.image),
-        labels: config.labels.unwrap_or_default().into_iter().collect(),
-    };
-    (info, bind_mounts(inspected.mounts))
-}
-
-fn info_from_summary(summary: ContainerSummary) -> (ContainerInfo, Vec<ContainerMount>) {
-    let status = summary
-        .state
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| "created".to_string());
-    let exit_code = summary.status.as_deref().and_then(exit_code_from_status);
-    let name = summary
-        .names
-        .unwrap_or_default()
-        .into_iter()
-        .next()
-        .map(|n| n.trim_start_matches('/').to_string())
-        .unwrap_or_default();
-    let engine_id = summary.id.unwrap_or_default();
-    let labels: BTreeMap<String, String> = summary.labels.unwrap_or_default().into_iter().collect();
-    let (id, name) = identity(name, &engine_id);
-    let info = ContainerInfo {
-        id,
-        name,
-        engine_id,
-        state: ContainerState::from_engine(&status, exit_code),
-        pid: None,
-        started_at: None,
-        stopped_at: None,
-        exit_code,
-        image: requested_image(labels.get(labels::IMAGE)).or(summary.image),
-        labels,
-    };
-    (info, bind_mounts(summary.mounts))
-}
-
-/// The id callers use (the name, else the engine id) and the name if there is one.
-fn identity(name: String, engine_id: &str) -> (String, Option<String>) {
-    if name.is_empty() {
-        (engine_id.to_string(), None)
-    } else {
-        (name.clone(), Some(name))
-    }
-}
-
-/// The image as created (our label), which Podman reports renamed.
-fn requested_image(label: Option<&String>) -> Option<String> {
-    label.filter(|i| !i.is_empty()).cloned()
-}
-
-/// `Exited (7) 3 seconds ago` → 7.
-fn exit_code_from_status(status: &str) -> Option<i64> {
-    let rest = status.strip_prefix("Exited (")?;
-    rest[..rest.find(')')?].parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exit_codes_are_read_from_list_status() {
-        assert_eq!(exit_code_from_status("Exited (7) 3 seconds ago"), Some(7));
-        assert_eq!(exit_code_from_status("Up 2 minutes"), None);
     }
 }

@@ -11,7 +11,7 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
-use super::process_kill::{new_exec_token, signal_exec_tree, token_entry, Signal};
+use super::process_kill::{new_exec_token, signal_exec_tree, token_entry, Signal, EXEC_TOKEN_VAR};
 use crate::engine::{Engine, FrameDemux};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::StreamKind;
@@ -29,17 +29,49 @@ pub struct ExecRequest {
     pub stdin: Option<Vec<u8>>,
     pub timeout: Option<Duration>,
     pub user: Option<String>,
+    /// `environmentMode: 'replace'`: the command gets `env` only, not the container's.
+    pub replace_env: bool,
 }
 
 impl ExecRequest {
-    /// Rejects an empty command or an empty program name.
+    /// Rejects an empty command or program name, NUL in an argument, and a bad `env`.
     pub fn check_command(&self, container: &str) -> Result<()> {
         if self.command.first().is_none_or(|c| c.is_empty()) {
             return Err(Error::invalid_argument(format!(
                 "exec in container '{container}': the command is empty"
             )));
         }
-        Ok(())
+        if self.command.iter().any(|a| a.contains('\0')) {
+            return Err(Error::invalid_argument(format!(
+                "exec in container '{container}': an argument contains NUL"
+            )));
+        }
+        super::check_environment(&self.env, &format!("exec in container '{container}'"))
+    }
+
+    /// The argv and environment an engine exec is given, marked with `token`. In `replace`
+    /// mode `env -i` runs the command with `env` and the token only (an exec cannot clear
+    /// the container's environment).
+    pub fn marked_command(
+        &self,
+        token: &str,
+        container: &str,
+    ) -> Result<(Vec<String>, BTreeMap<String, String>)> {
+        let marker = BTreeMap::from([(EXEC_TOKEN_VAR.to_string(), token.to_string())]);
+        if !self.replace_env {
+            let mut env = self.env.clone();
+            env.extend(marker);
+            return Ok((self.command.clone(), env));
+        }
+        if self.command[0].contains('=') {
+            return Err(Error::invalid_argument(format!(
+                "exec in container '{container}': with environmentMode 'replace' and no session agent, the program name may not contain '='"
+            )));
+        }
+        let mut argv = vec!["env".to_string(), "-i".to_string(), token_entry(token)];
+        argv.extend(self.env.iter().map(|(k, v)| format!("{k}={v}")));
+        argv.extend(self.command.iter().cloned());
+        Ok((argv, marker))
     }
 }
 
@@ -91,10 +123,10 @@ async fn start_with(
     req.check_command(container)?;
     let what = subject(container, &req.command);
     let token = new_exec_token();
-    let mut env: Vec<String> = req.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    env.push(token_entry(&token));
+    let (argv, env) = req.marked_command(&token, container)?;
+    let env = env.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
     let options = CreateExecOptions {
-        cmd: Some(req.command.clone()),
+        cmd: Some(argv),
         env: Some(env),
         working_dir: req.working_dir.clone(),
         user: req.user.clone(),

@@ -53,28 +53,21 @@ pub enum StreamOutput {
 }
 
 /// Starts `request` (its `stdin` field is ignored: stdin stays open for `write`).
-/// `replace_env`: the command gets only `request.env`, not the container's environment.
 pub async fn start_stream(
     engine: &Engine,
     container: &str,
     agent: Option<&Arc<AgentConnection>>,
     mut request: ExecRequest,
-    replace_env: bool,
 ) -> Result<(StreamInput, StreamOutput)> {
     request.check_command(container)?;
     if let Some(connection) = agent {
         request.stdin = Some(Vec::new());
-        let spawn = spawn_for(engine, connection, &request, replace_env).await?;
+        let spawn = spawn_for(engine, connection, &request).await?;
         let process = AgentProcess::spawn(connection, spawn).await?;
         return Ok((
             StreamInput::Agent(process.control()),
             StreamOutput::Agent(process),
         ));
-    }
-    if replace_env {
-        return Err(Error::invalid_argument(format!(
-            "container '{container}': environmentMode 'replace' needs the session agent, which does not run there"
-        )));
     }
     request.stdin = Some(Vec::new());
     let mut started = exec::start_attached(engine, container, &request).await?;
@@ -196,12 +189,11 @@ pub async fn open_stream(
     runtime: &super::DockerRuntime,
     container: &str,
     request: ExecRequest,
-    replace_env: bool,
 ) -> Result<(StreamInput, StreamOutput)> {
     let engine = runtime.engine().await?;
     let agent = match runtime.uses_agent() {
         true => crate::agent::agent_for(&engine, container).await?,
         false => None,
     };
-    start_stream(&engine, container, agent.as_ref(), request, replace_env).await
+    start_stream(&engine, container, agent.as_ref(), request).await
 }

@@ -1,13 +1,17 @@
 //! Containers through the Engine API: create/start/stop/remove, exec, logs, inspect, list,
 //! and path translation (CONTRACT §2).
 
+mod adoption;
 mod container_body;
 mod container_config;
 mod container_info;
 mod container_privileges;
 mod container_runtime;
 mod container_use;
+mod create_checks;
 mod docker_runtime;
+mod engine_answers;
+mod environment_vars;
 pub mod exec;
 pub mod exec_stream;
 mod keepalive;
@@ -19,16 +23,17 @@ mod naming;
 mod owner;
 mod path_exists;
 mod path_translation;
+mod port_mapping;
 pub mod process_kill;
 
-pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind};
+pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind, RestartPolicy};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_privileges::ContainerPrivileges;
 pub use container_runtime::ContainerRuntime;
 pub use container_use::{ContainerUse, UseFuture, UseGuard};
-pub use docker_runtime::{
-    bind_mounts, bind_mounts_with_agent, DockerRuntime, RuntimeOptions, AGENT_MOUNT,
-};
+pub use docker_runtime::{DockerRuntime, RuntimeOptions};
+pub use engine_answers::{bind_mounts, bind_mounts_with_agent, AGENT_MOUNT};
+pub use environment_vars::check_environment;
 pub use exec::{ExecOutcome, ExecRequest};
 pub use keepalive::sandbox_command;
 pub use known_mounts::KnownMounts;
@@ -38,3 +43,4 @@ pub use naming::{compute_container_name, container_name, validate_name};
 pub use owner::{process_start_ticks, OwnerIdentity};
 pub use path_exists::path_exists;
 pub use path_translation::{translate, Direction};
+pub use port_mapping::{PortMapping, DEFAULT_HOST_IP};

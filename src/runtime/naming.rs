@@ -4,8 +4,9 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
-/// `config.name ?? `${config.id ?? 'ci'}-${8 hex}``.
+/// `config.name ?? `${config.id ?? 'ci'}-${8 hex}``; an empty name or id counts as absent.
 pub fn container_name(name: Option<&str>, id: Option<&str>) -> Result<String> {
+    let (name, id) = (name.filter(|n| !n.is_empty()), id.filter(|i| !i.is_empty()));
     let name = match name {
         Some(name) => name.to_string(),
         None => {
@@ -47,12 +48,15 @@ mod tests {
         assert!(name.starts_with("sess1-"));
         assert_eq!(name.len(), "sess1-".len() + 8);
         assert!(container_name(None, None).unwrap().starts_with("ci-"));
+        assert!(container_name(Some(""), Some(""))
+            .unwrap()
+            .starts_with("ci-"));
         assert_eq!(container_name(Some("mine"), Some("x")).unwrap(), "mine");
     }
 
     #[test]
     fn bad_names_are_rejected() {
-        for bad in ["", "-x", "a b", "a/b", "$(id)", "../x"] {
+        for bad in ["-x", "a b", "a/b", "$(id)", "../x"] {
             assert!(container_name(Some(bad), None).is_err(), "{bad}");
         }
         assert!(container_name(None, Some("a b")).is_err());

@@ -1,5 +1,6 @@
 //! Host ↔ container path translation through a container's bind mounts: by path segments
-//! (`/workspace2` is not under `/workspace`), longest mount first, unchanged when under none.
+//! (`/workspace2` is not under `/workspace`), longest mount first, unchanged when under none;
+//! a host mount root becomes the container directory with a trailing slash.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -23,12 +24,17 @@ pub fn translate(path: &str, mounts: &[ContainerMount], direction: Direction) ->
         if let Ok(rest) = target.strip_prefix(&from) {
             let depth = from.components().count();
             if best.as_ref().is_none_or(|(d, _)| depth > *d) {
-                let mapped = if rest.as_os_str().is_empty() {
-                    normalize(to)
-                } else {
-                    normalize(to).join(rest)
+                let root = rest.as_os_str().is_empty();
+                let base = normalize(to);
+                let mut mapped = match root {
+                    true => base.to_string_lossy().into_owned(),
+                    false => base.join(rest).to_string_lossy().into_owned(),
                 };
-                best = Some((depth, mapped.to_string_lossy().into_owned()));
+                // Lace's runtime gives a mount root as a directory: `/workspace/`.
+                if root && direction == Direction::ToContainer && !mapped.ends_with('/') {
+                    mapped.push('/');
+                }
+                best = Some((depth, mapped));
             }
         }
     }
@@ -83,6 +89,9 @@ mod tests {
             translate("/workspace/", &m, Direction::ToHost),
             "/home/u/proj"
         );
+        for root in ["/home/u/proj", "/home/u/proj/"] {
+            assert_eq!(translate(root, &m, Direction::ToContainer), "/workspace/");
+        }
     }
 
     #[test]

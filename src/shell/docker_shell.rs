@@ -60,6 +60,7 @@ impl DockerShell {
                 return Err(Error::invalid_argument("shell must name a program"));
             }
         }
+        crate::runtime::check_environment(&options.env, "DockerShell env")?;
         Ok(DockerShell {
             options,
             program: OnceCell::new(),
