@@ -41,6 +41,8 @@ CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test 
 
 step "type tests (tsc --noEmit)"
 npx tsc --noEmit -p .
+# The hosts' interfaces under their strictest settings (exactOptionalPropertyTypes).
+npx tsc --noEmit -p __test__/types/tsconfig.json
 
 step "vitest"
 npx vitest run "$@"
