@@ -66,6 +66,15 @@ export declare class CloneManager {
   isGitRepo(dir: string): boolean
 }
 
+export declare class ContainerGitClient {
+  constructor(opts: ContainerGitClientOptions)
+  /**
+   * The repository state of the cwd inside the container; `undefined` outside a
+   * repository and on any failure (container gone, no git, no such directory).
+   */
+  getState(): Promise<GitState | undefined>
+}
+
 export declare class DockerFileIO {
   constructor(opts: DockerFileIoOptions)
   /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
@@ -152,7 +161,7 @@ export declare class Workspaces {
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
   destroy(sessionId: string): Promise<void>
-  /** FileIO and Shell bound to the session's container, `cwd` = its mount path. */
+  /** FileIO, Shell and git client bound to the session's container, `cwd` = its mount path. */
   environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
 }
 
@@ -209,6 +218,19 @@ export interface ContainerConfig {
   network?: string
   /** Default 'session': kept until removed. 'process': reaped once this process is gone. */
   lifetime?: 'process' | 'session'
+}
+
+export interface ContainerGitClientOptions {
+  container: string
+  /** Absolute container path git runs in. */
+  cwd: string
+  /** Who runs git (a name, `uid`, or `uid:gid`); default the container's user. */
+  user?: string
+  /** Added to git's environment. */
+  env?: Record<string, string>
+  engine?: EngineOptions
+  /** Default true: run git through the container's session agent where it runs. */
+  agent?: boolean
 }
 
 export interface ContainerInfo {
@@ -349,9 +371,10 @@ export interface DevcontainerRunOptions {
 export interface DockerEnvironment {
   fileIO: DockerFileIO
   shell: DockerShell
+  gitClient: ContainerGitClient
   cwd: string
   homeDir: string
-  /** `['file-io', 'shell', 'threads']`. */
+  /** `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`). */
   availableCapabilities: Array<string>
   environmentConfig: EnvironmentConfig
 }
@@ -530,6 +553,18 @@ export interface FileStat {
   size: number
 }
 
+export interface GitState {
+  repoRoot: string
+  /** `undefined` on a detached HEAD. The key is always present, as in Magenta's type. */
+  branch: string | undefined
+  /** Empty in a repository without commits. */
+  headSha: string
+  headSubject: string
+  stagedCount: number
+  unstagedCount: number
+  untrackedCount: number
+}
+
 export interface LogsOptions {
   follow?: boolean
   /** Unix milliseconds. */
@@ -599,6 +634,7 @@ export interface ShellResult {
 export interface WorkspaceEnvironment {
   fileIO: DockerFileIO
   shell: DockerShell
+  gitClient: ContainerGitClient
   cwd: string
   homeDir: string
 }
