@@ -226,12 +226,14 @@ describe('ContainerGitClient: users, environment, locks, size', () => {
 })
 
 describe('gitClient of removed containers and of workspaces', () => {
-  it('resolves undefined once the container is gone', async () => {
+  it('resolves undefined once the container is stopped or gone', async () => {
     const mounts = [{ source: host.path, target: MOUNT }]
     const id = await runtime.create({ image: IMAGES.debian, workingDirectory: MOUNT, mounts })
     await runtime.start(id)
     const env = await addon.createDockerEnvironment({ engine, container: id, threadId: 't', cwd: `${MOUNT}/dirty` })
     expect(await env.gitClient.getState()).toEqual(hostState(dirty))
+    await runtime.stop(id)
+    await expect(env.gitClient.getState()).resolves.toBeUndefined()
     await runtime.remove(id)
     await expect(env.gitClient.getState()).resolves.toBeUndefined()
   })
