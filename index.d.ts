@@ -74,6 +74,15 @@ export declare class CloneManager {
   isGitRepo(dir: string): boolean
 }
 
+export declare class ContainerGitClient {
+  constructor(opts: ContainerGitClientOptions)
+  /**
+   * The repository state of the cwd inside the container; `undefined` outside a
+   * repository and on any failure (container gone, no git, no such directory).
+   */
+  getState(): Promise<GitState | undefined>
+}
+
 export declare class DockerFileIO {
   constructor(opts: DockerFileIoOptions)
   /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
@@ -168,7 +177,7 @@ export declare class Workspaces {
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
   destroy(sessionId: string): Promise<void>
-  /** FileIO and Shell bound to the session's container, `cwd` = its mount path. */
+  /** FileIO, Shell and git client bound to the session's container, `cwd` = its mount path. */
   environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
 }
 
@@ -232,6 +241,19 @@ export interface ContainerConfig {
   sysctls?: Record<string, string> | undefined
   /** Linux capabilities added to the engine's default set, e.g. `['NET_ADMIN']`. */
   capAdd?: Array<string> | undefined
+}
+
+export interface ContainerGitClientOptions {
+  container: string
+  /** Absolute container path git runs in. */
+  cwd: string
+  /** Who runs git (a name, `uid`, or `uid:gid`); default the container's user. */
+  user?: string
+  /** Added to git's environment. */
+  env?: Record<string, string>
+  engine?: EngineOptions
+  /** Default true: run git through the container's session agent where it runs. */
+  agent?: boolean
 }
 
 export interface ContainerInfo {
@@ -374,9 +396,10 @@ export interface DevcontainerRunOptions {
 export interface DockerEnvironment {
   fileIO: DockerFileIO
   shell: DockerShell
+  gitClient: ContainerGitClient
   cwd: string
   homeDir: string
-  /** `['file-io', 'shell', 'threads']`. */
+  /** `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`). */
   availableCapabilities: Array<string>
   environmentConfig: EnvironmentConfig
 }
@@ -558,6 +581,18 @@ export interface FileStat {
   size: number
 }
 
+export interface GitState {
+  repoRoot: string
+  /** `undefined` on a detached HEAD. The key is always present, as in Magenta's type. */
+  branch: string | undefined
+  /** Empty in a repository without commits. */
+  headSha: string
+  headSubject: string
+  stagedCount: number
+  unstagedCount: number
+  untrackedCount: number
+}
+
 export interface LogsOptions {
   follow?: boolean
   /** Unix milliseconds. */
@@ -637,6 +672,7 @@ export interface ShellResult {
 export interface WorkspaceEnvironment {
   fileIO: DockerFileIO
   shell: DockerShell
+  gitClient: ContainerGitClient
   cwd: string
   homeDir: string
 }

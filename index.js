@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.AppleContainerRuntime = nativeBinding.AppleContainerRuntime
 module.exports.CloneManager = nativeBinding.CloneManager
+module.exports.ContainerGitClient = nativeBinding.ContainerGitClient
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell

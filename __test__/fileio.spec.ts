@@ -398,7 +398,7 @@ describe('createDockerEnvironment', () => {
     const env = await addon.createDockerEnvironment({ engine, container: id, threadId: 'env-thread' })
     expect(env.cwd).toBe('/workspace')
     expect(env.homeDir).toBe('/root')
-    expect(env.availableCapabilities).toEqual(['file-io', 'shell', 'threads'])
+    expect([...env.availableCapabilities]).toEqual(['file-io', 'shell', 'threads'])
     expect(env.environmentConfig).toEqual({ type: 'docker', container: id, cwd: '/workspace' })
     await env.fileIO.writeFile('env.txt', 'from fileIO\n')
     const r = await env.shell.execute('cat env.txt; pwd', { toolRequestId: 'env-1' })

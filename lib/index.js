@@ -56,4 +56,6 @@ native.DockerRuntime.prototype.execStream = async function execStream(containerI
   return streamHandle(nativeStream, stdout, stderr)
 }
 
+require('./environment.js')(native)
+
 module.exports = native

@@ -1,6 +1,6 @@
-//! The FileIO and Shell an agent thread uses inside one container, with the directory it
-//! works in and its user's home: the one place both `createDockerEnvironment` and a
-//! workspace's `environment()` get them from.
+//! The FileIO, Shell and git client an agent thread uses inside one container, with the
+//! directory it works in and its user's home: the one place both `createDockerEnvironment`
+//! and a workspace's `environment()` get them from.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::engine::EngineOptions;
 use crate::error::Result;
 use crate::fileio::{DockerFileIo, FileIoOptions};
+use crate::git::{GitClient, GitClientOptions};
 use crate::runtime::ContainerUse;
 use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
@@ -30,6 +31,7 @@ pub struct EnvironmentRequest {
 pub struct ContainerEnvironment {
     pub file_io: DockerFileIo,
     pub shell: DockerShell,
+    pub git_client: GitClient,
     pub cwd: String,
     pub home_dir: String,
 }
@@ -63,14 +65,24 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         output_limits: Default::default(),
         agent: request.agent,
     })?;
+    let mut git_client = GitClient::new(GitClientOptions {
+        container: request.container.clone(),
+        cwd: cwd.clone(),
+        user: request.user.clone(),
+        env: request.env.clone(),
+        engine: request.engine.clone(),
+        agent: request.agent,
+    })?;
     if let Some(usage) = &request.usage {
         files = files.with_usage(usage.clone());
         shell = shell.with_usage(usage.clone());
+        git_client = git_client.with_usage(usage.clone());
     }
     let home_dir = files.home_dir().await?;
     Ok(ContainerEnvironment {
         file_io: files,
         shell,
+        git_client,
         cwd,
         home_dir,
     })

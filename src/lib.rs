@@ -12,6 +12,7 @@ pub mod devcontainer;
 pub mod engine;
 pub mod error;
 pub mod fileio;
+pub mod git;
 pub mod output;
 pub mod project_dir;
 pub mod reaper;

@@ -1,8 +1,9 @@
-//! `createDockerEnvironment` (CONTRACT §4): a FileIO and a Shell bound to one container,
-//! with its working and home directories probed from the container.
+//! `createDockerEnvironment` (CONTRACT §4): a FileIO, a Shell and a git client bound to one
+//! container, with its working and home directories probed from the container.
 
 use napi_derive::napi;
 
+use super::container_git_client::ContainerGitClient;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::engine::{engine_options, EngineOptions};
@@ -34,9 +35,10 @@ pub struct DockerEnvironment {
     #[napi(js_name = "fileIO")]
     pub file_io: DockerFileIO,
     pub shell: DockerShell,
+    pub git_client: ContainerGitClient,
     pub cwd: String,
     pub home_dir: String,
-    /// `['file-io', 'shell', 'threads']`.
+    /// `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`).
     pub available_capabilities: Vec<String>,
     pub environment_config: EnvironmentConfig,
 }
@@ -63,6 +65,7 @@ pub async fn create_docker_environment(
         Ok(DockerEnvironment {
             file_io: DockerFileIO::from_core(file_io),
             shell: DockerShell::from_core(shell),
+            git_client: ContainerGitClient::from_core(env.git_client),
             cwd: cwd.clone(),
             home_dir,
             available_capabilities: ["file-io", "shell", "threads"].map(String::from).to_vec(),

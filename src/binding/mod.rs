@@ -3,6 +3,7 @@
 
 mod apple_container_runtime;
 mod clone_manager;
+mod container_git_client;
 mod container_types;
 mod devcontainer;
 mod docker_environment;

@@ -8,6 +8,7 @@ use napi::bindgen_prelude::{Either, Undefined};
 use napi::Env;
 use napi_derive::napi;
 
+use super::container_git_client::ContainerGitClient;
 use super::container_types::duration_ms;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
@@ -81,6 +82,7 @@ pub struct WorkspaceEnvironment {
     #[napi(js_name = "fileIO")]
     pub file_io: DockerFileIO,
     pub shell: DockerShell,
+    pub git_client: ContainerGitClient,
     pub cwd: String,
     pub home_dir: String,
 }
@@ -209,7 +211,7 @@ impl Workspaces {
         self.inner.destroy(&session_id).await.into()
     }
 
-    /// FileIO and Shell bound to the session's container, `cwd` = its mount path.
+    /// FileIO, Shell and git client bound to the session's container, `cwd` = its mount path.
     #[napi(ts_return_type = "Promise<WorkspaceEnvironment>")]
     pub async fn environment(
         &self,
@@ -222,6 +224,7 @@ impl Workspaces {
             .map(|env| WorkspaceEnvironment {
                 file_io: DockerFileIO::from_core(env.file_io),
                 shell: DockerShell::from_core(env.shell),
+                git_client: ContainerGitClient::from_core(env.git_client),
                 cwd: env.cwd,
                 home_dir: env.home_dir,
             })
