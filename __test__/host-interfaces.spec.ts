@@ -213,7 +213,7 @@ describe('create: what Lace passes', () => {
 describe('environment names and values', () => {
   it('refuses A=B, empty names and NUL in exec, execStream, create and DockerShell', async () => {
     const id = await sandbox()
-    for (const environment of [{ 'A=B': '1' }, { '': '1' }, { A: 'x\0y' }]) {
+    for (const environment of [{ 'A=B': '1' }, { '': '1' }, { A: 'x\0y' }] as Record<string, string>[]) {
       expect((await rejection(runtime.exec(id, { command: ['true'], environment }))).code).toBe('INVALID_ARGUMENT')
       expect((await rejection(runtime.execStream(id, { command: ['true'], environment }))).code).toBe('INVALID_ARGUMENT')
       expect((await rejection(runtime.create({ workingDirectory: '/', mounts: [], environment }))).code).toBe('INVALID_ARGUMENT')

@@ -72,7 +72,7 @@ impl GitRunner<'_> {
         request: ExecRequest,
         mut on_stdout: impl FnMut(&[u8]),
     ) -> Result<Option<i64>> {
-        let spawn = spawn_for(self.engine, connection, &request, false).await?;
+        let spawn = spawn_for(self.engine, connection, &request).await?;
         let mut process = AgentProcess::spawn(connection, spawn).await?;
         let control = process.control();
         let collect = async {
