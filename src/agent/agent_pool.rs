@@ -47,6 +47,18 @@ pub async fn agent_for(engine: &Engine, container: &str) -> Result<Option<Arc<Ag
     agent_for_inspected(engine, container, None).await
 }
 
+/// `agent_for` when `enabled`, else `None` (the engine path).
+pub async fn agent_if(
+    enabled: bool,
+    engine: &Engine,
+    container: &str,
+) -> Result<Option<Arc<AgentConnection>>> {
+    match enabled {
+        true => agent_for(engine, container).await,
+        false => Ok(None),
+    }
+}
+
 /// `agent_for`, given an inspect of the container just made (saves asking again).
 pub async fn agent_for_inspected(
     engine: &Engine,

@@ -15,7 +15,7 @@ use super::host_files::{Host, HostFiles};
 use crate::agent::{AgentFiles, AgentReply, FileKind, Stat};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerUse, UseGuard};
+use crate::runtime::{begin_use, ContainerUse};
 
 #[derive(Debug, Clone)]
 pub struct FileIoOptions {
@@ -115,10 +115,7 @@ impl DockerFileIo {
         F: FnOnce(Engine, ContainerFacts) -> Fut,
         Fut: std::future::Future<Output = Result<T>>,
     {
-        let _use = match &self.usage {
-            Some(usage) => usage.begin().await?,
-            None => UseGuard::none(),
-        };
+        let _use = begin_use(self.usage.as_ref()).await?;
         let engine = self.engine().await?;
         let facts = self.facts(&engine).await?;
         let result = op(engine, facts).await;

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use super::git_command::{Capture, GitRunner};
 use super::git_state::{branch, head, repo_root, GitState, StatusCounter};
-use crate::agent::agent_for;
+use crate::agent::agent_if;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, Result};
 use crate::runtime::exec::ExecRequest;
-use crate::runtime::{ContainerUse, UseGuard};
+use crate::runtime::{begin_use, ContainerUse};
 
 /// How much of the output of `rev-parse`, `symbolic-ref` and `log -1` is kept.
 const SMALL_OUTPUT: usize = 64 * 1024;
@@ -96,16 +96,10 @@ impl GitClient {
     }
 
     async fn try_state(&self) -> Result<Option<GitState>> {
-        let _use = match &self.usage {
-            Some(usage) => usage.begin().await?,
-            None => UseGuard::none(),
-        };
+        let _use = begin_use(self.usage.as_ref()).await?;
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
-        let agent = match self.options.agent {
-            true => agent_for(&engine, container).await?,
-            false => None,
-        };
+        let agent = agent_if(self.options.agent, &engine, container).await?;
         let runner = GitRunner {
             engine: &engine,
             container,

@@ -28,3 +28,11 @@ pub type UseFuture<'a> = Pin<Box<dyn Future<Output = Result<UseGuard>> + Send + 
 pub trait ContainerUse: Send + Sync {
     fn begin(&self) -> UseFuture<'_>;
 }
+
+/// Begins a use where something tracks uses; a guard that does nothing otherwise.
+pub async fn begin_use(usage: Option<&std::sync::Arc<dyn ContainerUse>>) -> Result<UseGuard> {
+    match usage {
+        Some(usage) => usage.begin().await,
+        None => Ok(UseGuard::none()),
+    }
+}

@@ -191,9 +191,6 @@ pub async fn open_stream(
     request: ExecRequest,
 ) -> Result<(StreamInput, StreamOutput)> {
     let engine = runtime.engine().await?;
-    let agent = match runtime.uses_agent() {
-        true => crate::agent::agent_for(&engine, container).await?,
-        false => None,
-    };
+    let agent = crate::agent::agent_if(runtime.uses_agent(), &engine, container).await?;
     start_stream(&engine, container, agent.as_ref(), request).await
 }

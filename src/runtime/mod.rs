@@ -30,7 +30,7 @@ pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind,
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_privileges::ContainerPrivileges;
 pub use container_runtime::ContainerRuntime;
-pub use container_use::{ContainerUse, UseFuture, UseGuard};
+pub use container_use::{begin_use, ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{DockerRuntime, RuntimeOptions};
 pub use engine_answers::{bind_mounts, bind_mounts_with_agent, AGENT_MOUNT};
 pub use environment_vars::check_environment;

@@ -15,13 +15,13 @@ use super::run_end::{Ending, RunEnd, Stop};
 use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
-use crate::agent::{agent_for, AgentConnection, AgentProcess, Creds, Spawn};
+use crate::agent::{agent_if, AgentConnection, AgentProcess, Creds, Spawn};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
 use crate::runtime::process_kill::Signal;
-use crate::runtime::{path_exists, ContainerUse, UseGuard};
+use crate::runtime::{begin_use, path_exists, ContainerUse};
 
 /// Exit code reported for a timed-out command that exited 0 (as GNU `timeout` does).
 const TIMED_OUT_EXIT: i64 = 124;
@@ -105,17 +105,11 @@ impl DockerShell {
         let notify = Arc::new(Notify::new());
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(notify.clone());
         let _guard = RunningGuard(&self.running);
-        let _use = match &self.usage {
-            Some(usage) => usage.begin().await?,
-            None => UseGuard::none(),
-        };
+        let _use = begin_use(self.usage.as_ref()).await?;
 
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
-        let agent = match self.options.agent {
-            true => agent_for(&engine, container).await?,
-            false => None,
-        };
+        let agent = agent_if(self.options.agent, &engine, container).await?;
         let argv = match command {
             ShellCommand::Script(script) => {
                 let mut argv = self.program(&engine, agent.as_ref()).await?.clone();
