@@ -48,7 +48,7 @@ npx vitest run "$@"
 # The engine-parameterised suites again, against Podman's Docker-compatible service.
 ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
   __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
-  __test__/isolation.spec.ts)
+  __test__/isolation.spec.ts __test__/environment.spec.ts)
 if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
   step "vitest on podman"
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run "${ENGINE_SUITES[@]}"
