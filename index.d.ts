@@ -605,6 +605,13 @@ export interface OutputLine {
   text: string
 }
 
+/**
+ * Whether the process that created a container (judged from its labels as `reapOrphans`
+ * judges it: pid, process start time and boot id) is `alive`, `gone`, or `unknown`
+ * (another host, or no owner labels).
+ */
+export declare function ownerStatus(labels: Record<string, string>): 'alive' | 'gone' | 'unknown'
+
 /** A container port published on the host. */
 export interface PortMapping {
   /** 0: the engine picks a free port. */

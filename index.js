@@ -847,6 +847,7 @@ module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.containerAccess = nativeBinding.containerAccess
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine
+module.exports.ownerStatus = nativeBinding.ownerStatus
 module.exports.readDevcontainerConfig = nativeBinding.readDevcontainerConfig
 module.exports.reapOrphans = nativeBinding.reapOrphans
 module.exports.runWatchdog = nativeBinding.runWatchdog

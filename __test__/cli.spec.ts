@@ -44,6 +44,9 @@ describe('container-isolation CLI', () => {
     const failing = cli('exec', info.sessionId, '--', 'sh', '-c', 'echo oops >&2; exit 7')
     expect(failing.code).toBe(7)
     expect(failing.err).toContain('oops')
+    // A command ended by signal N exits 128+N, as a shell reports it.
+    expect(cli('exec', info.sessionId, '--', 'sh', '-c', 'kill -KILL $$').code).toBe(137)
+    expect(cli('exec', info.sessionId, '--', 'sh', '-c', 'kill -INT $$').code).toBe(130)
     expect(cli('exec', info.sessionId, '--', 'cat', 'hello.txt').out).toBe('hello\n')
 
     const ls = cli('ls', '--json')

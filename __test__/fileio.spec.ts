@@ -95,6 +95,10 @@ for (const [image, [access, paths]] of [IMAGES.debian, IMAGES.busybox, IMAGES.no
           [() => io.writeFile(`${dir}/e/file/x`, 'x'), 'ENOTDIR'],
           [() => io.mkdir(`${dir}/e/file`), 'EEXIST'],
           [() => io.mkdir(`${dir}/e/file/sub`), 'ENOTDIR'],
+          [() => io.readFile(`${dir}/e/${'n'.repeat(256)}`), 'ENAMETOOLONG'],
+          [() => io.writeFile(`${dir}/e/${'n'.repeat(300)}`, 'x'), 'ENAMETOOLONG'],
+          [() => io.mkdir(`${dir}/e/${'n'.repeat(256)}`), 'ENAMETOOLONG'],
+          [() => io.stat(`${dir}/e/${'n'.repeat(256)}`), 'ENAMETOOLONG'],
         ]
         for (const [call, code] of cases) {
           const err = await rejection(call())

@@ -3,6 +3,7 @@
 // A thin layer over the addon; every command takes --json for scripts.
 'use strict'
 
+const os = require('node:os')
 const path = require('node:path')
 const addon = require('../lib/index.js')
 
@@ -72,16 +73,6 @@ async function withProgress(label, promise) {
   }
 }
 
-function ownerAlive(pid) {
-  if (!pid) return undefined
-  try {
-    process.kill(Number(pid), 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
-}
-
 const commands = {
   async doctor(args) {
     const found = []
@@ -146,7 +137,7 @@ const commands = {
       onOutput: args.json ? undefined : (line) => (line.stream === 'stderr' ? process.stderr : process.stdout).write(`${line.text}\n`),
     })
     if (args.json) console.log(JSON.stringify(result, null, 2))
-    return result.signal ? 128 + 15 : result.exitCode
+    return result.signal ? 128 + (os.constants.signals[result.signal] ?? os.constants.signals.SIGTERM) : result.exitCode
   },
 
   async ls(args, workspaces, baseDir) {
@@ -155,7 +146,9 @@ const commands = {
     for (const ws of await workspaces.list()) {
       const labels = ws.state === 'missing' ? {} : (await runtime.inspect(ws.containerId)).labels ?? {}
       const pid = labels['dev.container-isolation.owner-pid']
-      rows.push({ ...ws, ownerPid: pid ? Number(pid) : undefined, ownerAlive: ownerAlive(pid) })
+      // The same judgement reapOrphans makes (pid, start time, boot id).
+      const owner = pid ? addon.ownerStatus(labels) : 'unknown'
+      rows.push({ ...ws, ownerPid: pid ? Number(pid) : undefined, ownerAlive: owner === 'unknown' ? undefined : owner === 'alive' })
     }
     if (args.json) console.log(JSON.stringify(rows, null, 2))
     else if (rows.length === 0) console.log('no sessions')

@@ -52,3 +52,18 @@ pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapRepor
     .await
     .into()
 }
+
+/// Whether the process that created a container (judged from its labels as `reapOrphans`
+/// judges it: pid, process start time and boot id) is `alive`, `gone`, or `unknown`
+/// (another host, or no owner labels).
+#[napi(
+    ts_args_type = "labels: Record<string, string>",
+    ts_return_type = "'alive' | 'gone' | 'unknown'"
+)]
+pub fn owner_status(labels: std::collections::HashMap<String, String>) -> &'static str {
+    match reaper::owner_status(&labels, crate::runtime::OwnerIdentity::current()) {
+        reaper::OwnerStatus::Alive => "alive",
+        reaper::OwnerStatus::Gone => "gone",
+        reaper::OwnerStatus::Unknown => "unknown",
+    }
+}

@@ -1,6 +1,16 @@
 //! Container paths as strings: resolved against a working directory and normalised
 //! lexically, the way Node's `path.resolve` does before the kernel sees them.
 
+/// Linux's limits: a name of at most `NAME_MAX` bytes, a path shorter than `PATH_MAX`.
+const NAME_MAX: usize = 255;
+const PATH_MAX: usize = 4096;
+
+/// Whether the kernel would refuse `path` with `ENAMETOOLONG` (checked before an engine
+/// request, whose own error would not say so).
+pub fn too_long(path: &str) -> bool {
+    path.len() >= PATH_MAX || path.split('/').any(|name| name.len() > NAME_MAX)
+}
+
 /// `path` made absolute against `cwd`, with `.`, `..` and repeated slashes folded.
 pub fn resolve(cwd: &str, path: &str) -> String {
     let joined = if path.starts_with('/') {
@@ -62,6 +72,13 @@ pub fn strip_base<'a>(path: &'a str, base: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_over_255_bytes_and_paths_of_4096_are_too_long() {
+        assert!(!too_long(&format!("/tmp/{}", "x".repeat(255))));
+        assert!(too_long(&format!("/tmp/{}", "x".repeat(256))));
+        assert!(too_long(&"/a".repeat(2048)));
+    }
 
     #[test]
     fn resolves_like_path_resolve() {

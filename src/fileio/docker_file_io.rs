@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use super::container_facts::{ContainerFacts, FactsRequest};
-use super::container_path::resolve;
+use super::container_path::{resolve, too_long};
 use super::engine_files::{file_error, EngineFiles};
 use super::engine_paths;
 use super::host_files::{Host, HostFiles};
@@ -146,7 +146,17 @@ impl DockerFileIo {
             )));
         }
         let cwd = self.options.cwd.as_deref().unwrap_or(&facts.working_dir);
-        Ok(resolve(cwd, path))
+        let absolute = resolve(cwd, path);
+        if too_long(&absolute) {
+            return Err(Error::new(
+                ErrorCode::Enametoolong,
+                format!(
+                    "ENAMETOOLONG: name too long, '{path}' in container '{}'",
+                    self.container()
+                ),
+            ));
+        }
+        Ok(absolute)
     }
 
     /// Runs `op` on the host file system for `path`, off the async workers (it may read or
