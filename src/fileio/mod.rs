@@ -9,6 +9,7 @@ mod docker_file_io;
 mod engine_files;
 mod engine_paths;
 mod fd_ops;
+mod file_operations;
 mod host_files;
 mod path_stat;
 mod tar_stream;
