@@ -77,6 +77,17 @@ impl DockerFileIo {
     }
 
     pub async fn stat(&self, path: &str) -> Result<Option<FileStat>> {
+        Ok(self.lookup(path).await?.map(|(stat, _)| stat))
+    }
+
+    /// `Some(is_dir)` for an existing path (symlinks followed), `None` for a missing one.
+    async fn kind(&self, path: &str) -> Result<Option<bool>> {
+        Ok(self.lookup(path).await?.map(|(_, is_dir)| is_dir))
+    }
+
+    /// An existing path's stat and whether it is a directory (symlinks followed), from the
+    /// first of host, agent and engine that answers; `None` for a missing path.
+    async fn lookup(&self, path: &str) -> Result<Option<(FileStat, bool)>> {
         self.with(|engine, facts| async move {
             let path = self.absolute(&facts, path)?;
             let at = path.clone();
@@ -84,17 +95,28 @@ impl DockerFileIo {
                 .on_host(&facts, &path, false, move |h| h.stat(&at))
                 .await?
             {
-                return Ok(found.map(|s| FileStat {
-                    mtime_ms: s.mtime_ms,
-                    size: s.size,
+                return Ok(found.map(|s| {
+                    (
+                        FileStat {
+                            mtime_ms: s.mtime_ms,
+                            size: s.size,
+                        },
+                        s.is_dir,
+                    )
                 }));
             }
             let p = &path;
             let on_agent = self
                 .on_agent(&facts, move |files| async move {
-                    Ok(Host::Done(files.stat(p, true).await?.map(|s| FileStat {
-                        mtime_ms: s.mtime_sec as f64 * 1000.0 + s.mtime_nsec as f64 / 1e6,
-                        size: s.size,
+                    Ok(Host::Done(files.stat(p, true).await?.map(|s| {
+                        let mtime_ms = s.mtime_sec as f64 * 1000.0 + s.mtime_nsec as f64 / 1e6;
+                        (
+                            FileStat {
+                                mtime_ms,
+                                size: s.size,
+                            },
+                            s.kind == FileKind::Dir,
+                        )
                     })))
                 })
                 .await?;
@@ -105,40 +127,15 @@ impl DockerFileIo {
                 .files(&engine, &facts, &path)?
                 .stat_if_exists(&path)
                 .await?;
-            Ok(found.map(|(_, s)| FileStat {
-                mtime_ms: s.mtime_ms,
-                size: s.size,
+            Ok(found.map(|(_, s)| {
+                (
+                    FileStat {
+                        mtime_ms: s.mtime_ms,
+                        size: s.size,
+                    },
+                    s.is_dir(),
+                )
             }))
-        })
-        .await
-    }
-
-    /// `Some(is_dir)` for an existing path (symlinks followed), `None` for a missing one.
-    async fn kind(&self, path: &str) -> Result<Option<bool>> {
-        self.with(|engine, facts| async move {
-            let path = self.absolute(&facts, path)?;
-            let at = path.clone();
-            if let Host::Done(found) = self
-                .on_host(&facts, &path, false, move |h| h.stat(&at))
-                .await?
-            {
-                return Ok(found.map(|s| s.is_dir));
-            }
-            let p = &path;
-            let on_agent = self
-                .on_agent(&facts, move |files| async move {
-                    let found = files.stat(p, true).await?;
-                    Ok(Host::Done(found.map(|s| s.kind == FileKind::Dir)))
-                })
-                .await?;
-            if let Host::Done(found) = on_agent {
-                return Ok(found);
-            }
-            let found = self
-                .files(&engine, &facts, &path)?
-                .stat_if_exists(&path)
-                .await?;
-            Ok(found.map(|(_, s)| s.is_dir()))
         })
         .await
     }
