@@ -5,14 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
-
-use crate::agent::{spawn_for, AgentConnection, AgentProcess, ProcessEvent};
-use crate::engine::{from_bollard, Engine, FrameDemux};
-use crate::error::{Error, Result};
+use crate::agent::AgentConnection;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
 use crate::output::StreamKind;
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::process_kill::{signal_exec_tree, Signal};
+use crate::runtime::exec_stream::{start_stream, StreamEvent};
 
 /// Where and how the commands of one `getState()` run.
 pub struct GitRunner<'a> {
@@ -47,81 +45,37 @@ impl Capture {
 
 impl GitRunner<'_> {
     /// Runs `command` to its end and returns its exit code; a non-zero exit is a result.
-    pub async fn run(&self, command: Vec<String>, on_stdout: impl FnMut(&[u8])) -> Result<i64> {
+    /// The stream of `execStream` carries it, on the agent or the engine alike.
+    pub async fn run(&self, command: Vec<String>, mut on_stdout: impl FnMut(&[u8])) -> Result<i64> {
         let request = ExecRequest {
             command,
             ..self.base.clone()
         };
         let what = exec::subject(self.container, &request.command);
-        let code = match &self.agent {
-            Some(connection) => self.on_agent(connection, request, on_stdout).await,
-            None => self.on_engine(request, on_stdout).await,
-        };
-        code?.ok_or_else(|| {
-            Error::timeout(format!(
-                "{what} ran past its timeout of {} ms and was killed inside the container",
-                self.timeout.as_millis()
-            ))
-        })
-    }
-
-    /// The exit code, or `None` when the command was killed for running too long.
-    async fn on_agent(
-        &self,
-        connection: &Arc<AgentConnection>,
-        request: ExecRequest,
-        mut on_stdout: impl FnMut(&[u8]),
-    ) -> Result<Option<i64>> {
-        let spawn = spawn_for(self.engine, connection, &request).await?;
-        let mut process = AgentProcess::spawn(connection, spawn).await?;
-        let control = process.control();
+        let agent = self.agent.as_ref();
+        let (input, mut output) = start_stream(self.engine, self.container, agent, request).await?;
+        input.close().await?;
         let collect = async {
-            loop {
-                match process.next().await? {
-                    ProcessEvent::Output(StreamKind::Stdout, data) => on_stdout(&data),
-                    ProcessEvent::Exited(exit) => return Ok::<i64, Error>(exit.code),
-                    ProcessEvent::Output(StreamKind::Stderr, _) | ProcessEvent::Signalled(_) => {}
+            while let Some(event) = output.next().await? {
+                match event {
+                    StreamEvent::Output(StreamKind::Stdout, data) => on_stdout(&data),
+                    StreamEvent::Output(StreamKind::Stderr, _) => {}
+                    StreamEvent::Exited { code, .. } => return Ok(code),
                 }
             }
+            Err(Error::new(
+                ErrorCode::EngineError,
+                format!("{what}: the output ended without an exit code"),
+            ))
         };
         match tokio::time::timeout(self.timeout, collect).await {
-            Ok(code) => code.map(Some),
+            Ok(code) => code,
             Err(_) => {
-                control.kill().await?;
-                Ok(None)
-            }
-        }
-    }
-
-    async fn on_engine(
-        &self,
-        request: ExecRequest,
-        mut on_stdout: impl FnMut(&[u8]),
-    ) -> Result<Option<i64>> {
-        let (engine, container) = (self.engine, self.container);
-        let what = exec::subject(container, &request.command);
-        let mut started = exec::start(engine, container, &request).await?;
-        let drain = async {
-            let mut demux = FrameDemux::default();
-            while let Some(frame) = started.output.next().await {
-                let frame = frame.map_err(|e| engine.annotate(from_bollard(e, &what)))?;
-                if let Some((StreamKind::Stdout, bytes)) = demux.split(frame) {
-                    on_stdout(&bytes);
-                }
-            }
-            Ok::<(), Error>(())
-        };
-        match tokio::time::timeout(self.timeout, drain).await {
-            Ok(drained) => {
-                drained?;
-                exec::exit_code(engine, &started.exec_id, &what)
-                    .await
-                    .map(Some)
-            }
-            Err(_) => {
-                let (exec_id, token) = (&started.exec_id, &started.token);
-                signal_exec_tree(engine, container, exec_id, token, Signal::Kill).await?;
-                Ok(None)
+                input.signal(libc::SIGKILL).await?;
+                Err(Error::timeout(format!(
+                    "{what} ran past its timeout of {} ms and was killed inside the container",
+                    self.timeout.as_millis()
+                )))
             }
         }
     }
