@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -95,95 +95,41 @@ fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// A reaper started ahead of its command, waiting for the `Spawn` on its socket: a command
-/// then costs one fork and exec in the container instead of two.
-struct Spare {
-    child: Child,
-    socket: std::fs::File,
-    out_read: OwnedFd,
-    err_read: OwnedFd,
-    stdin_write: OwnedFd,
-}
-
-static SPARE: Mutex<Option<Spare>> = Mutex::new(None);
-
-impl Spare {
-    fn start() -> std::io::Result<Spare> {
-        let (ours, theirs) = socket_pair()?;
-        let (out_read, out_write) = pipe()?;
-        let (err_read, err_write) = pipe()?;
-        let (stdin_read, stdin_write) = pipe()?;
-        let mut reaper = Command::new(std::env::current_exe()?);
-        reaper
-            .arg("reaper")
-            .stdin(Stdio::from(stdin_read))
-            .stdout(Stdio::from(out_write))
-            .stderr(Stdio::from(err_write));
-        let channel_fd = theirs.as_raw_fd();
-        // SAFETY: dup2 is async-signal-safe; fd 3 of the reaper becomes its end of the socket.
-        unsafe {
-            reaper.pre_exec(move || {
-                if libc::dup2(channel_fd, 3) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = reaper.spawn()?;
-        Ok(Spare {
-            child,
-            socket: std::fs::File::from(ours),
-            out_read,
-            err_read,
-            stdin_write,
-        })
-    }
-
-    /// The waiting reaper if it is still alive, else a new one; the next is readied on a
-    /// thread of its own.
-    fn take() -> std::io::Result<Spare> {
-        let waiting = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
-        std::thread::spawn(|| {
-            if let Ok(next) = Spare::start() {
-                let old = SPARE
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .replace(next);
-                if let Some(old) = old {
-                    old.discard();
-                }
-            }
-        });
-        match waiting {
-            Some(mut spare) => match spare.child.try_wait() {
-                Ok(None) => Ok(spare),
-                _ => {
-                    spare.discard();
-                    Spare::start()
-                }
-            },
-            None => Spare::start(),
-        }
-    }
-
-    /// Closing its socket ends a reaper that has no command yet.
-    fn discard(mut self) {
-        drop(self.socket);
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts `spawn` under a reaper; replies `Spawned`, output, and `Exited` under `id`.
 pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::io::Result<()> {
-    let Spare {
-        mut child,
-        mut socket,
-        out_read,
-        err_read,
-        stdin_write,
-    } = Spare::take()?;
-    // Without stdin the command reads /dev/null (the reaper sees to that); our end closes.
-    let stdin_write = spawn.stdin.then_some(stdin_write);
+    let (ours, theirs) = socket_pair()?;
+    let (out_read, out_write) = pipe()?;
+    let (err_read, err_write) = pipe()?;
+    let stdin = if spawn.stdin { Some(pipe()?) } else { None };
+    let mut reaper = Command::new(std::env::current_exe()?);
+    reaper
+        .arg("reaper")
+        .stdout(Stdio::from(out_write))
+        .stderr(Stdio::from(err_write));
+    let mut stdin_write = None;
+    match stdin {
+        Some((read, write)) => {
+            reaper.stdin(Stdio::from(read));
+            stdin_write = Some(write);
+        }
+        None => {
+            reaper.stdin(Stdio::null());
+        }
+    }
+    let channel_fd = theirs.as_raw_fd();
+    // SAFETY: dup2 is async-signal-safe; fd 3 of the reaper becomes its end of the socket.
+    unsafe {
+        reaper.pre_exec(move || {
+            if libc::dup2(channel_fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = reaper.spawn()?;
+    drop(reaper);
+    drop(theirs);
+    let mut socket = std::fs::File::from(ours);
     socket.write_all(&encode(id, &Message::Spawn(spawn)))?;
     let running = Arc::new(Running {
         reaper: child.id() as i32,
