@@ -16,6 +16,9 @@ use container_isolation_agent::protocol::{encode, FrameBuffer, Message, Spawn, C
 use super::frame_out::FrameOut;
 use super::tree;
 
+/// The reaper's end of its socket to `serve`.
+const CHANNEL_FD: i32 = 3;
+
 /// Exit code of a command that could not be started (as the engine reports it).
 const NOT_STARTED: i32 = 126;
 
@@ -117,10 +120,16 @@ pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::i
         }
     }
     let channel_fd = theirs.as_raw_fd();
-    // SAFETY: dup2 is async-signal-safe; fd 3 of the reaper becomes its end of the socket.
+    // SAFETY: dup2 and fcntl are async-signal-safe; fd 3 of the reaper becomes its end of
+    // the socket. When that end already is fd 3 (another thread closed fd 3 while the pair
+    // was made), dup2 would do nothing and leave it close-on-exec: it is cleared instead.
     unsafe {
         reaper.pre_exec(move || {
-            if libc::dup2(channel_fd, 3) < 0 {
+            let done = match channel_fd {
+                CHANNEL_FD => libc::fcntl(CHANNEL_FD, libc::F_SETFD, 0),
+                _ => libc::dup2(channel_fd, CHANNEL_FD),
+            };
+            if done < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
