@@ -1,11 +1,13 @@
 //! The agent's entry point: `serve` (the default) speaks the protocol on stdin/stdout;
-//! `reaper` is what `serve` runs each command under.
+//! `reaper-kill` is what a command's reaper execs to kill its tree when `serve` is gone.
 
 mod creds;
 mod files;
 mod frame_out;
+mod launch;
 mod process;
 mod reaper;
+mod reaper_report;
 mod serve;
 mod tree;
 mod write;
@@ -14,7 +16,7 @@ fn main() {
     let mode = std::env::args().nth(1);
     let code = match mode.as_deref() {
         None | Some("serve") => serve::run(),
-        Some("reaper") => reaper::run(),
+        Some("reaper-kill") => reaper::kill_mode(),
         Some("--version") => {
             println!(
                 "container-isolation-agent {} (protocol {})",

@@ -1,23 +1,22 @@
-//! A command started for the host: its reaper (this binary in `reaper` mode, with a socket
-//! on fd 3), output pipes read into `Output` frames, stdin fed from `Stdin` frames on a
-//! thread of its own (a command that does not read cannot stall the agent), and `Exited`
-//! sent once the command has exited and its output has ended.
+//! A command started for the host: its reaper (forked, with a socket to us), output pipes
+//! read into `Output` frames, stdin fed from `Stdin` frames on a thread of its own (a
+//! command that does not read cannot stall the agent), and `Exited` sent once the command
+//! has exited and its output has ended.
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::os::unix::ffi::OsStringExt;
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use container_isolation_agent::protocol::{encode, FrameBuffer, Message, Spawn, CHUNK};
+use container_isolation_agent::protocol::{Message, Spawn, CHUNK};
 
 use super::frame_out::FrameOut;
+use super::launch::{fork_reaper, Launch, ReaperFds};
+use super::reaper_report::{self, Report};
 use super::tree;
-
-/// The reaper's end of its socket to `serve`.
-const CHANNEL_FD: i32 = 3;
 
 /// Exit code of a command that could not be started (as the engine reports it).
 const NOT_STARTED: i32 = 126;
@@ -98,67 +97,96 @@ fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// This binary's path, for a reaper that must exec `reaper-kill`.
+fn agent_path() -> std::io::Result<&'static CString> {
+    static PATH: OnceLock<CString> = OnceLock::new();
+    if let Some(path) = PATH.get() {
+        return Ok(path);
+    }
+    let exe = std::env::current_exe()?;
+    let path = CString::new(exe.into_os_string().into_vec())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    Ok(PATH.get_or_init(|| path))
+}
+
 /// Starts `spawn` under a reaper; replies `Spawned`, output, and `Exited` under `id`.
 pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::io::Result<()> {
+    let launch = match Launch::new(&spawn) {
+        Ok(launch) => launch,
+        Err(err) => {
+            not_started(
+                id,
+                &out,
+                &spawn.argv.first().cloned().unwrap_or_default(),
+                err,
+            );
+            out.send(
+                id,
+                &Message::Exited {
+                    code: NOT_STARTED,
+                    signal: 0,
+                },
+            );
+            return Ok(());
+        }
+    };
     let (ours, theirs) = socket_pair()?;
     let (out_read, out_write) = pipe()?;
     let (err_read, err_write) = pipe()?;
-    let stdin = if spawn.stdin { Some(pipe()?) } else { None };
-    let mut reaper = Command::new(std::env::current_exe()?);
-    reaper
-        .arg("reaper")
-        .stdout(Stdio::from(out_write))
-        .stderr(Stdio::from(err_write));
-    let mut stdin_write = None;
-    match stdin {
-        Some((read, write)) => {
-            reaper.stdin(Stdio::from(read));
-            stdin_write = Some(write);
+    let null = std::fs::File::open("/dev/null")?;
+    let (stdin_read, stdin_write) = match spawn.stdin {
+        true => {
+            let (read, write) = pipe()?;
+            (Some(read), Some(write))
         }
-        None => {
-            reaper.stdin(Stdio::null());
-        }
-    }
-    let channel_fd = theirs.as_raw_fd();
-    // SAFETY: dup2 and fcntl are async-signal-safe; fd 3 of the reaper becomes its end of
-    // the socket. When that end already is fd 3 (another thread closed fd 3 while the pair
-    // was made), dup2 would do nothing and leave it close-on-exec: it is cleared instead.
-    unsafe {
-        reaper.pre_exec(move || {
-            let done = match channel_fd {
-                CHANNEL_FD => libc::fcntl(CHANNEL_FD, libc::F_SETFD, 0),
-                _ => libc::dup2(channel_fd, CHANNEL_FD),
-            };
-            if done < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = reaper.spawn()?;
-    drop(reaper);
-    drop(theirs);
-    let mut socket = std::fs::File::from(ours);
-    socket.write_all(&encode(id, &Message::Spawn(spawn)))?;
+        false => (None, None),
+    };
+    let fds = ReaperFds {
+        channel: theirs.as_raw_fd(),
+        stdin: stdin_read
+            .as_ref()
+            .map_or(null.as_raw_fd(), |r| r.as_raw_fd()),
+        stdout: out_write.as_raw_fd(),
+        stderr: err_write.as_raw_fd(),
+        null: null.as_raw_fd(),
+    };
+    let reaper = fork_reaper(&launch, &fds, agent_path()?)?;
+    drop((theirs, out_write, err_write, null, stdin_read));
     let running = Arc::new(Running {
-        reaper: child.id() as i32,
+        reaper,
         stdin: Mutex::new(stdin_write.map(feed_stdin)),
         started: Mutex::new(false),
         reported: Condvar::new(),
     });
     registry.lock().unwrap().insert(id, running.clone());
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
+    let mut socket = std::fs::File::from(ours);
     std::thread::spawn(move || {
-        coordinate(id, &mut socket, outputs, &out, &running);
+        coordinate(id, &launch.program, &mut socket, outputs, &out, &running);
         running.mark_started();
         // The reaper lives on while anything of the command does; then it is collected.
         // Our end of its socket stays open until then: its closing tells the reaper that
         // `serve` is gone, and that it must kill what is left.
-        let _ = child.wait();
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(reaper, &mut status, 0) };
         drop(socket);
         registry.lock().unwrap().remove(&id);
     });
     Ok(())
+}
+
+/// A command that could not be started: `Spawned` (pid 0) and the reason on stderr; its
+/// `Exited` (code `NOT_STARTED`) is the caller's to send.
+fn not_started(id: u32, out: &FrameOut, program: &str, err: std::io::Error) {
+    out.send(id, &Message::Spawned { pid: 0 });
+    out.send(
+        id,
+        &Message::Output {
+            stderr: true,
+            data: format!("exec {program:?}: {err}\n").into_bytes(),
+        },
+    );
 }
 
 /// Writes what the host sends to the command's stdin; `None` closes it.
@@ -178,6 +206,7 @@ fn feed_stdin(write: OwnedFd) -> Sender<Option<Vec<u8>>> {
 /// Relays the reaper's reports and the command's output until both have ended.
 fn coordinate(
     id: u32,
+    program: &str,
     socket: &mut std::fs::File,
     mut outputs: [std::fs::File; 2],
     out: &FrameOut,
@@ -185,9 +214,10 @@ fn coordinate(
 ) {
     let mut reports = Reports {
         id,
+        program,
         out,
         running,
-        frames: FrameBuffer::default(),
+        pending: Vec::new(),
         started: false,
         exited: None,
     };
@@ -253,45 +283,62 @@ fn readable(fds: &[i32; 3], open: &[bool; 3]) -> Vec<usize> {
         .collect()
 }
 
-/// What the reaper says about the command: started (`Spawned`), could not start
-/// (`Failed`, told to the host as a command that exits `NOT_STARTED`), exited.
+/// What the reaper says about the command: started (`Spawned`), could not start (told to
+/// the host as a command that exits `NOT_STARTED`), exited.
 struct Reports<'a> {
     id: u32,
+    program: &'a str,
     out: &'a FrameOut,
     running: &'a Running,
-    frames: FrameBuffer,
+    /// Bytes of a record not yet complete.
+    pending: Vec<u8>,
     started: bool,
     exited: Option<Message>,
 }
 
 impl Reports<'_> {
     fn push(&mut self, bytes: &[u8]) {
-        self.frames.push(bytes);
-        while let Some(Ok((_, message))) = self.frames.next_frame() {
-            match message {
-                Message::Failed { message, .. } => {
-                    self.out.send(self.id, &Message::Spawned { pid: 0 });
-                    self.running.mark_started();
-                    self.started = true;
-                    self.out.send(
-                        self.id,
-                        &Message::Output {
-                            stderr: true,
-                            data: format!("{message}\n").into_bytes(),
-                        },
-                    );
+        self.pending.extend_from_slice(bytes);
+        while self.pending.len() >= reaper_report::SIZE {
+            let record: Vec<u8> = self.pending.drain(..reaper_report::SIZE).collect();
+            match Report::parse(record.as_slice().try_into().unwrap()) {
+                Some(Report::Spawned { pid }) => self.mark_started(pid as u32),
+                Some(Report::Failed { errno }) => {
+                    let err = std::io::Error::from_raw_os_error(errno);
+                    not_started(self.id, self.out, self.program, err);
+                    self.mark_started(0);
                     self.exited = Some(Message::Exited {
                         code: NOT_STARTED,
                         signal: 0,
                     });
                 }
-                Message::Exited { .. } => self.exited = Some(message),
-                other => {
-                    self.out.send(self.id, &other);
-                    self.running.mark_started();
-                    self.started = true;
-                }
+                Some(Report::Exited { status }) => self.exited = Some(exit_message(status)),
+                None => {}
             }
+        }
+    }
+
+    fn mark_started(&mut self, pid: u32) {
+        if pid != 0 {
+            self.out.send(self.id, &Message::Spawned { pid });
+        }
+        self.running.mark_started();
+        self.started = true;
+    }
+}
+
+/// `Exited` for a `waitpid` status: the exit code, or 128 + the signal that ended it.
+fn exit_message(status: libc::c_int) -> Message {
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        Message::Exited {
+            code: 128 + signal,
+            signal,
+        }
+    } else {
+        Message::Exited {
+            code: libc::WEXITSTATUS(status),
+            signal: 0,
         }
     }
 }

@@ -1,181 +1,313 @@
-//! `agent reaper`: runs one command for `serve`. It makes itself a child subreaper and a
-//! session leader, spawns the command as the asked user in the asked directory, and then
-//! reaps: every process of the command's tree that loses its parent becomes its child, so
-//! none can leave the tree. Its fd 3 is a socket to `serve`: the command's `Spawn` comes in
-//! first; its pid (or why it could not start), then its exit status, go back. When that
-//! socket ends (`serve` is gone without killing the command), the reaper kills the tree.
+//! A command's reaper: the child `serve` forks for it. It makes itself a child subreaper and
+//! a session leader, forks the command (as the asked user, in the asked directory), and
+//! then reaps: every process of the command's tree that loses its parent becomes its
+//! child, so none can leave the tree. Its socket to `serve` (fd 3) carries `Report`s: the
+//! command started or could not, then its exit status. When that socket ends (`serve` is
+//! gone without killing the command) it execs this binary as `reaper-kill`, which kills
+//! the tree. Forked from a multi-threaded process, it makes system calls only: every
+//! string and array it uses was made by `Launch` before the fork.
 
-use std::ffi::CString;
-use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-
-use container_isolation_agent::protocol::{encode, FrameBuffer, Message, Spawn, CONTROL};
-
+use super::launch::{Launch, Pointers, ReaperFds};
+use super::reaper_report::Report;
 use super::tree;
 
-const CHANNEL_FD: i32 = 3;
+/// The reaper's descriptors after `settle_fds`: its socket to `serve`, the command's
+/// stdin, stdout and stderr, and `/dev/null` (the reaper's own stdio).
+const CHANNEL: i32 = 3;
+const CMD_STDIN: i32 = 4;
+const CMD_STDOUT: i32 = 5;
+const CMD_STDERR: i32 = 6;
+const NULL: i32 = 7;
+const FIRST_FREE: i32 = 8;
 
-fn receive(channel: &mut std::fs::File) -> Option<Spawn> {
-    let mut frames = FrameBuffer::default();
-    let mut buf = [0u8; 8192];
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Writes `report` to `serve` (which may be gone: then it is lost, as nobody is left).
+fn report(report: Report) {
+    let bytes = report.to_bytes();
+    // SAFETY: writes a stack buffer to our socket.
+    unsafe { libc::write(CHANNEL, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+/// Moves the descriptors the reaper keeps to 3–7 and closes every other one (a forked child
+/// inherits all of `serve`'s, close-on-exec or not: another command's stdin pipe held here
+/// would never end). `Err(errno)` before anything moved, `Err(0)` after.
+unsafe fn settle_fds(fds: &ReaperFds) -> Result<(), i32> {
+    let sources = [fds.channel, fds.stdin, fds.stdout, fds.stderr, fds.null];
+    let mut high = [0; 5];
+    for (slot, fd) in high.iter_mut().zip(sources) {
+        *slot = libc::fcntl(fd, libc::F_DUPFD, FIRST_FREE);
+        if *slot < 0 {
+            return Err(errno());
+        }
+    }
+    for (target, fd) in (CHANNEL..).zip(high) {
+        if libc::dup2(fd, target) < 0 {
+            return Err(0);
+        }
+    }
+    close_from(FIRST_FREE).map_err(|_| 0)?;
+    for target in 0..3 {
+        libc::dup2(NULL, target);
+    }
+    Ok(())
+}
+
+/// Closes every descriptor from `first` on: `close_range`, or else each one `/proc/self/fd`
+/// lists (read with `getdents64` into a stack buffer).
+unsafe fn close_from(first: i32) -> Result<(), i32> {
+    if libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) == 0 {
+        return Ok(());
+    }
+    close_listed(first)
+}
+
+/// `close_from` for kernels without `close_range` (before 5.9).
+unsafe fn close_listed(first: i32) -> Result<(), i32> {
+    let dir = libc::open(
+        c"/proc/self/fd".as_ptr(),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if dir < 0 {
+        return Err(errno());
+    }
+    let mut buf = [0u8; 4096];
     loop {
-        if let Some(frame) = frames.next_frame() {
-            return match frame {
-                Ok((_, Message::Spawn(spawn))) => Some(spawn),
-                _ => None,
-            };
+        let n = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
+        if n <= 0 {
+            break;
         }
-        let n = channel.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        frames.push(&buf[..n]);
-    }
-}
-
-/// The command, with everything it needs prepared before the fork (the child may only make
-/// system calls between fork and exec).
-fn command(spawn: &Spawn) -> std::io::Result<Command> {
-    let program = spawn
-        .argv
-        .first()
-        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    let mut command = Command::new(program);
-    command.args(&spawn.argv[1..]);
-    if spawn.replace_env {
-        command.env_clear();
-    } else if let Some(home) = &spawn.home {
-        command.env("HOME", home);
-    }
-    command.envs(spawn.env.iter().map(|(k, v)| (k, v)));
-    command.stdin(if spawn.stdin {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
-    });
-    let groups: Vec<libc::gid_t> = spawn.creds.groups.clone();
-    let (uid, gid) = (spawn.creds.uid, spawn.creds.gid);
-    let cwd = spawn
-        .cwd
-        .as_deref()
-        .map(CString::new)
-        .transpose()
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: only async-signal-safe system calls, on data prepared above.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::setgroups(groups.len(), groups.as_ptr()) != 0
-                || libc::setgid(gid) != 0
-                || libc::setuid(uid) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(cwd) = &cwd {
-                if libc::chdir(cwd.as_ptr()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    Ok(command)
-}
-
-/// Points fds 0–2 at /dev/null, so that only the command holds the output pipes.
-fn release_stdio() {
-    let null = CString::new("/dev/null").unwrap();
-    // SAFETY: opens and duplicates file descriptors of this process.
-    unsafe {
-        let fd = libc::open(null.as_ptr(), libc::O_RDWR);
-        if fd >= 0 {
-            for target in 0..3 {
-                libc::dup2(fd, target);
-            }
-            if fd > 2 {
+        let mut at = 0usize;
+        while at < n as usize {
+            // linux_dirent64: ino u64, off i64, reclen u16, type u8, name (NUL-terminated).
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let fd = buf[at + 19..at + reclen]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .fold(0i32, |n, b| {
+                    n.saturating_mul(10).saturating_add((b - b'0') as i32)
+                });
+            if buf[at + 19].is_ascii_digit() && fd >= first && fd != dir {
                 libc::close(fd);
             }
+            at += reclen;
         }
     }
+    libc::close(dir);
+    Ok(())
 }
 
-fn exit_message(status: libc::c_int) -> Message {
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        Message::Exited {
-            code: 128 + signal,
-            signal,
+/// The command's side of the fork: its stdio, user and directory, then `execve` of each
+/// candidate path. Reports the reason to `status` and exits if none can be run.
+unsafe fn exec_command(launch: &Launch, p: &Pointers, status: i32) -> ! {
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    // Rust ignores SIGPIPE in `serve`; a command gets the default, as from a shell.
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    let mut failure = 0;
+    for (target, fd) in [(0, CMD_STDIN), (1, CMD_STDOUT), (2, CMD_STDERR)] {
+        if libc::dup2(fd, target) < 0 {
+            failure = errno();
         }
+    }
+    // The rest (the signalfd, the status pipe) is close-on-exec.
+    for fd in CHANNEL..FIRST_FREE {
+        libc::close(fd);
+    }
+    if failure == 0
+        && (libc::setgroups(launch.groups.len(), launch.groups.as_ptr()) != 0
+            || libc::setgid(launch.gid) != 0
+            || libc::setuid(launch.uid) != 0
+            || (!p.cwd.is_null() && libc::chdir(p.cwd) != 0))
+    {
+        failure = errno();
+    }
+    if failure == 0 {
+        failure = exec_any(p);
+    }
+    let bytes = failure.to_le_bytes();
+    libc::write(status, bytes.as_ptr().cast(), bytes.len());
+    libc::_exit(127)
+}
+
+/// `execve` of each candidate path, as `execvp` does: a missing one is skipped, a denied one
+/// remembered (`EACCES` if nothing ran), any other failure is the answer. Returns only on
+/// failure, with its `errno`.
+unsafe fn exec_any(p: &Pointers) -> i32 {
+    let mut last = libc::ENOENT;
+    let mut denied = false;
+    for candidate in p.candidates.iter().take_while(|c| !c.is_null()) {
+        libc::execve(*candidate, p.argv.as_ptr(), p.env.as_ptr());
+        last = errno();
+        match last {
+            libc::EACCES => denied = true,
+            libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+            _ => return last,
+        }
+    }
+    if denied {
+        libc::EACCES
     } else {
-        Message::Exited {
-            code: libc::WEXITSTATUS(status),
-            signal: 0,
-        }
+        last
     }
 }
 
-/// `serve` keeps its end of the socket open for as long as this reaper lives, and sends
-/// nothing more on it: its end (the agent was killed) means no one is left to end the
-/// command, so the reaper kills the command's tree itself, and then exits.
-fn kill_when_serve_is_gone(mut channel: std::fs::File) {
-    let mut buf = [0u8; 64];
-    loop {
-        match channel.read(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
+/// Starts the command: `Ok(pid)` once it has exec'd, else the `errno` it reported.
+unsafe fn start_command(launch: &Launch, p: &Pointers) -> Result<i32, i32> {
+    let mut status = [0; 2];
+    if libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(errno());
     }
-    // SAFETY: getpid has no failure mode.
-    tree::kill_all(unsafe { libc::getpid() });
-}
-
-pub fn run() -> i32 {
-    // SAFETY: fd 3 is the socket `serve` handed us; we own it from here.
-    let mut channel = unsafe { std::fs::File::from_raw_fd(CHANNEL_FD) };
-    let Some(spawn) = receive(&mut channel) else {
-        return 2;
+    let pid = libc::fork();
+    if pid == 0 {
+        exec_command(launch, p, status[1]);
+    }
+    libc::close(status[1]);
+    for fd in [CMD_STDIN, CMD_STDOUT, CMD_STDERR] {
+        libc::close(fd);
+    }
+    if pid < 0 {
+        return Err(errno());
+    }
+    let mut bytes = [0u8; 4];
+    let n = loop {
+        let n = libc::read(status[0], bytes.as_mut_ptr().cast(), 4);
+        if n >= 0 || errno() != libc::EINTR {
+            break n;
+        }
     };
-    // SAFETY: marks our own fd close-on-exec, so that the command does not inherit it.
-    unsafe { libc::fcntl(CHANNEL_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
-    // SAFETY: plain system calls on this process.
+    libc::close(status[0]);
+    if n == 4 {
+        let mut ignored = 0;
+        libc::waitpid(pid, &mut ignored, 0);
+        return Err(i32::from_le_bytes(bytes));
+    }
+    Ok(pid)
+}
+
+/// The forked reaper's whole life; never returns.
+pub fn run(
+    launch: &Launch,
+    p: &Pointers,
+    fds: &ReaperFds,
+    kill_argv: &[*const libc::c_char; 3],
+) -> ! {
+    // SAFETY: system calls on this (single-threaded, forked) process and on data prepared
+    // before the fork.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::setsid();
-    }
-    let started = command(&spawn).and_then(|mut c| c.spawn());
-    let child = match started {
-        Ok(child) => child,
-        Err(err) => {
-            let message = Message::Failed {
-                errno: err.raw_os_error().unwrap_or(libc::EINVAL),
-                message: format!(
-                    "exec {:?}: {err}",
-                    spawn.argv.first().map(String::as_str).unwrap_or("")
-                ),
-            };
-            let _ = channel.write_all(&encode(CONTROL, &message));
-            return 0;
+        if let Err(errno) = settle_fds(fds) {
+            // Reported on the socket's old number if the moves had not begun; else `serve`
+            // sees the reaper end without a report, as if it had been killed.
+            if errno != 0 {
+                let bytes = Report::Failed { errno }.to_bytes();
+                libc::write(fds.channel, bytes.as_ptr().cast(), bytes.len());
+            }
+            libc::_exit(0);
         }
-    };
-    let pid = child.id() as libc::pid_t;
-    let _ = channel.write_all(&encode(CONTROL, &Message::Spawned { pid: pid as u32 }));
-    release_stdio();
-    if let Ok(watched) = channel.try_clone() {
-        std::thread::spawn(move || kill_when_serve_is_gone(watched));
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &chld, std::ptr::null_mut());
+        let signals = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC);
+        let command = match start_command(launch, p) {
+            Ok(pid) => pid,
+            Err(errno) => {
+                report(Report::Failed { errno });
+                libc::_exit(0);
+            }
+        };
+        report(Report::Spawned { pid: command });
+        reap(command, signals, kill_argv)
     }
+}
+
+/// Collects every child until none is left, reporting the command's status; execs
+/// `reaper-kill` if `serve` goes away first.
+unsafe fn reap(command: i32, signals: i32, kill_argv: &[*const libc::c_char; 3]) -> ! {
+    let mut polls = [
+        libc::pollfd {
+            fd: CHANNEL,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: signals,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let mut scratch = [0u8; 512];
     loop {
+        loop {
+            let mut status = 0;
+            let reaped = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            if reaped == command {
+                report(Report::Exited { status });
+            } else if reaped == 0 {
+                break;
+            } else if reaped < 0 && errno() != libc::EINTR {
+                libc::_exit(0);
+            }
+        }
+        if libc::poll(polls.as_mut_ptr(), 2, -1) < 0 {
+            continue;
+        }
+        if polls[1].revents != 0 {
+            libc::read(signals, scratch.as_mut_ptr().cast(), scratch.len());
+        }
+        if polls[0].revents != 0 {
+            let n = libc::read(CHANNEL, scratch.as_mut_ptr().cast(), scratch.len());
+            if n <= 0 {
+                let no_env = [std::ptr::null()];
+                libc::execve(kill_argv[0], kill_argv.as_ptr(), no_env.as_ptr());
+                libc::_exit(1);
+            }
+        }
+    }
+}
+
+/// `agent reaper-kill`: what a reaper whose `serve` is gone becomes (same pid, same
+/// children, still their subreaper): kills the tree, then collects it.
+pub fn kill_mode() -> i32 {
+    // SAFETY: getpid has no failure mode; waitpid waits for children of this process.
+    unsafe {
+        tree::kill_all(libc::getpid());
         let mut status = 0;
-        // SAFETY: waits for any child of this process.
-        let reaped = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if reaped == pid {
-            let _ = channel.write_all(&encode(CONTROL, &exit_message(status)));
-        } else if reaped < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EINTR) {
-                return 0;
+        while libc::waitpid(-1, &mut status, 0) > 0 || errno() == libc::EINTR {}
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_descriptors_from_the_first_on_are_closed() {
+        let low = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+        let high = unsafe { libc::fcntl(low, libc::F_DUPFD, 200) };
+        assert!(low >= 0 && high >= 200);
+        // In a child, so that this test process keeps its descriptors.
+        match unsafe { libc::fork() } {
+            0 => unsafe {
+                let closed = close_listed(200).is_ok()
+                    && libc::fcntl(high, libc::F_GETFD) < 0
+                    && libc::fcntl(low, libc::F_GETFD) >= 0;
+                libc::_exit(if closed { 0 } else { 1 })
+            },
+            child => {
+                let mut status = 0;
+                unsafe { libc::waitpid(child, &mut status, 0) };
+                assert_eq!(libc::WEXITSTATUS(status), 0);
+                unsafe { libc::close(high) };
+                unsafe { libc::close(low) };
             }
         }
     }

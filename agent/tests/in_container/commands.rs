@@ -1,7 +1,7 @@
 //! Commands: the handshake, output and exit codes (`Spawned` always first), thousands in a
-//! row, a program that cannot start, stdin carried byte for byte, output paced by a slow
-//! host, messages the agent does not expect, the caller's user and directory, and a
-//! shell-less image.
+//! row, a program that cannot start, stdin carried byte for byte (and ended while another
+//! command runs), output paced by a slow host, messages the agent does not expect, the
+//! caller's user and directory, and a shell-less image.
 
 use std::time::Duration;
 
@@ -132,6 +132,34 @@ fn stdin_is_carried_byte_for_byte() {
     // Without stdin the command reads /dev/null.
     let ran = agent.run(&["cat"]);
     assert_eq!((ran.stdout.len(), ran.code), (0, 0));
+}
+
+/// Reapers are forked from the agent: one started later must not hold a copy of an earlier
+/// command's stdin pipe, or that command would never see its stdin end.
+#[test]
+fn stdin_ends_while_a_later_command_runs() {
+    if !docker_available() {
+        return;
+    }
+    let container = Container::busybox();
+    let mut agent = container.agent();
+    let reading = agent.spawn(&["cat"], true);
+    let later = agent.spawn(&["sleep", "1000"], false);
+    agent.stdin(reading, b"x");
+    let mut seen = Vec::new();
+    loop {
+        match agent.try_recv(reading, Duration::from_secs(10)) {
+            Some(Message::Exited { code, .. }) => {
+                assert_eq!((seen.as_slice(), code), (&b"x"[..], 0));
+                break;
+            }
+            Some(Message::Output { data, .. }) => seen.extend(data),
+            Some(other) => panic!("cat: unexpected {other:?}"),
+            None => panic!("cat did not see its stdin end while another command ran"),
+        }
+    }
+    agent.send(later, &Message::Kill);
+    assert_ne!(agent.finish(later).code, 0);
 }
 
 #[test]
