@@ -3,17 +3,55 @@
 //! a `stdout:`/`stderr:` header whenever the stream changes, the lines, and last
 //! `exit code N` or `terminated by signal SIGX`.
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::task::JoinHandle;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputLine, StreamKind};
 
+/// Writes go to the page cache of a local file: a few microseconds each, done in place
+/// (a hop to a blocking thread per write cost more than the write).
 pub struct CommandLog {
     path: PathBuf,
-    writer: BufWriter<tokio::fs::File>,
+    writer: BufWriter<std::fs::File>,
     stream: Option<StreamKind>,
+}
+
+/// A log being created on a blocking thread while the command starts (its directories are
+/// new for every command); awaited when the first line or the end must be written.
+pub enum PendingLog {
+    Creating(JoinHandle<Option<CommandLog>>),
+    Ready(Option<CommandLog>),
+}
+
+impl PendingLog {
+    /// Starts creating the log at `path`; a log that cannot be created is no log (logging
+    /// is best effort).
+    pub fn start(path: PathBuf, command: String) -> PendingLog {
+        PendingLog::Creating(tokio::task::spawn_blocking(move || {
+            CommandLog::create(path, &command).ok()
+        }))
+    }
+
+    pub async fn get(&mut self) -> Option<&mut CommandLog> {
+        if let PendingLog::Creating(handle) = self {
+            *self = PendingLog::Ready(handle.await.ok().flatten());
+        }
+        match self {
+            PendingLog::Ready(log) => log.as_mut(),
+            PendingLog::Creating(_) => None,
+        }
+    }
+
+    pub async fn into_log(mut self) -> Option<CommandLog> {
+        self.get().await;
+        match self {
+            PendingLog::Ready(log) => log,
+            PendingLog::Creating(_) => None,
+        }
+    }
 }
 
 /// Ids become directory names: they must be one plain path segment.
@@ -41,7 +79,7 @@ pub fn log_path(log_dir: &Path, thread_id: &str, tool_request_id: &str) -> PathB
 }
 
 impl CommandLog {
-    pub async fn create(path: PathBuf, command: &str) -> Result<CommandLog> {
+    pub fn create(path: PathBuf, command: &str) -> Result<CommandLog> {
         let io_error = |err: std::io::Error| {
             Error::new(
                 if err.kind() == std::io::ErrorKind::PermissionDenied {
@@ -53,15 +91,15 @@ impl CommandLog {
             )
         };
         if let Some(dir) = path.parent() {
-            tokio::fs::create_dir_all(dir).await.map_err(io_error)?;
+            std::fs::create_dir_all(dir).map_err(io_error)?;
         }
-        let file = tokio::fs::File::create(&path).await.map_err(io_error)?;
+        let file = std::fs::File::create(&path).map_err(io_error)?;
         let mut log = CommandLog {
             path: path.clone(),
             writer: BufWriter::new(file),
             stream: None,
         };
-        log.write(&format!("$ {command}\n")).await;
+        log.write(&format!("$ {command}\n"));
         Ok(log)
     }
 
@@ -69,32 +107,32 @@ impl CommandLog {
         &self.path
     }
 
-    pub async fn line(&mut self, line: &OutputLine) {
+    pub fn line(&mut self, line: &OutputLine) {
         if self.stream != Some(line.stream) {
             self.stream = Some(line.stream);
-            self.write(&format!("{}:\n", line.stream.as_str())).await;
+            self.write(&format!("{}:\n", line.stream.as_str()));
         }
-        self.write(&line.text).await;
-        self.write("\n").await;
+        self.write(&line.text);
+        self.write("\n");
     }
 
     /// Makes what was written so far visible to readers of the file.
-    pub async fn flush(&mut self) {
-        let _ = self.writer.flush().await;
+    pub fn flush(&mut self) {
+        let _ = self.writer.flush();
     }
 
-    pub async fn finish(mut self, exit_code: i64, signal: Option<&str>) {
+    pub fn finish(mut self, exit_code: i64, signal: Option<&str>) {
         let last = match signal {
             Some(signal) => format!("terminated by signal {signal}\n"),
             None => format!("exit code {exit_code}\n"),
         };
-        self.write(&last).await;
-        self.flush().await;
+        self.write(&last);
+        self.flush();
     }
 
     /// Logging is best effort: a full disk must not fail the command itself.
-    async fn write(&mut self, text: &str) {
-        let _ = self.writer.write_all(text.as_bytes()).await;
+    fn write(&mut self, text: &str) {
+        let _ = self.writer.write_all(text.as_bytes());
     }
 }
 
@@ -103,13 +141,11 @@ mod tests {
     use super::*;
     use crate::output::OutputLine;
 
-    #[tokio::test]
-    async fn writes_headers_when_the_stream_changes() {
+    #[test]
+    fn writes_headers_when_the_stream_changes() {
         let dir = std::env::temp_dir().join(format!("ci-log-{}", uuid::Uuid::new_v4()));
         let path = log_path(&dir, "t1", "req1");
-        let mut log = CommandLog::create(path.clone(), "echo a; echo b >&2")
-            .await
-            .unwrap();
+        let mut log = CommandLog::create(path.clone(), "echo a; echo b >&2").unwrap();
         for (stream, text) in [
             (StreamKind::Stdout, "a"),
             (StreamKind::Stdout, "a2"),
@@ -119,10 +155,9 @@ mod tests {
             log.line(&OutputLine {
                 stream,
                 text: text.into(),
-            })
-            .await;
+            });
         }
-        log.finish(3, None).await;
+        log.finish(3, None);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tokio::sync::{Notify, OnceCell};
 
 use super::agent_run;
-use super::command_log::{log_path, validate_segment, CommandLog};
+use super::command_log::{log_path, validate_segment, PendingLog};
 use super::engine_run::EngineRun;
 use super::line_sink::LineSink;
 use super::run_end::{Ending, RunEnd, Stop};
@@ -123,7 +123,7 @@ impl DockerShell {
             &self.options.thread_id,
             tool_request_id,
         );
-        let log = CommandLog::create(path, &shown).await.ok();
+        let log = PendingLog::start(path, shown.clone());
         let mut sink = LineSink::new(log, on_output, self.options.output_limits);
         let stop = Stop {
             terminate: &notify,
@@ -191,12 +191,12 @@ impl DockerShell {
             };
             sink.line(line).await;
         }
-        let (output, omitted_lines, log) = sink.into_parts();
+        let (output, omitted_lines, log) = sink.into_parts().await;
         let log_file_path = log
             .as_ref()
             .map(|l| l.path().to_string_lossy().into_owned());
         if let Some(log) = log {
-            log.finish(exit_code, signal.map(Signal::node_name)).await;
+            log.finish(exit_code, signal.map(Signal::node_name));
         }
         Ok(ShellResult {
             exit_code,

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::command_log::CommandLog;
+use super::command_log::{CommandLog, PendingLog};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 
 /// How much of a command's output `ShellResult.output` keeps (its tail).
@@ -26,7 +26,7 @@ impl Default for OutputLimits {
 
 pub struct LineSink<F> {
     decoder: OutputDecoder,
-    log: Option<CommandLog>,
+    log: PendingLog,
     on_output: F,
     kept: VecDeque<OutputLine>,
     kept_bytes: usize,
@@ -35,7 +35,7 @@ pub struct LineSink<F> {
 }
 
 impl<F: FnMut(&OutputLine) + Send> LineSink<F> {
-    pub fn new(log: Option<CommandLog>, on_output: F, limits: OutputLimits) -> Self {
+    pub fn new(log: PendingLog, on_output: F, limits: OutputLimits) -> Self {
         LineSink {
             decoder: OutputDecoder::new(),
             log,
@@ -68,15 +68,18 @@ impl<F: FnMut(&OutputLine) + Send> LineSink<F> {
         if lines.is_empty() {
             return;
         }
-        for line in lines {
-            (self.on_output)(&line);
-            if let Some(log) = self.log.as_mut() {
-                log.line(&line).await;
+        let mut log = self.log.get().await;
+        for line in &lines {
+            (self.on_output)(line);
+            if let Some(log) = log.as_mut() {
+                log.line(line);
             }
-            self.keep(line);
         }
-        if let Some(log) = self.log.as_mut() {
-            log.flush().await;
+        if let Some(log) = log {
+            log.flush();
+        }
+        for line in lines {
+            self.keep(line);
         }
     }
 
@@ -94,8 +97,8 @@ impl<F: FnMut(&OutputLine) + Send> LineSink<F> {
     }
 
     /// The kept lines, how many were left out before them, and the log.
-    pub fn into_parts(self) -> (Vec<OutputLine>, u64, Option<CommandLog>) {
-        (self.kept.into(), self.omitted, self.log)
+    pub async fn into_parts(self) -> (Vec<OutputLine>, u64, Option<CommandLog>) {
+        (self.kept.into(), self.omitted, self.log.into_log().await)
     }
 }
 
@@ -110,10 +113,10 @@ mod tests {
             max_bytes: 1 << 20,
         };
         let mut seen = 0;
-        let mut sink = LineSink::new(None, |_: &OutputLine| seen += 1, limits);
+        let mut sink = LineSink::new(PendingLog::Ready(None), |_: &OutputLine| seen += 1, limits);
         sink.push(StreamKind::Stdout, b"1\n2\n3\n4\n5").await;
         sink.finish().await;
-        let (kept, omitted, _) = sink.into_parts();
+        let (kept, omitted, _) = sink.into_parts().await;
         let texts: Vec<_> = kept.iter().map(|l| l.text.as_str()).collect();
         assert_eq!((texts, omitted), (vec!["3", "4", "5"], 2));
         assert_eq!(seen, 5);
@@ -122,9 +125,9 @@ mod tests {
             max_lines: 100,
             max_bytes: 4,
         };
-        let mut sink = LineSink::new(None, |_: &OutputLine| {}, limits);
+        let mut sink = LineSink::new(PendingLog::Ready(None), |_: &OutputLine| {}, limits);
         sink.push(StreamKind::Stderr, b"aa\nbb\ncc\n").await;
-        let (kept, omitted, _) = sink.into_parts();
+        let (kept, omitted, _) = sink.into_parts().await;
         assert_eq!((kept.len(), omitted), (2, 1));
     }
 }
