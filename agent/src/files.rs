@@ -9,7 +9,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use container_isolation_agent::protocol::{FileKind, Message, Stat, CHUNK};
+use container_isolation_agent::protocol::{
+    data_header, FileKind, Message, Stat, CHUNK, DATA_HEADER,
+};
 
 use super::frame_out::FrameOut;
 
@@ -120,12 +122,16 @@ pub fn read(id: u32, path: &str, out: &FrameOut) {
         }
         Err(e) => return out.send(id, &failed(&e, path)),
     };
-    let mut buf = vec![0u8; CHUNK];
     loop {
-        match file.read(&mut buf) {
+        // Read straight into the frame that carries it (no zeroing, no copy).
+        let mut frame = Vec::with_capacity(DATA_HEADER + CHUNK);
+        frame.extend_from_slice(&[0; DATA_HEADER]);
+        match (&mut file).take(CHUNK as u64).read_to_end(&mut frame) {
             Ok(0) => return out.send(id, &Message::End),
-            Ok(n) => out.send(id, &Message::Data(buf[..n].to_vec())),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(n) => {
+                frame[..DATA_HEADER].copy_from_slice(&data_header(id, n));
+                out.send_frame(frame);
+            }
             Err(e) => return out.send(id, &failed(&e, path)),
         }
     }

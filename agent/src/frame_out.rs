@@ -24,11 +24,18 @@ impl FrameOut {
     pub fn send(&self, id: u32, message: &Message) {
         let _ = self.0.send(encode(id, message));
     }
+
+    /// Sends bytes that already are a whole frame.
+    pub fn send_frame(&self, frame: Vec<u8>) {
+        let _ = self.0.send(frame);
+    }
 }
 
 fn write_all(frames: Receiver<Vec<u8>>) {
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    // Small frames are gathered; one of a full chunk goes to stdout without a copy (a
+    // `BufWriter` writes what does not fit its buffer directly).
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     while let Ok(frame) = frames.recv() {
         if out.write_all(&frame).is_err() {
             return;

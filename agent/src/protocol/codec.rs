@@ -17,6 +17,20 @@ pub fn encode(id: u32, message: &Message) -> Vec<u8> {
     w.0
 }
 
+/// The bytes of a `Data` frame before its payload: length, id, kind, payload length.
+pub const DATA_HEADER: usize = 13;
+
+/// The header of a `Data` frame of `id` carrying `len` bytes, for a sender that reads the
+/// payload straight into the frame (`encode` would copy it once more).
+pub fn data_header(id: u32, len: usize) -> [u8; DATA_HEADER] {
+    let mut header = [0u8; DATA_HEADER];
+    header[..4].copy_from_slice(&((DATA_HEADER - 4 + len) as u32).to_le_bytes());
+    header[4..8].copy_from_slice(&id.to_le_bytes());
+    header[8] = Message::Data(Vec::new()).code();
+    header[9..].copy_from_slice(&(len as u32).to_le_bytes());
+    header
+}
+
 /// One frame's body (after the length field): its id and message. Bytes left over after
 /// the message's fields are an error.
 pub fn decode(body: &[u8]) -> Result<(u32, Message), ProtocolError> {

@@ -114,3 +114,11 @@ fn malformed_frames_are_errors_not_panics() {
         assert!(decode(&body).is_err(), "{body:?}");
     }
 }
+
+#[test]
+fn a_data_header_and_its_payload_are_the_encoded_frame() {
+    let payload = b"\0raw bytes\xff".to_vec();
+    let mut frame = data_header(7, payload.len()).to_vec();
+    frame.extend_from_slice(&payload);
+    assert_eq!(frame, encode(7, &Message::Data(payload)));
+}
