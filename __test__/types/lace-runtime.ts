@@ -1,4 +1,4 @@
-// Lace's ContainerRuntime, declared exactly as CONTRACT §2 gives it: `tsc --noEmit` proves
+// Lace's ContainerRuntime, declared exactly as docs/contract.md §2 gives it: `tsc --noEmit` proves
 // that DockerRuntime from the generated index.d.ts satisfies it.
 import { DockerRuntime } from '../../index'
 

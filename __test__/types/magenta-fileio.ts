@@ -1,4 +1,4 @@
-// Magenta's FileIO, declared exactly as CONTRACT §3 gives it: `tsc --noEmit` proves that
+// Magenta's FileIO, declared exactly as docs/contract.md §3 gives it: `tsc --noEmit` proves that
 // DockerFileIO from the generated index.d.ts satisfies it.
 import { DockerFileIO } from '../../index'
 

@@ -1,4 +1,4 @@
-// Magenta's Shell, declared exactly as CONTRACT §4 gives it: `tsc --noEmit` proves that
+// Magenta's Shell, declared exactly as docs/contract.md §4 gives it: `tsc --noEmit` proves that
 // DockerShell from the generated index.d.ts satisfies it.
 import { DockerShell } from '../../index'
 

@@ -1,4 +1,4 @@
-//! The `CloneManager` class (CONTRACT §5); git work runs on the blocking pool.
+//! The `CloneManager` class (docs/contract.md §5); git work runs on the blocking pool.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The plain objects of CONTRACT §2 as JavaScript sees them, and their conversions.
+//! The plain objects of docs/contract.md §2 as JavaScript sees them, and their conversions.
 
 use std::collections::HashMap;
 use std::time::Duration;

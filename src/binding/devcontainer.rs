@@ -1,4 +1,5 @@
-//! `readDevcontainerConfig` (CONTRACT §6): the project's devcontainer.json as plain objects.
+//! `readDevcontainerConfig` (docs/contract.md §6): the project's devcontainer.json as
+//! plain objects.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
-//! `createDockerEnvironment` (CONTRACT §4): a FileIO, a Shell and a git client bound to one
-//! container, with its working and home directories probed from the container.
+//! `createDockerEnvironment` (docs/contract.md §4): a FileIO, a Shell and a git client
+//! bound to one container, with its working and home directories probed from the container.
 
 use napi_derive::napi;
 

@@ -1,4 +1,4 @@
-//! The `DockerFileIO` class (CONTRACT §3): converts paths and contents, nothing else.
+//! The `DockerFileIO` class (docs/contract.md §3): converts paths and contents, nothing else.
 
 use std::sync::Arc;
 

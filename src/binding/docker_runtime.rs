@@ -1,4 +1,4 @@
-//! The `DockerRuntime` class (CONTRACT §2): its options, exit hooks and watchdog; the
+//! The `DockerRuntime` class (docs/contract.md §2): its options, exit hooks and watchdog; the
 //! methods are the shared ones of `runtime_calls`.
 
 use std::sync::Arc;

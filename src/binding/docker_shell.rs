@@ -1,4 +1,4 @@
-//! The `DockerShell` class (CONTRACT §4): converts options, bridges `onOutput`/`onStart`,
+//! The `DockerShell` class (docs/contract.md §4): converts options, bridges `onOutput`/`onStart`,
 //! and releases both callbacks as soon as the command ends.
 
 use std::collections::HashMap;

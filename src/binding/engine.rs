@@ -1,4 +1,4 @@
-//! `detectEngine` and the `EngineOptions`/`EngineInfo` objects (CONTRACT §1).
+//! `detectEngine` and the `EngineOptions`/`EngineInfo` objects (docs/contract.md §1).
 
 use std::time::Duration;
 

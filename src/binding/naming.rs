@@ -1,4 +1,4 @@
-//! `computeContainerName` (CONTRACT §6).
+//! `computeContainerName` (docs/contract.md §6).
 
 use napi_derive::napi;
 

@@ -1,4 +1,4 @@
-//! `reapOrphans` (CONTRACT §6).
+//! `reapOrphans` (docs/contract.md §6).
 
 use napi_derive::napi;
 

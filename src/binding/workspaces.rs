@@ -1,4 +1,4 @@
-//! The `Workspaces` class (CONTRACT §6): converts options and results, installs the exit
+//! The `Workspaces` class (docs/contract.md §6): converts options and results, installs the exit
 //! hooks, starts the watchdog when asked.
 
 use std::collections::HashMap;

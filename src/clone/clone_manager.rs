@@ -1,4 +1,4 @@
-//! Session clones (CONTRACT §5): a full repository per session at
+//! Session clones (docs/contract.md §5): a full repository per session at
 //! `${baseDir}/sessions/session-<id>`, sharing no inode with the project (its object files
 //! are copies, reflinked where the file system can), on branch `session-<id>` from the
 //! project's HEAD. Removal moves a clone to `${baseDir}/.trash/<timestamp>/`; only

@@ -1,4 +1,4 @@
-//! Session clones with libgit2 (CONTRACT §5): no git CLI at run time.
+//! Session clones with libgit2 (docs/contract.md §5): no git CLI at run time.
 
 mod clone_manager;
 mod object_copy;

@@ -1,4 +1,4 @@
-//! `DockerFileIO`: Magenta's `FileIO` inside a container (CONTRACT §3). Paths under a bind
+//! `DockerFileIO`: Magenta's `FileIO` inside a container (docs/contract.md §3). Paths under a bind
 //! mount go to the host file system through a symlink-safe walk; everything else, and
 //! whatever that walk cannot answer, goes through the archive endpoints. A listing uses one
 //! exec where the image has a shell (the archive of a directory carries its whole subtree).

@@ -1,6 +1,6 @@
-//! Magenta's `FileIO` inside a container (CONTRACT §3): the archive endpoints for any image,
-//! the host file system for bind mounts, never a container-controlled symlink followed on
-//! the host.
+//! Magenta's `FileIO` inside a container (docs/contract.md §3): the archive endpoints for
+//! any image, the host file system for bind mounts, never a container-controlled symlink
+//! followed on the host.
 
 mod container_facts;
 mod container_path;

@@ -1,5 +1,5 @@
 //! Orphan cleanup: which containers have lost their owner, and removing them safely
-//! (CONTRACT §6).
+//! (docs/contract.md §6).
 
 mod exit_registry;
 mod owner_status;

@@ -1,4 +1,4 @@
-//! Lace's `ContainerRuntime` (CONTRACT §2) as a Rust trait: what `DockerRuntime` and
+//! Lace's `ContainerRuntime` (docs/contract.md §2) as a Rust trait: what `DockerRuntime` and
 //! `AppleContainerRuntime` both provide, so that code over a runtime is written once.
 
 use std::future::Future;

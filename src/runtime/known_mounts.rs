@@ -1,6 +1,6 @@
 //! The bind mounts of the containers a runtime has created, inspected or listed in this
 //! process, under every id they were seen by, for the synchronous path translations of
-//! CONTRACT §2.
+//! docs/contract.md §2.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};

@@ -1,5 +1,5 @@
 //! The labels every container of this library carries, so that it can be found again and
-//! reaped safely (CONTRACT §6).
+//! reaped safely (docs/contract.md §6).
 
 use std::collections::BTreeMap;
 use std::path::Path;

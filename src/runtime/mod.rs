@@ -1,5 +1,5 @@
 //! Containers through the Engine API: create/start/stop/remove, exec, logs, inspect, list,
-//! and path translation (CONTRACT §2).
+//! and path translation (docs/contract.md §2).
 
 mod adoption;
 mod container_body;

@@ -1,4 +1,4 @@
-//! Magenta's `Shell` inside a container (CONTRACT §4).
+//! Magenta's `Shell` inside a container (docs/contract.md §4).
 
 mod agent_run;
 mod command_log;

@@ -1,4 +1,4 @@
-//! How a `DockerShell` runs its commands (CONTRACT §4).
+//! How a `DockerShell` runs its commands (docs/contract.md §4).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

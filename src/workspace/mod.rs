@@ -1,4 +1,4 @@
-//! Session workspaces (CONTRACT §6): clone + container + devcontainer.json under the
+//! Session workspaces (docs/contract.md §6): clone + container + devcontainer.json under the
 //! host's trust, the settings fixed at creation and stored.
 
 mod host_paths;
