@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::sync::OnceLock;
 
 use container_isolation_agent::protocol::Spawn;
 
@@ -71,7 +72,7 @@ impl Launch {
             .collect::<std::io::Result<Vec<_>>>()?;
         let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
         if !spawn.replace_env {
-            env.extend(std::env::vars_os());
+            env.extend(inherited().iter().cloned());
             if let Some(home) = &spawn.home {
                 env.insert("HOME".into(), home.into());
             }
@@ -116,6 +117,13 @@ impl Launch {
             cwd: self.cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
         }
     }
+}
+
+/// The agent's own environment, which every command not asking for a clean one starts
+/// from: read once (`serve` never changes it).
+fn inherited() -> &'static [(OsString, OsString)] {
+    static INHERITED: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
+    INHERITED.get_or_init(|| std::env::vars_os().collect())
 }
 
 /// The paths to try for `program`: itself when it holds a `/`, else each `PATH` entry

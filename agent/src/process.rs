@@ -300,8 +300,10 @@ impl Reports<'_> {
     fn push(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         while self.pending.len() >= reaper_report::SIZE {
-            let record: Vec<u8> = self.pending.drain(..reaper_report::SIZE).collect();
-            match Report::parse(record.as_slice().try_into().unwrap()) {
+            let record: [u8; reaper_report::SIZE] =
+                self.pending[..reaper_report::SIZE].try_into().unwrap();
+            self.pending.drain(..reaper_report::SIZE);
+            match Report::parse(&record) {
                 Some(Report::Spawned { pid }) => self.mark_started(pid as u32),
                 Some(Report::Failed { errno }) => {
                     let err = std::io::Error::from_raw_os_error(errno);
