@@ -21,36 +21,41 @@ pub struct CommandLog {
 
 /// A log being created on a blocking thread while the command starts (its directories are
 /// new for every command); awaited when the first line or the end must be written.
-pub enum PendingLog {
-    Creating(JoinHandle<Option<CommandLog>>),
-    Ready(Option<CommandLog>),
+pub struct PendingLog {
+    creating: Option<JoinHandle<Option<CommandLog>>>,
+    log: Option<CommandLog>,
 }
 
 impl PendingLog {
     /// Starts creating the log at `path`; a log that cannot be created is no log (logging
     /// is best effort).
     pub fn start(path: PathBuf, command: String) -> PendingLog {
-        PendingLog::Creating(tokio::task::spawn_blocking(move || {
-            CommandLog::create(path, &command).ok()
-        }))
+        let creating = tokio::task::spawn_blocking(move || CommandLog::create(path, &command).ok());
+        PendingLog {
+            creating: Some(creating),
+            log: None,
+        }
+    }
+
+    /// No log at all.
+    #[cfg(test)]
+    pub fn none() -> PendingLog {
+        PendingLog {
+            creating: None,
+            log: None,
+        }
     }
 
     pub async fn get(&mut self) -> Option<&mut CommandLog> {
-        if let PendingLog::Creating(handle) = self {
-            *self = PendingLog::Ready(handle.await.ok().flatten());
+        if let Some(creating) = self.creating.take() {
+            self.log = creating.await.ok().flatten();
         }
-        match self {
-            PendingLog::Ready(log) => log.as_mut(),
-            PendingLog::Creating(_) => None,
-        }
+        self.log.as_mut()
     }
 
     pub async fn into_log(mut self) -> Option<CommandLog> {
         self.get().await;
-        match self {
-            PendingLog::Ready(log) => log,
-            PendingLog::Creating(_) => None,
-        }
+        self.log
     }
 }
 

@@ -113,7 +113,7 @@ mod tests {
             max_bytes: 1 << 20,
         };
         let mut seen = 0;
-        let mut sink = LineSink::new(PendingLog::Ready(None), |_: &OutputLine| seen += 1, limits);
+        let mut sink = LineSink::new(PendingLog::none(), |_: &OutputLine| seen += 1, limits);
         sink.push(StreamKind::Stdout, b"1\n2\n3\n4\n5").await;
         sink.finish().await;
         let (kept, omitted, _) = sink.into_parts().await;
@@ -125,7 +125,7 @@ mod tests {
             max_lines: 100,
             max_bytes: 4,
         };
-        let mut sink = LineSink::new(PendingLog::Ready(None), |_: &OutputLine| {}, limits);
+        let mut sink = LineSink::new(PendingLog::none(), |_: &OutputLine| {}, limits);
         sink.push(StreamKind::Stderr, b"aa\nbb\ncc\n").await;
         let (kept, omitted, _) = sink.into_parts().await;
         assert_eq!((kept.len(), omitted), (2, 1));
