@@ -305,6 +305,29 @@ describe('DockerFileIO errors of the container itself', () => {
     )
   })
 
+  it('CONTAINER_NOT_FOUND at once after the container is removed, on every path, running or stopped', async () => {
+    for (const [access, paths] of ACCESS) {
+      for (const running of [true, false]) {
+        const id = await runtime.create({ image: IMAGES.debian, workingDirectory: '/', mounts: [] })
+        if (running) await runtime.start(id)
+        const io = new addon.DockerFileIO({ engine, container: id, ...paths })
+        expect(await io.fileExists('/etc/passwd')).toBe(true)
+        await runtime.remove(id)
+        const what = `${access}, ${running ? 'running' : 'stopped'}`
+        for (const op of [
+          () => io.readFile('/etc/passwd'),
+          () => io.stat('/etc/passwd'),
+          () => io.stat('/missing'),
+          () => io.fileExists('/missing'),
+          () => io.readdir('/etc'),
+          () => io.writeFile('/tmp/x', 'x'),
+        ]) {
+          expect((await rejection(op())).code, what).toBe('CONTAINER_NOT_FOUND')
+        }
+      }
+    }
+  })
+
   it('a read-only mount rejects writes with EACCES', async () => {
     const ro = tempDir('fileio-ro')
     const id = await runtime.create({

@@ -122,7 +122,10 @@ impl EngineFiles<'_> {
         for _ in 0..MAX_LINKS {
             let stat = match self.lstat(&current).await {
                 Ok(stat) => stat,
-                Err(err) if err.code == ErrorCode::Enoent => return Ok((current, None)),
+                Err(err) if err.code == ErrorCode::Enoent => {
+                    self.confirm_container().await?;
+                    return Ok((current, None));
+                }
                 Err(err) => return Err(err),
             };
             if !stat.is_symlink() {
@@ -131,6 +134,17 @@ impl EngineFiles<'_> {
             current = link_destination(&current, &stat.link_target);
         }
         Err(file_error(ErrorCode::Eloop, self.container, path))
+    }
+
+    /// `CONTAINER_NOT_FOUND` when the container is gone. `HEAD` answers a removed container
+    /// with the same bare 404 as a missing path, so a missing path is only reported once
+    /// the container is known to exist.
+    async fn confirm_container(&self) -> Result<()> {
+        let subject = format!("container '{}'", self.container);
+        self.engine
+            .inspect_container(self.container, &subject)
+            .await
+            .map(|_| ())
     }
 
     /// Follows symlinks: returns the path finally reached and its stat.
