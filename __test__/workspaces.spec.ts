@@ -228,13 +228,13 @@ describe('reapOrphans and workspaces', () => {
     expect(existsSync(kept.clonePath)).toBe(true)
   })
 
-  it('a process-lifetime workspace of a SIGKILLed owner: container removed, clone to trash', async () => {
+  /** A child process that creates a `process` workspace, prints its info and idles until killed. */
+  async function processOwner(id: string, watchdog: boolean) {
     const proj = project()
-    const id = session()
     const script = `
       const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
       ;(async () => {
-        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, engine: ${JSON.stringify(engine)}, image: ${JSON.stringify(IMAGES.debian)} })
+        const ws = new Workspaces({ baseDir: ${JSON.stringify(base.path)}, engine: ${JSON.stringify(engine)}, image: ${JSON.stringify(IMAGES.debian)}, watchdog: ${watchdog} })
         const info = await ws.create({ projectDir: ${JSON.stringify(proj)}, sessionId: ${JSON.stringify(id)}, lifetime: 'process' })
         console.log(JSON.stringify(info))
         setInterval(() => {}, 1 << 30)
@@ -248,13 +248,59 @@ describe('reapOrphans and workspaces', () => {
         if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
       })
     })
-    child.kill('SIGKILL')
-    await new Promise((r) => child.on('exit', r))
+    const kill = async () => {
+      child.kill('SIGKILL')
+      await new Promise((r) => child.on('exit', r))
+    }
+    return { info, kill }
+  }
+
+  async function until(check: () => Promise<boolean>, ms: number) {
+    const deadline = Date.now() + ms
+    while (!(await check()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+  }
+
+  it('a process-lifetime workspace of a SIGKILLed owner: container removed, clone to trash', async () => {
+    const { info, kill } = await processOwner(session(), false)
+    await kill()
     const report = await addon.reapOrphans({ baseDir: base.path, engine })
     expect(report.containersRemoved).toContain(info.containerId)
     expect(report.clonesTrashed).toHaveLength(1)
     expect(existsSync(info.clonePath)).toBe(false)
     expect(existsSync(report.clonesTrashed[0])).toBe(true)
+  })
+
+  it('the watchdog of a SIGKILLed owner removes its process workspace\'s container and trashes the clone', async () => {
+    const id = session()
+    const { info, kill } = await processOwner(id, true)
+    writeFileSync(join(info.clonePath, 'work.txt'), 'kept in trash')
+    await kill()
+    await until(async () => (await workspaces.get(id)) === undefined, 10000)
+    expect(await workspaces.get(id)).toBeUndefined()
+    expect(existsSync(info.clonePath)).toBe(false)
+    const trash = join(base.path, '.trash')
+    const trashed = readdirSync(trash)
+      .map((bin) => join(trash, bin, `session-${id}`))
+      .filter((p) => existsSync(p))
+    expect(trashed).toHaveLength(1)
+    expect(readFileSync(join(trashed[0], 'work.txt'), 'utf8')).toBe('kept in trash')
+  })
+
+  it('reapOrphans trashes a process workspace\'s clone whose container is already gone once its owner is gone', async () => {
+    const id = session()
+    const { info, kill } = await processOwner(id, false)
+    engineCli('rm', '-f', info.containerId)
+    // The owner lives: its workspace may still be recreated, so the clone stays.
+    let report = await addon.reapOrphans({ baseDir: base.path, engine })
+    expect(report.clonesTrashed).toEqual([])
+    expect((await workspaces.get(id))?.state).toBe('missing')
+    await kill()
+    report = await addon.reapOrphans({ baseDir: base.path, engine })
+    expect(report.containersRemoved).toEqual([])
+    expect(report.clonesTrashed).toHaveLength(1)
+    expect(report.clonesTrashed[0]).toContain(`session-${id}`)
+    expect(existsSync(info.clonePath)).toBe(false)
+    expect(await workspaces.get(id)).toBeUndefined()
   })
 })
 

@@ -3,6 +3,7 @@
 
 mod exit_registry;
 mod owner_status;
+mod process_clones;
 mod reap;
 mod reap_orphans;
 mod watchdog;

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
 
 use super::owner_status::{owner_status, OwnerStatus};
+use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
@@ -130,8 +131,9 @@ pub async fn reap_containers(
     Ok(report)
 }
 
-/// Removes the `process`-lifetime containers this very process created, whatever their base
-/// directory: what exit hooks and the watchdog do.
+/// Removes the `process`-lifetime containers `owner` created, whatever their base
+/// directory, and trashes the clones of their `process` workspaces: what exit hooks and the
+/// watchdog do. Returns the containers removed.
 pub async fn remove_own_process_containers(
     engine: &Engine,
     owner: &OwnerIdentity,
@@ -145,10 +147,12 @@ pub async fn remove_own_process_containers(
     let mut removed = Vec::new();
     for container in managed_containers(engine, &filters).await? {
         if remove_quietly(engine, &container.name).await? {
-            removed.push(container.name);
+            removed.push(container);
         }
     }
-    Ok(removed)
+    let trashed = removed.clone();
+    let _ = tokio::task::spawn_blocking(move || trash_after_removal(&trashed)).await;
+    Ok(removed.into_iter().map(|c| c.name).collect())
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use super::process_clones::{owner_gone, trash_session};
 use super::reap::{managed_containers, reap_containers};
 use crate::clone::CloneManager;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::Result;
 use crate::runtime::labels;
-use crate::workspace::{load_record, remove_record};
+use crate::runtime::OwnerIdentity;
+use crate::workspace::load_record;
 
 #[derive(Debug, Clone, Default)]
 pub struct ReapOptions {
@@ -59,7 +61,7 @@ pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
 
 /// Sessions whose clone is orphaned: none of our containers is left for it, and either the
 /// caller named the active sessions and this is not one, or its workspace was of `process`
-/// lifetime and this pass removed its container.
+/// lifetime and this pass removed its container or its recorded owner is gone.
 async fn orphan_clones(
     engine: &Engine,
     options: &ReapOptions,
@@ -75,6 +77,7 @@ async fn orphan_clones(
             .filter(|c| !(options.dry_run && reaped_sessions.iter().any(|s| s == c.session())))
             .map(|c| c.session().to_string())
             .collect();
+    let me = OwnerIdentity::current();
     let mut orphans = Vec::new();
     for session in manager.list_session_clones()? {
         if live.contains(&session) {
@@ -84,9 +87,11 @@ async fn orphan_clones(
             .active_session_ids
             .as_ref()
             .is_some_and(|active| !active.contains(&session));
-        let process_workspace_reaped = reaped_sessions.contains(&session)
-            && load_record(&options.base_dir, &session)?.is_some_and(|r| r.lifetime == "process");
-        if inactive || process_workspace_reaped {
+        let record = load_record(&options.base_dir, &session)?;
+        let process_workspace_ended = record.is_some_and(|r| {
+            r.lifetime == "process" && (reaped_sessions.contains(&session) || owner_gone(&r, me))
+        });
+        if inactive || process_workspace_ended {
             orphans.push(session);
         }
     }
@@ -95,13 +100,9 @@ async fn orphan_clones(
 
 /// Moves each session's clone to trash and forgets its workspace; returns the trash paths.
 fn trash(base_dir: &std::path::Path, sessions: &[String]) -> Vec<String> {
-    let manager = CloneManager::new(base_dir.to_path_buf());
     sessions
         .iter()
-        .filter_map(|session| {
-            let moved = manager.remove_session_clone(session).ok().flatten()?;
-            let _ = remove_record(base_dir, session);
-            Some(moved.to_string_lossy().into_owned())
-        })
+        .filter_map(|session| trash_session(base_dir, session))
+        .map(|moved| moved.to_string_lossy().into_owned())
         .collect()
 }

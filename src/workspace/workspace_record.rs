@@ -1,12 +1,14 @@
 //! What a workspace is, kept at `${baseDir}/workspaces/<sessionId>.json` so that `get` and
 //! `list` work from any process.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::session_settings::SessionSettings;
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::{labels, Lifetime, OwnerIdentity};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,6 +29,21 @@ pub struct WorkspaceRecord {
     /// project (never from the clone) under the host's trust.
     #[serde(default)]
     pub settings: Option<SessionSettings>,
+    /// For a `process` workspace, the owner labels of the process it lives as long as (pid,
+    /// start time, boot id, host), so that its clone can be judged after its container is
+    /// gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<BTreeMap<String, String>>,
+}
+
+/// The owner labels a workspace of `lifetime` records: this process's, for `process`.
+pub fn owner_for(lifetime: Lifetime) -> Option<BTreeMap<String, String>> {
+    (lifetime == Lifetime::Process).then(|| {
+        labels::owner_labels(OwnerIdentity::current())
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    })
 }
 
 fn io_error(path: &Path, err: std::io::Error) -> Error {

@@ -194,6 +194,7 @@ impl Workspaces {
             devcontainer: settings.config_path.is_some(),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             settings: Some(settings),
+            owner: record::owner_for(request.lifetime),
         };
         self.session_container(&engine, &record)?
             .create(request.lifetime, true)
