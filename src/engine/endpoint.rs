@@ -100,7 +100,65 @@ pub fn candidates(opts: &EngineOptions, env: &DetectionEnv) -> Result<Vec<Candid
             family_hint: None,
         }]);
     }
+    let mut list = detected(env);
+    if let Some(kind) = opts.kind {
+        list.retain(|c| c.family_hint.is_none_or(|hint| hint == kind));
+    }
+    Ok(list)
+}
 
+/// Where an engine's socket usually is: the folder it is under (`None`: absolute), the
+/// path, how the path is shown, and which engine puts it there.
+type WellKnown = (
+    Option<fn(&DetectionEnv) -> Option<&String>>,
+    &'static str,
+    &'static str,
+    EngineKind,
+);
+
+const WELL_KNOWN: [WellKnown; 6] = [
+    (
+        None,
+        "/var/run/docker.sock",
+        "/var/run/docker.sock",
+        EngineKind::Docker,
+    ),
+    (
+        Some(|e| e.xdg_runtime_dir.as_ref()),
+        "docker.sock",
+        "$XDG_RUNTIME_DIR/docker.sock",
+        EngineKind::Docker,
+    ),
+    (
+        Some(|e| e.home.as_ref()),
+        ".docker/run/docker.sock",
+        "~/.docker/run/docker.sock",
+        EngineKind::Docker,
+    ),
+    (
+        Some(|e| e.home.as_ref()),
+        ".docker/desktop/docker.sock",
+        "~/.docker/desktop/docker.sock",
+        EngineKind::Docker,
+    ),
+    (
+        None,
+        "/run/podman/podman.sock",
+        "/run/podman/podman.sock",
+        EngineKind::Podman,
+    ),
+    (
+        Some(|e| e.xdg_runtime_dir.as_ref()),
+        "podman/podman.sock",
+        "$XDG_RUNTIME_DIR/podman/podman.sock",
+        EngineKind::Podman,
+    ),
+];
+
+/// Auto-detection's candidates: `DOCKER_HOST`, `CONTAINER_HOST`, then the well-known
+/// sockets, each endpoint once. An unusable `DOCKER_HOST` is reported as a failed
+/// candidate by the prober, not here.
+fn detected(env: &DetectionEnv) -> Vec<Candidate> {
     let mut list: Vec<Candidate> = Vec::new();
     let mut push = |endpoint: Endpoint, source: &'static str, hint: Option<EngineKind>| {
         if !list.iter().any(|c| c.endpoint == endpoint) {
@@ -111,59 +169,24 @@ pub fn candidates(opts: &EngineOptions, env: &DetectionEnv) -> Result<Vec<Candid
             });
         }
     };
-    // An unusable DOCKER_HOST is reported as a failed candidate by the prober, not here.
-    if let Some(host) = &env.docker_host {
-        if let Ok(endpoint) = Endpoint::parse_host(host) {
-            push(endpoint, "DOCKER_HOST", None);
+    for (host, source) in [
+        (&env.docker_host, "DOCKER_HOST"),
+        (&env.container_host, "CONTAINER_HOST"),
+    ] {
+        if let Some(endpoint) = host.as_deref().and_then(|h| Endpoint::parse_host(h).ok()) {
+            push(endpoint, source, None);
         }
     }
-    if let Some(host) = &env.container_host {
-        if let Ok(endpoint) = Endpoint::parse_host(host) {
-            push(endpoint, "CONTAINER_HOST", None);
+    for (folder, path, source, kind) in WELL_KNOWN {
+        let full = match folder {
+            None => Some(PathBuf::from(path)),
+            Some(folder) => folder(env).map(|dir| PathBuf::from(dir).join(path)),
+        };
+        if let Some(full) = full {
+            push(Endpoint::Unix(full), source, Some(kind));
         }
     }
-    let docker = Some(EngineKind::Docker);
-    let podman = Some(EngineKind::Podman);
-    push(
-        Endpoint::Unix("/var/run/docker.sock".into()),
-        "/var/run/docker.sock",
-        docker,
-    );
-    if let Some(xdg) = &env.xdg_runtime_dir {
-        push(
-            Endpoint::Unix(PathBuf::from(xdg).join("docker.sock")),
-            "$XDG_RUNTIME_DIR/docker.sock",
-            docker,
-        );
-    }
-    if let Some(home) = &env.home {
-        push(
-            Endpoint::Unix(PathBuf::from(home).join(".docker/run/docker.sock")),
-            "~/.docker/run/docker.sock",
-            docker,
-        );
-        push(
-            Endpoint::Unix(PathBuf::from(home).join(".docker/desktop/docker.sock")),
-            "~/.docker/desktop/docker.sock",
-            docker,
-        );
-    }
-    push(
-        Endpoint::Unix("/run/podman/podman.sock".into()),
-        "/run/podman/podman.sock",
-        podman,
-    );
-    if let Some(xdg) = &env.xdg_runtime_dir {
-        push(
-            Endpoint::Unix(PathBuf::from(xdg).join("podman/podman.sock")),
-            "$XDG_RUNTIME_DIR/podman/podman.sock",
-            podman,
-        );
-    }
-    if let Some(kind) = opts.kind {
-        list.retain(|c| c.family_hint.is_none_or(|hint| hint == kind));
-    }
-    Ok(list)
+    list
 }
 
 #[cfg(test)]
