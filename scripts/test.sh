@@ -62,3 +62,6 @@ fi
 
 step "vitest, serial suites (stop and restart a private dockerd)"
 npx vitest run -c vitest.serial.config.ts
+
+step "consumer test: the packed tarballs installed into a fresh TypeScript project"
+bash scripts/consumer-test.sh
