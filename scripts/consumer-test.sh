@@ -2,7 +2,8 @@
 # The package as another project gets it: the two tarballs of `scripts/pack.sh` installed
 # into a fresh TypeScript project (strict), type-checked with `tsc --noEmit`, and a vitest
 # test (`scripts/consumer/`) that imports the package by name and uses a workspace.
-# Needs the addon and the agent built; the npm cache makes a second run quick.
+# Needs the addon and the agent built. A second run is quick: an unchanged platform tarball
+# is reused and the npm cache has the rest. KEEP_CONSUMER=1 keeps the temporary project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -12,10 +13,11 @@ since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; 
 started=$(now)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/container-isolation-consumer.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP_CONSUMER:-}" ] || rm -rf "$work"' EXIT
 
 t=$(now)
-mapfile -t tarballs < <(bash scripts/pack.sh "$work/tarballs")
+# Packed under target/, where an unchanged platform tarball is reused on the next run.
+mapfile -t tarballs < <(bash scripts/pack.sh target/consumer-pack)
 [ "${#tarballs[@]}" -eq 2 ] || { echo "[consumer] scripts/pack.sh gave no tarballs" >&2; exit 1; }
 pack_s=$(since "$t")
 

@@ -29,18 +29,25 @@ for built in "$addon" "$agent"; do
   fi
 done
 
-# Copied in by temporary name and renamed, so an interrupted run leaves no half file.
-pkg="npm/$platform"
-strip --strip-debug -o "$pkg/.$addon.tmp" "$addon"
-mv -f "$pkg/.$addon.tmp" "$pkg/$addon"
-cp "$agent" "$pkg/.$agent.tmp"
-chmod 755 "$pkg/.$agent.tmp"
-mv -f "$pkg/.$agent.tmp" "$pkg/$agent"
-
 pack() {
   (cd "$1" && npm pack --silent --pack-destination "$out" 2>/dev/null | tail -n 1)
 }
 root_tgz=$(pack "$root")
-platform_tgz=$(pack "$root/$pkg")
+
+# The platform tarball is made again only when the addon, the agent or its package.json
+# changed since (compressing 32 MB is most of the time this script takes).
+pkg="npm/$platform"
+version=$(node -p "require('./$pkg/package.json').version")
+platform_tgz="container-isolation-$platform-$version.tgz"
+if [ ! -f "$out/$platform_tgz" ] || [ "$addon" -nt "$out/$platform_tgz" ] \
+  || [ "$agent" -nt "$out/$platform_tgz" ] || [ "$pkg/package.json" -nt "$out/$platform_tgz" ]; then
+  # Copied in by temporary name and renamed, so an interrupted run leaves no half file.
+  strip --strip-debug -o "$pkg/.$addon.tmp" "$addon"
+  mv -f "$pkg/.$addon.tmp" "$pkg/$addon"
+  cp "$agent" "$pkg/.$agent.tmp"
+  chmod 755 "$pkg/.$agent.tmp"
+  mv -f "$pkg/.$agent.tmp" "$pkg/$agent"
+  [ "$(pack "$root/$pkg")" = "$platform_tgz" ] || { echo "[pack] npm pack named its tarball otherwise" >&2; exit 1; }
+fi
 echo "$out/$root_tgz"
 echo "$out/$platform_tgz"
