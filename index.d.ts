@@ -9,7 +9,16 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * Lace's `ContainerRuntime` on macOS through Apple's `container` CLI (argv as data, never
+ * a shell string). Same methods and objects as `DockerRuntime`; `restartPolicy` and
+ * `sysctls` reject `INVALID_ARGUMENT`, and there is no `execStream`.
+ */
 export declare class AppleContainerRuntime {
+  /**
+   * Connects to nothing yet: the CLI is run by each call, which rejects
+   * `ENGINE_UNAVAILABLE` when it is missing.
+   */
   constructor(opts?: AppleContainerRuntimeOptions | undefined | null)
   /** Creates the container and returns its name, which every method accepts as its id. */
   create(config: ContainerConfig): Promise<string>
@@ -24,6 +33,10 @@ export declare class AppleContainerRuntime {
   remove(containerId: string): Promise<void>
   /** Runs a command and buffers its output; a non-zero exit is a result, not a rejection. */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
+  /**
+   * The container's state, pid, times, exit code, image, labels and bind mounts; rejects
+   * `CONTAINER_NOT_FOUND`.
+   */
   inspect(containerId: string): Promise<ContainerInfo>
   /** Live from the engine; `null` when the container does not exist. */
   daemonInspect(containerId: string): Promise<ContainerInfo | null>
@@ -42,7 +55,17 @@ export declare class AppleContainerRuntime {
    * container exits, if following). The CLI has no `since`: it is ignored.
    */
   logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
+  /**
+   * A host path under one of the container's bind mounts as the container sees it
+   * (longest mount first; a mount root gets a trailing slash); a path under no mount is
+   * returned unchanged. Throws `CONTAINER_NOT_FOUND` for a container this runtime has
+   * not created, inspected or listed.
+   */
   translateToContainer(hostPath: string, containerId: string): string
+  /**
+   * The reverse of `translateToContainer`: a container path under a bind mount as the
+   * host path; unchanged when under no mount.
+   */
   translateToHost(containerPath: string, containerId: string): string
 }
 
@@ -57,6 +80,7 @@ export declare class AppleContainerRuntime {
  * than the clone's owner needs `git config --global --add safe.directory <mount path>`.
  */
 export declare class CloneManager {
+  /** Touches nothing on disk until a method is called. */
   constructor(opts?: CloneManagerOptions | undefined | null)
   /**
    * `${baseDir}/sessions/session-<id>` on branch `session-<id>` from the project's HEAD
@@ -67,6 +91,7 @@ export declare class CloneManager {
   createSessionClone(projectDir: string, sessionId: string): Promise<string>
   /** Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path. */
   removeSessionClone(sessionId: string): Promise<string | undefined>
+  /** Paths of the session clones under `${baseDir}/sessions`. */
   listSessionClones(): Promise<string[]>
   /** Deletes trash entries at least `olderThanMs` old; resolves with the deleted paths. */
   emptyTrash(opts?: EmptyTrashOptions | undefined | null): Promise<string[]>
@@ -74,7 +99,15 @@ export declare class CloneManager {
   isGitRepo(dir: string): boolean
 }
 
+/**
+ * Magenta's `GitClient` for a repository inside a container: git runs there, as argv,
+ * never on the host.
+ */
 export declare class ContainerGitClient {
+  /**
+   * Checks the options only (`INVALID_ARGUMENT`); the container is first reached by
+   * `getState`.
+   */
   constructor(opts: ContainerGitClientOptions)
   /**
    * The repository state of the cwd inside the container; `undefined` outside a
@@ -83,11 +116,26 @@ export declare class ContainerGitClient {
   getState(): Promise<GitState | undefined>
 }
 
+/**
+ * Magenta's `FileIO` on a container's file system: paths are container paths, relative
+ * ones against `cwd`. Rejections carry Node's codes (`ENOENT`, `EISDIR`, `ENOTDIR`,
+ * `EEXIST`, `EACCES`, `ELOOP`) or `CONTAINER_NOT_FOUND`; symlinks the container planted
+ * never lead outside it.
+ */
 export declare class DockerFileIO {
+  /**
+   * Checks the options only (`INVALID_ARGUMENT`); the container is first reached by a
+   * call.
+   */
   constructor(opts: DockerFileIoOptions)
   /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
   readFile(path: string): Promise<string>
+  /** The file's bytes. */
   readBinaryFile(path: string): Promise<Buffer>
+  /**
+   * Creates or replaces the file (parent directories must exist), owned by `user`;
+   * through the agent atomically (old or new content, never a mix).
+   */
   writeFile(path: string, content: string | Buffer): Promise<void>
   /** File or directory (symlinks followed); never rejects for a missing path. */
   fileExists(path: string): Promise<boolean>
@@ -97,10 +145,23 @@ export declare class DockerFileIO {
   stat(path: string): Promise<FileStat | undefined>
   /** Names, dotfiles included, sorted. */
   readdir(path: string): Promise<string[]>
+  /**
+   * Whether the path is a directory (symlinks followed); never rejects for a missing
+   * path.
+   */
   isDirectory(path: string): Promise<boolean>
 }
 
+/**
+ * Lace's `ContainerRuntime` on Docker or Podman through the Engine API. Rejections carry
+ * stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `CONTAINER_NOT_FOUND`,
+ * `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
+ */
 export declare class DockerRuntime {
+  /**
+   * Connects lazily (one connection per endpoint per process) and installs the exit
+   * hooks that remove `process`-lifetime containers.
+   */
   constructor(opts?: DockerRuntimeOptions | undefined | null)
   /** Creates the container and returns its name, which every method accepts as its id. */
   create(config: ContainerConfig): Promise<string>
@@ -115,6 +176,10 @@ export declare class DockerRuntime {
   remove(containerId: string): Promise<void>
   /** Runs a command and buffers its output; a non-zero exit is a result, not a rejection. */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
+  /**
+   * The container's state, pid, times, exit code, image, labels and bind mounts; rejects
+   * `CONTAINER_NOT_FOUND`.
+   */
   inspect(containerId: string): Promise<ContainerInfo>
   /** Live from the engine; `null` when the container does not exist. */
   daemonInspect(containerId: string): Promise<ContainerInfo | null>
@@ -138,11 +203,29 @@ export declare class DockerRuntime {
    * container exits, if following).
    */
   logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
+  /**
+   * A host path under one of the container's bind mounts as the container sees it
+   * (longest mount first; a mount root gets a trailing slash); a path under no mount is
+   * returned unchanged. Throws `CONTAINER_NOT_FOUND` for a container this runtime has
+   * not created, inspected or listed.
+   */
   translateToContainer(hostPath: string, containerId: string): string
+  /**
+   * The reverse of `translateToContainer`: a container path under a bind mount as the
+   * host path; unchanged when under no mount.
+   */
   translateToHost(containerPath: string, containerId: string): string
 }
 
+/**
+ * Magenta's `Shell` in a container: one command at a time (a second `execute` waits), each
+ * killed with every process it started on `terminate()` or timeout.
+ */
 export declare class DockerShell {
+  /**
+   * Checks the options only (`INVALID_ARGUMENT`); the container is first reached by
+   * `execute`.
+   */
   constructor(opts: DockerShellOptions)
   /**
    * Runs `command` in the container; output arrives line by line on `onOutput`. A
@@ -156,6 +239,7 @@ export declare class DockerShell {
   terminate(): void
 }
 
+/** A running command of `execStreamNative`, which `execStream` wraps in Node streams. */
 export declare class NativeExecStream {
   /** Writes to the command's stdin; resolves once the bytes are on their way. */
   write(data: Buffer): Promise<void>
@@ -167,11 +251,22 @@ export declare class NativeExecStream {
   wait(): Promise<ExecStreamExit>
 }
 
+/**
+ * One git clone plus one container per agent session, created from the project's
+ * devcontainer.json under the host's trust. State is kept on disk, so any process sees the
+ * same workspaces.
+ */
 export declare class Workspaces {
+  /**
+   * Connects lazily and installs the exit hooks that remove `process`-lifetime
+   * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
+   */
   constructor(opts?: WorkspacesOptions | undefined | null)
   /** Clone + container for a session, in one call; idempotent per session id. */
   create(opts: CreateWorkspaceOptions): Promise<WorkspaceInfo>
+  /** The session's workspace, or `undefined` when there is none. */
   get(sessionId: string): Promise<WorkspaceInfo | undefined>
+  /** Every workspace recorded under this base directory. */
   list(): Promise<WorkspaceInfo[]>
   /** Container stopped, clone kept. */
   stop(sessionId: string): Promise<void>
@@ -181,13 +276,20 @@ export declare class Workspaces {
   environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
 }
 
+/** Options of `new AppleContainerRuntime()`. */
 export interface AppleContainerRuntimeOptions {
   /** The `container` executable; default `container` on PATH. */
   program?: string
+  /** Image used when a container config names none. */
   image?: string
+  /**
+   * Where this library keeps state; default `$CONTAINER_ISOLATION_HOME`, else
+   * `~/.container-isolation`.
+   */
   baseDir?: string
 }
 
+/** Options of `new CloneManager()`. */
 export interface CloneManagerOptions {
   /** Default `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`. */
   baseDir?: string
@@ -202,6 +304,7 @@ export declare function computeContainerName(projectDir: string): string
  */
 export declare function containerAccess(containerId: string, opts?: EngineOptions | undefined | null): Promise<ContainerAccess>
 
+/** How a container's commands and file operations are carried out (`containerAccess`). */
 export interface ContainerAccess {
   /**
    * `agent`: commands and file operations go through the session agent; `engine`: through
@@ -210,30 +313,53 @@ export interface ContainerAccess {
   path: 'agent' | 'engine'
   /** The agent's path and pid inside the container. */
   agentPath?: string
+  /** The agent's pid inside the container. */
   agentPid?: number
   /** Why the agent does not run there. */
   reason?: string
 }
 
+/**
+ * What `DockerRuntime.create` makes: Lace's `ContainerConfig`. Environment names that are
+ * empty or hold `=` or NUL reject `INVALID_ARGUMENT`.
+ */
 export interface ContainerConfig {
+  /**
+   * Prefix of the generated name (`<id>-<8 hex>`) when `name` is absent; empty counts as
+   * absent.
+   */
   id?: string | undefined
+  /** The container's name, used as is; empty counts as absent. */
   name?: string | undefined
+  /**
+   * Default: the runtime's `image`. A missing image rejects `IMAGE_NOT_FOUND` (never
+   * pulled).
+   */
   image?: string | undefined
+  /** Absolute container path commands run in by default. */
   workingDirectory: string
+  /** Bind mounts; `translateToContainer`/`translateToHost` map paths through them. */
   mounts: Array<ContainerMount>
   /** Given: a job whose main process is this command. Absent: a sandbox kept alive. */
   command?: Array<string> | undefined
+  /** Variables of the container's processes. */
   environment?: Record<string, string> | undefined
   /** Bytes. */
   memory?: number | undefined
   /** Relative CPU weight. */
   cpuShares?: number | undefined
+  /** Added to the labels this library sets (docs/contract.md §6). */
   labels?: Record<string, string> | undefined
+  /**
+   * The user processes run as (a name, `uid` or `uid:gid`); a name the image lacks
+   * rejects `INVALID_ARGUMENT`.
+   */
   user?: string | undefined
   /** 'none' | 'bridge' | a network name. */
   network?: string | undefined
   /** Default 'session': kept until removed. 'process': reaped once this process is gone. */
   lifetime?: 'process' | 'session' | undefined
+  /** Ports published on the host (on 127.0.0.1 unless `hostIp` says otherwise). */
   ports?: Array<PortMapping> | undefined
   /** Needs lifetime 'session' unless 'no'. */
   restartPolicy?: 'no' | 'unless-stopped' | 'always' | 'on-failure' | undefined
@@ -243,7 +369,9 @@ export interface ContainerConfig {
   capAdd?: Array<string> | undefined
 }
 
+/** Options of `new ContainerGitClient()`. */
 export interface ContainerGitClientOptions {
+  /** The container's name or id. */
   container: string
   /** Absolute container path git runs in. */
   cwd: string
@@ -251,28 +379,46 @@ export interface ContainerGitClientOptions {
   user?: string
   /** Added to git's environment. */
   env?: Record<string, string>
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /** Default true: run git through the container's session agent where it runs. */
   agent?: boolean
 }
 
+/** A container as `inspect`, `daemonInspect` and `list` report it: Lace's `ContainerInfo`. */
 export interface ContainerInfo {
+  /** The container's name (every method accepts it as its id). */
   id: string
+  /** The engine's name for it. */
   name?: string
+  /**
+   * `stopped`: exited 0, or 143/137 after a stop; `failed`: exited with another code, or
+   * dead.
+   */
   state: 'created' | 'running' | 'stopped' | 'failed'
+  /** The main process's pid on the host, while running. */
   pid?: number
+  /** When the container last started. */
   startedAt?: Date
+  /** When the container last stopped. */
   stoppedAt?: Date
+  /** The main process's exit code, once it has exited. */
   exitCode?: number
+  /** The image it was created from. */
   image?: string
+  /** Every label, ours (docs/contract.md §6) included. */
   labels?: Record<string, string>
   /** Bind mounts (host path → container path). */
   mounts?: Array<ContainerMount>
 }
 
+/** A bind mount: a host directory or file seen at a container path. */
 export interface ContainerMount {
+  /** Absolute host path; created as a directory by `create` when missing. */
   source: string
+  /** Absolute container path. */
   target: string
+  /** Default false. */
   readonly?: boolean | undefined
 }
 
@@ -282,13 +428,22 @@ export interface ContainerMount {
  */
 export declare function createDockerEnvironment(opts: DockerEnvironmentOptions): Promise<DockerEnvironment>
 
+/** Options of `Workspaces.create`. */
 export interface CreateWorkspaceOptions {
+  /**
+   * The host project to clone; never written to (a directory without commits gets one
+   * first).
+   */
   projectDir: string
+  /** `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`. */
   sessionId: string
+  /** Overrides devcontainer.json's and the constructor's image. */
   image?: string
   /** Default true: honour the project's devcontainer.json. */
   devcontainer?: boolean
+  /** Added to the container's environment. */
   env?: Record<string, string>
+  /** `none`, `bridge` or a network's name. */
   network?: string
   /** Default 'session'. */
   lifetime?: 'process' | 'session'
@@ -302,10 +457,15 @@ export interface CreateWorkspaceOptions {
  */
 export declare function detectEngine(opts?: EngineOptions | undefined | null): Promise<EngineInfo>
 
+/** devcontainer.json's `build` (or the older top-level `dockerFile`/`context`). */
 export interface DevcontainerBuild {
+  /** Absolute path of the Dockerfile. */
   dockerfile: string
+  /** Absolute path of the build context; default the Dockerfile's folder. */
   context: string
+  /** Build arguments (`--build-arg`). */
   args: Record<string, string>
+  /** The stage to build (`--target`). */
   target?: string
 }
 
@@ -314,17 +474,27 @@ export interface DevcontainerBuild {
  * names; paths in `build` are absolute.
  */
 export interface DevcontainerConfig {
+  /** Absolute path of the devcontainer.json read. */
   configPath: string
+  /** `name`. */
   name?: string
+  /** `image`. */
   image?: string
+  /** `build`, paths resolved against the file's folder. */
   build?: DevcontainerBuild
+  /** `containerEnv`: the container's environment. */
   containerEnv: Record<string, string>
+  /** `remoteEnv`: added to the environment of commands and tools run in the container. */
   remoteEnv: Record<string, string>
+  /** `mounts`. */
   mounts: Array<DevcontainerMount>
   /** Where the project is in the container; `/workspace` when the file does not say. */
   workspaceFolder: string
+  /** `workspaceMount`: how the project is mounted, when the file says. */
   workspaceMount?: DevcontainerMount
+  /** `containerUser`: the user of the container's processes. */
   containerUser?: string
+  /** `remoteUser`: the user lifecycle commands and tools run as. */
   remoteUser?: string
   /**
    * `runArgs` as written; every flag is one this library understands (else the read
@@ -342,21 +512,34 @@ export interface DevcontainerConfig {
    * `trust.securityOptions`.
    */
   securityOpt: Array<string>
+  /** `initializeCommand`: runs on the host; `Workspaces` needs `trust.hostCommands`. */
   initializeCommand?: string | string[] | Record<string, string | string[]>
+  /** `onCreateCommand`: runs once per container, after it is created. */
   onCreateCommand?: string | string[] | Record<string, string | string[]>
+  /** `updateContentCommand`: runs once per container, after `onCreateCommand`. */
   updateContentCommand?: string | string[] | Record<string, string | string[]>
+  /** `postCreateCommand`: runs once per container, after `updateContentCommand`. */
   postCreateCommand?: string | string[] | Record<string, string | string[]>
+  /** `postStartCommand`: runs on every start of the container. */
   postStartCommand?: string | string[] | Record<string, string | string[]>
+  /** `postAttachCommand`: for each time a tool attaches to the container. */
   postAttachCommand?: string | string[] | Record<string, string | string[]>
   /** What was read but is not supported and was ignored (`features`, `forwardPorts`, …). */
   warnings: Array<string>
 }
 
+/**
+ * A mount of devcontainer.json (`mounts`, `workspaceMount`, `runArgs`), read as `docker
+ * run --mount` reads it.
+ */
 export interface DevcontainerMount {
+  /** `volume` when the entry names no type. */
   type: 'bind' | 'volume' | 'tmpfs'
   /** A host path (bind), a volume's name (empty: anonymous), empty (tmpfs). */
   source: string
+  /** Absolute container path. */
   target: string
+  /** Whether the mount is read-only. */
   readonly: boolean
 }
 
@@ -382,6 +565,7 @@ export interface DevcontainerRunOptions {
   privileged: boolean
   /** `--cap-add`, `--cap-drop`. */
   capAdd: Array<string>
+  /** `--cap-drop`. */
   capDrop: Array<string>
   /** `--security-opt`. */
   securityOpt: Array<string>
@@ -393,22 +577,39 @@ export interface DevcontainerRunOptions {
   mounts: Array<DevcontainerMount>
 }
 
+/**
+ * The native result of `createDockerEnvironment`; the package's entry point returns
+ * Magenta's `Environment` shape instead.
+ */
 export interface DockerEnvironment {
+  /** Files of the container, relative paths against `cwd`. */
   fileIO: DockerFileIO
+  /** Commands in the container, in `cwd`. */
   shell: DockerShell
+  /** Git state of the repository `cwd` is in. */
   gitClient: ContainerGitClient
+  /** Absolute container path. */
   cwd: string
+  /** The container user's home directory, from its `/etc/passwd`. */
   homeDir: string
   /** `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`). */
   availableCapabilities: Array<string>
+  /** `{ type: 'docker', container, cwd }`. */
   environmentConfig: EnvironmentConfig
 }
 
+/** Options of `createDockerEnvironment`. */
 export interface DockerEnvironmentOptions {
+  /** The container's name or id. */
   container: string
   /** Default: the container's working directory. */
   cwd?: string
+  /**
+   * Names the shell's log directory (`threads/<threadId>`); a plain file name, else
+   * `INVALID_ARGUMENT`.
+   */
   threadId: string
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /**
    * Default true: carry commands and file operations out through the container's session
@@ -417,7 +618,9 @@ export interface DockerEnvironmentOptions {
   agent?: boolean
 }
 
+/** Options of `new DockerFileIO()`. */
 export interface DockerFileIoOptions {
+  /** The container's name or id. */
   container: string
   /** Relative paths resolve against this; default the container's working directory. */
   cwd?: string
@@ -427,6 +630,7 @@ export interface DockerFileIoOptions {
    * container's kernel, and written files belong to them.
    */
   user?: string
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /**
    * Default true: where the engine shares this machine's kernel, answer from the
@@ -441,7 +645,9 @@ export interface DockerFileIoOptions {
   agent?: boolean
 }
 
+/** Options of `new DockerRuntime()`. */
 export interface DockerRuntimeOptions {
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /** Image used when a container config names none. */
   image?: string
@@ -459,22 +665,31 @@ export interface DockerRuntimeOptions {
   agent?: boolean
 }
 
+/** Options of `new DockerShell()`. */
 export interface DockerShellOptions {
+  /** The container's name or id. */
   container: string
   /** Absolute container path the commands run in. */
   cwd: string
+  /**
+   * Names the log directory (`${logDir}/threads/<threadId>`); a plain file name, else
+   * `INVALID_ARGUMENT`.
+   */
   threadId: string
   /** Host directory for command logs; default `${os.tmpdir()}/container-isolation`. */
   logDir?: string
   /** Per command; default 300000. */
   timeoutMs?: number
+  /** Added to every command's environment. */
   env?: Record<string, string>
+  /** Who runs the commands (a name, `uid` or `uid:gid`); default the container's user. */
   user?: string
   /**
    * Program and leading arguments; default `['bash', '-c']`, or `['/bin/sh', '-c']`
    * where the image has no bash.
    */
   shell?: Array<string>
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /**
    * The most lines `ShellResult.output` keeps (the last ones; the log file has all);
@@ -490,21 +705,28 @@ export interface DockerShellOptions {
   agent?: boolean
 }
 
+/** Options of `CloneManager.emptyTrash`. */
 export interface EmptyTrashOptions {
   /** Only entries at least this old; default 0 (everything). */
   olderThanMs?: number
 }
 
+/** What `detectEngine` found. */
 export interface EngineInfo {
   /**
    * `apple-container` only on macOS, when no Engine API answers but Apple's `container`
    * CLI does (use `AppleContainerRuntime` then).
    */
   kind: 'docker' | 'podman' | 'apple-container'
+  /** The URL answered, e.g. `unix:///var/run/docker.sock`. */
   endpoint: string
+  /** The engine's version. */
   version: string
+  /** The Engine API version spoken. */
   apiVersion: string
+  /** The engine's OS, e.g. `linux`. */
   os: string
+  /** The engine's architecture as it reports it, e.g. `amd64`. */
   arch: string
   /**
    * Where this process would take the session agent from for this engine's containers,
@@ -513,6 +735,11 @@ export interface EngineInfo {
   agent: string
 }
 
+/**
+ * Which container engine to talk to. Every field optional: without any, the first engine
+ * that answers is used (`DOCKER_HOST`, `CONTAINER_HOST`, the usual Docker and Podman
+ * sockets).
+ */
 export interface EngineOptions {
   /** Unix socket path, e.g. /var/run/docker.sock. */
   socketPath?: string
@@ -524,84 +751,143 @@ export interface EngineOptions {
   timeoutMs?: number
 }
 
+/** Magenta's `EnvironmentConfig` of a container environment. */
 export interface EnvironmentConfig {
+  /** Always `docker`. */
   type: 'docker'
+  /** The container's name or id. */
   container: string
+  /** The environment's working directory in the container. */
   cwd: string
 }
 
+/** A command for `DockerRuntime.exec`. */
 export interface ExecOptions {
+  /** Argv, run without a shell in between. */
   command: Array<string>
+  /** Default: the container's working directory. */
   workingDirectory?: string | undefined
+  /**
+   * Added to the container's environment, or all of it with `environmentMode:
+   * 'replace'`.
+   */
   environment?: Record<string, string> | undefined
+  /** Written to the command's stdin, which is then closed. */
   stdin?: string | undefined
   /**
    * Milliseconds; on expiry the command's processes are killed and the call rejects
    * with TIMEOUT.
    */
   timeout?: number | undefined
+  /** Default: the container's user. */
   user?: string | undefined
+  /**
+   * `inherit` (default): `environment` is added to the container's; `replace`: the
+   * command gets `environment` only.
+   */
   environmentMode?: 'inherit' | 'replace' | undefined
 }
 
+/** A finished `exec`: its output, decoded as UTF-8 (invalid sequences replaced). */
 export interface ExecResult {
+  /** Everything the command wrote to stdout. */
   stdout: string
+  /** Everything the command wrote to stderr. */
   stderr: string
+  /** The command's exit code; 128+N when signal N ended it. */
   exitCode: number
 }
 
+/** How a streamed command ended. */
 export interface ExecStreamExit {
+  /** The command's exit code; 128+N when signal N ended it. */
   exitCode: number
   /** The signal that ended the command, where known. */
   signal?: NodeJS.Signals | undefined
 }
 
+/** A command for `DockerRuntime.execStream`: Lace's `ExecStreamOptions`. */
 export interface ExecStreamOptions {
+  /** Argv, run without a shell in between. */
   command: Array<string>
+  /** Default: the container's working directory. */
   workingDirectory?: string | undefined
+  /**
+   * Added to the container's environment, or all of it with `environmentMode:
+   * 'replace'`.
+   */
   environment?: Record<string, string> | undefined
   /**
    * `inherit` (default): `environment` is added to the container's; `replace`: the
    * command gets `environment` only.
    */
   environmentMode?: 'inherit' | 'replace' | undefined
+  /** Default: the container's user. */
   user?: string | undefined
   /** Accepted for Lace's interface; every stream here lives until its command ends. */
   longLived?: boolean | undefined
 }
 
+/** Options of `DockerShell.execute`. */
 export interface ExecuteOptions {
+  /**
+   * Names the command's log file (`tools/<toolRequestId>/bashCommand.log`); a plain file
+   * name, else `INVALID_ARGUMENT`.
+   */
   toolRequestId: string
+  /** Called with each line as it is printed. */
   onOutput?: (line: OutputLine) => void
+  /** Called once the command has started. */
   onStart?: () => void
 }
 
+/** What `DockerFileIO.stat` reports. */
 export interface FileStat {
+  /** Last modification, in Unix milliseconds. */
   mtimeMs: number
+  /** In bytes. */
   size: number
 }
 
+/** The repository state `ContainerGitClient.getState` reports: Magenta's `GitState`. */
 export interface GitState {
+  /** Absolute container path of the repository's top level. */
   repoRoot: string
   /** `undefined` on a detached HEAD. The key is always present, as in Magenta's type. */
   branch: string | undefined
   /** Empty in a repository without commits. */
   headSha: string
+  /** Subject line of the HEAD commit; empty without commits. */
   headSubject: string
+  /** Paths with changes in the index. */
   stagedCount: number
+  /** Tracked paths with changes in the work tree not in the index. */
   unstagedCount: number
+  /** Untracked paths (`??` in `git status --porcelain`). */
   untrackedCount: number
 }
 
+/** Options of `logs`. */
 export interface LogsOptions {
+  /**
+   * Default false: deliver what is logged so far. True: keep delivering until the
+   * container exits.
+   */
   follow?: boolean
   /** Unix milliseconds. */
   since?: number
+  /** Called with each line (ANSI stripped, blank lines dropped). */
   onLine?: (line: OutputLine) => void
 }
 
+/**
+ * One line of a command's output or of a container's log: decoded, ANSI escapes stripped,
+ * without its newline.
+ */
 export interface OutputLine {
+  /** Which stream the line came from. */
   stream: 'stdout' | 'stderr'
+  /** The line, without its trailing newline. */
   text: string
 }
 
@@ -616,9 +902,11 @@ export declare function ownerStatus(labels: Record<string, string>): 'alive' | '
 export interface PortMapping {
   /** 0: the engine picks a free port. */
   host: number
+  /** The container's port. */
   container: number
   /** Default '127.0.0.1' (this machine only); '0.0.0.0' publishes on every interface. */
   hostIp?: string | undefined
+  /** Default 'tcp'. */
   protocol?: 'tcp' | 'udp' | 'sctp' | undefined
 }
 
@@ -638,8 +926,14 @@ export declare function readDevcontainerConfig(projectDir: string): Promise<Devc
  */
 export declare function reapOrphans(opts?: ReapOrphansOptions | undefined | null): Promise<ReapReport>
 
+/** Options of `reapOrphans`. */
 export interface ReapOrphansOptions {
+  /**
+   * Whose containers to judge; default `$CONTAINER_ISOLATION_HOME`, else
+   * `~/.container-isolation`.
+   */
   baseDir?: string
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /** When given, `session` containers of sessions not listed are removed too. */
   activeSessionIds?: Array<string>
@@ -647,9 +941,13 @@ export interface ReapOrphansOptions {
   dryRun?: boolean
 }
 
+/** What `reapOrphans` did (or, with `dryRun`, would do). */
 export interface ReapReport {
+  /** Names of the containers removed. */
   containersRemoved: Array<string>
+  /** Paths of the session clones moved to trash. */
   clonesTrashed: Array<string>
+  /** Names of this base directory's containers left alone. */
   kept: Array<string>
 }
 
@@ -659,40 +957,67 @@ export interface ReapReport {
  */
 export declare function runWatchdog(config: string): void
 
+/** A finished `execute`: Magenta's `ShellResult`. */
 export interface ShellResult {
+  /**
+   * The command's exit code; 128+N when signal N ended it; non-zero (124 for a 0) after
+   * a timeout.
+   */
   exitCode: number
   /**
    * Set when `terminate()` ended the command. The key is always present, as in
    * Magenta's type.
    */
   signal: NodeJS.Signals | undefined
+  /** The last lines of output, both streams, within `maxOutputLines`/`maxOutputBytes`. */
   output: Array<OutputLine>
   /**
    * How many earlier lines `output` leaves out (beyond `maxOutputLines`/`maxOutputBytes`;
    * the log file has them).
    */
   omittedLines: number
+  /** The host file holding the command and every line of its output. */
   logFilePath: string | undefined
+  /** Wall time of the command, in milliseconds. */
   durationMs: number
 }
 
+/** What a host needs to run an agent thread in a session (`Workspaces.environment`). */
 export interface WorkspaceEnvironment {
+  /** Files of the session's container, relative paths against `cwd`. */
   fileIO: DockerFileIO
+  /** Commands in the session's container, in `cwd`. */
   shell: DockerShell
+  /** Git state of the session's clone, seen from inside the container. */
   gitClient: ContainerGitClient
+  /** The workspace folder in the container. */
   cwd: string
+  /** The session user's home directory in the container. */
   homeDir: string
 }
 
+/** A session's workspace as `create`, `get` and `list` report it. */
 export interface WorkspaceInfo {
+  /** The session's id. */
   sessionId: string
+  /** The host project the clone was made from. */
   projectDir: string
+  /** The session's clone on the host. */
   clonePath: string
+  /** The clone's branch, `session-<id>`. */
   branchName: string
+  /** The container's name. */
   containerId: string
+  /**
+   * Where the clone is mounted in the container (`/workspace` unless devcontainer.json
+   * says otherwise).
+   */
   containerMountPath: string
+  /** The container's state now; `missing` when it was removed. */
   state: 'created' | 'running' | 'stopped' | 'failed' | 'missing'
+  /** The image the container runs. */
   image: string
+  /** `process`: removed when the creating process ends; `session`: kept until `destroy`. */
   lifetime: 'process' | 'session'
   /** Unix milliseconds. */
   createdAtMs: number
@@ -700,8 +1025,14 @@ export interface WorkspaceInfo {
   warnings: Array<string>
 }
 
+/** Options of `new Workspaces()`. */
 export interface WorkspacesOptions {
+  /**
+   * Where records, clones and trash live; default `$CONTAINER_ISOLATION_HOME`, else
+   * `~/.container-isolation`.
+   */
   baseDir?: string
+  /** Which engine to talk to; default: auto-detected (see `detectEngine`). */
   engine?: EngineOptions
   /** Image for sessions whose create() and devcontainer.json name none. */
   image?: string
@@ -726,6 +1057,10 @@ export interface WorkspacesOptions {
   agent?: boolean
 }
 
+/**
+ * What a session's devcontainer.json may reach beyond the session. Everything is refused
+ * by default, with a `DEVCONTAINER` error naming the option that would allow it.
+ */
 export interface WorkspaceTrust {
   /**
    * Host paths (and what is under them) that bind mounts, `workspaceMount`, and the

@@ -8,7 +8,9 @@ export * from '../index'
 export interface ExecStreamHandle {
   /** The command's stdin; `end()` closes it. */
   stdin: Writable
+  /** The command's stdout, ending when the command has ended. */
   stdout: Readable
+  /** The command's stderr, ending when the command has ended. */
   stderr: Readable
   /** Resolves once the command has ended and its output has been delivered. */
   wait(): Promise<{ exitCode: number; signal?: NodeJS.Signals }>
@@ -40,21 +42,29 @@ import type {
 /** What a container environment offers, in Magenta's `ToolCapability` names. */
 export type DockerCapability = 'file-io' | 'shell' | 'threads'
 
+/** A position in a file, as the Language Server Protocol counts it. */
 export interface LspPosition {
+  /** Zero-based line. */
   line: number
+  /** Zero-based offset in the line, in UTF-16 code units. */
   character: number
 }
 
 /** Magenta's `LspClient` where no language server runs: every request resolves `[]`. */
 export declare class NoopLspClient {
+  /** Resolves `[]`: no hover information. */
   requestHover(filePath: string, position: LspPosition): Promise<[]>
+  /** Resolves `[]`: no references. */
   requestReferences(filePath: string, position: LspPosition): Promise<[]>
+  /** Resolves `[]`: no definition. */
   requestDefinition(filePath: string, position: LspPosition): Promise<[]>
+  /** Resolves `[]`: no type definition. */
   requestTypeDefinition(filePath: string, position: LspPosition): Promise<[]>
 }
 
 /** Older Magenta's `DiagnosticsProvider`: resolves a sentence saying there are none. */
 export declare class NoopDiagnosticsProvider {
+  /** Resolves a sentence saying there are no diagnostics. */
   getDiagnostics(): Promise<string>
 }
 
@@ -63,15 +73,25 @@ export declare class NoopDiagnosticsProvider {
  * `homeDir` as its own branded strings (Magenta's `NvimCwd`, `HomeDir`).
  */
 export interface DockerEnvironment<Cwd extends string = string, Home extends string = string> {
+  /** Files of the container, relative paths against `cwd`. */
   fileIO: DockerFileIO
+  /** Commands in the container, in `cwd`. */
   shell: DockerShell
+  /** Git state of the repository `cwd` is in. */
   gitClient: ContainerGitClient
+  /** No language server runs in the container: every request resolves `[]`. */
   lspClient: NoopLspClient
+  /** Reports that there are no diagnostics. */
   diagnosticsProvider: NoopDiagnosticsProvider
+  /** No sandbox of Magenta's own: the container is the sandbox. */
   sandboxViolationHandler: undefined
+  /** Absolute container path: the option's, else the container's working directory. */
   cwd: Cwd
+  /** The container user's home directory, from its `/etc/passwd`. */
   homeDir: Home
+  /** `file-io`, `shell` and `threads`. */
   availableCapabilities: Set<DockerCapability>
+  /** `{ type: 'docker', container, cwd }`. */
   environmentConfig: EnvironmentConfig
 }
 

@@ -58,4 +58,9 @@ native.DockerRuntime.prototype.execStream = async function execStream(containerI
 
 require('./environment.js')(native)
 
-module.exports = native
+// Spelled so that Node's ESM loader finds every name (`import { Workspaces } from
+// 'container-isolation'`): a re-export of the generated binding, which is `native` itself,
+// plus the two classes `environment.js` adds to it.
+module.exports = require('../index.js')
+module.exports.NoopLspClient = native.NoopLspClient
+module.exports.NoopDiagnosticsProvider = native.NoopDiagnosticsProvider

@@ -44,6 +44,9 @@ npx tsc --noEmit -p .
 # The hosts' interfaces under their strictest settings (exactOptionalPropertyTypes).
 npx tsc --noEmit -p __test__/types/tsconfig.json
 
+step "doc comments on every export of index.d.ts and lib/index.d.ts"
+node scripts/check-doc-comments.mjs
+
 step "vitest"
 npx vitest run "$@"
 
@@ -62,3 +65,6 @@ fi
 
 step "vitest, serial suites (stop and restart a private dockerd)"
 npx vitest run -c vitest.serial.config.ts
+
+step "consumer test: the packed tarballs installed into a fresh TypeScript project"
+bash scripts/consumer-test.sh

@@ -12,14 +12,21 @@ use super::runtime_calls::{self as calls, LogsOptions};
 use crate::apple;
 use crate::runtime::Direction;
 
+/// Options of `new AppleContainerRuntime()`.
 #[napi(object, object_to_js = false)]
 pub struct AppleContainerRuntimeOptions {
     /// The `container` executable; default `container` on PATH.
     pub program: Option<String>,
+    /// Image used when a container config names none.
     pub image: Option<String>,
+    /// Where this library keeps state; default `$CONTAINER_ISOLATION_HOME`, else
+    /// `~/.container-isolation`.
     pub base_dir: Option<String>,
 }
 
+/// Lace's `ContainerRuntime` on macOS through Apple's `container` CLI (argv as data, never
+/// a shell string). Same methods and objects as `DockerRuntime`; `restartPolicy` and
+/// `sysctls` reject `INVALID_ARGUMENT`, and there is no `execStream`.
 #[napi]
 pub struct AppleContainerRuntime {
     inner: Arc<apple::AppleContainerRuntime>,
@@ -27,6 +34,8 @@ pub struct AppleContainerRuntime {
 
 #[napi]
 impl AppleContainerRuntime {
+    /// Connects to nothing yet: the CLI is run by each call, which rejects
+    /// `ENGINE_UNAVAILABLE` when it is missing.
     #[napi(constructor)]
     pub fn new(opts: Option<AppleContainerRuntimeOptions>) -> Self {
         let opts = opts.unwrap_or(AppleContainerRuntimeOptions {
@@ -76,6 +85,8 @@ impl AppleContainerRuntime {
         calls::exec(&*self.inner, container_id, options).await
     }
 
+    /// The container's state, pid, times, exit code, image, labels and bind mounts; rejects
+    /// `CONTAINER_NOT_FOUND`.
     #[napi(ts_return_type = "Promise<ContainerInfo>")]
     pub async fn inspect(&self, container_id: String) -> Outcome<ContainerInfo> {
         calls::inspect(&*self.inner, container_id).await
@@ -117,6 +128,10 @@ impl AppleContainerRuntime {
         calls::logs(&*self.inner, container_id, opts).await
     }
 
+    /// A host path under one of the container's bind mounts as the container sees it
+    /// (longest mount first; a mount root gets a trailing slash); a path under no mount is
+    /// returned unchanged. Throws `CONTAINER_NOT_FOUND` for a container this runtime has
+    /// not created, inspected or listed.
     #[napi]
     pub fn translate_to_container(
         &self,
@@ -131,6 +146,8 @@ impl AppleContainerRuntime {
         )
     }
 
+    /// The reverse of `translateToContainer`: a container path under a bind mount as the
+    /// host path; unchanged when under no mount.
     #[napi]
     pub fn translate_to_host(
         &self,

@@ -12,12 +12,14 @@ use crate::base_dir::resolve_base_dir;
 use crate::clone;
 use crate::error::{Error, ErrorCode, Result};
 
+/// Options of `new CloneManager()`.
 #[napi(object, object_to_js = false)]
 pub struct CloneManagerOptions {
     /// Default `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`.
     pub base_dir: Option<String>,
 }
 
+/// Options of `CloneManager.emptyTrash`.
 #[napi(object, object_to_js = false)]
 pub struct EmptyTrashOptions {
     /// Only entries at least this old; default 0 (everything).
@@ -48,6 +50,7 @@ pub async fn blocking<T: Send + 'static>(
 
 #[napi]
 impl CloneManager {
+    /// Touches nothing on disk until a method is called.
     #[napi(constructor)]
     pub fn new(opts: Option<CloneManagerOptions>) -> Self {
         let base = resolve_base_dir(opts.and_then(|o| o.base_dir).as_deref());
@@ -89,6 +92,7 @@ impl CloneManager {
             .into()
     }
 
+    /// Paths of the session clones under `${baseDir}/sessions`.
     #[napi(ts_return_type = "Promise<string[]>")]
     pub async fn list_session_clones(&self) -> Outcome<Vec<String>> {
         let inner = self.inner.clone();

@@ -11,8 +11,10 @@ use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code};
 use crate::git;
 
+/// Options of `new ContainerGitClient()`.
 #[napi(object, object_to_js = false)]
 pub struct ContainerGitClientOptions {
+    /// The container's name or id.
     pub container: String,
     /// Absolute container path git runs in.
     pub cwd: String,
@@ -20,22 +22,29 @@ pub struct ContainerGitClientOptions {
     pub user: Option<String>,
     /// Added to git's environment.
     pub env: Option<HashMap<String, String>>,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// Default true: run git through the container's session agent where it runs.
     pub agent: Option<bool>,
 }
 
+/// The repository state `ContainerGitClient.getState` reports: Magenta's `GitState`.
 #[napi(object, object_from_js = false)]
 pub struct GitState {
+    /// Absolute container path of the repository's top level.
     pub repo_root: String,
     /// `undefined` on a detached HEAD. The key is always present, as in Magenta's type.
     #[napi(ts_type = "string | undefined")]
     pub branch: Either<String, Undefined>,
     /// Empty in a repository without commits.
     pub head_sha: String,
+    /// Subject line of the HEAD commit; empty without commits.
     pub head_subject: String,
+    /// Paths with changes in the index.
     pub staged_count: u32,
+    /// Tracked paths with changes in the work tree not in the index.
     pub unstaged_count: u32,
+    /// Untracked paths (`??` in `git status --porcelain`).
     pub untracked_count: u32,
 }
 
@@ -53,6 +62,8 @@ impl From<git::GitState> for GitState {
     }
 }
 
+/// Magenta's `GitClient` for a repository inside a container: git runs there, as argv,
+/// never on the host.
 #[napi]
 pub struct ContainerGitClient {
     inner: Arc<git::GitClient>,
@@ -68,6 +79,8 @@ impl ContainerGitClient {
 
 #[napi]
 impl ContainerGitClient {
+    /// Checks the options only (`INVALID_ARGUMENT`); the container is first reached by
+    /// `getState`.
     #[napi(constructor)]
     pub fn new(opts: ContainerGitClientOptions) -> napi::Result<Self, Code> {
         let options = git::GitClientOptions {

@@ -12,10 +12,14 @@ use crate::runtime::{
     self, ContainerPrivileges, ExecOutcome, ExecRequest, Lifetime, RestartPolicy,
 };
 
+/// A bind mount: a host directory or file seen at a container path.
 #[napi(object)]
 pub struct ContainerMount {
+    /// Absolute host path; created as a directory by `create` when missing.
     pub source: String,
+    /// Absolute container path.
     pub target: String,
+    /// Default false.
     #[napi(ts_type = "boolean | undefined")]
     pub readonly: Option<bool>,
 }
@@ -25,27 +29,39 @@ pub struct ContainerMount {
 pub struct PortMapping {
     /// 0: the engine picks a free port.
     pub host: u32,
+    /// The container's port.
     pub container: u32,
     /// Default '127.0.0.1' (this machine only); '0.0.0.0' publishes on every interface.
     #[napi(ts_type = "string | undefined")]
     pub host_ip: Option<String>,
+    /// Default 'tcp'.
     #[napi(ts_type = "'tcp' | 'udp' | 'sctp' | undefined")]
     pub protocol: Option<String>,
 }
 
+/// What `DockerRuntime.create` makes: Lace's `ContainerConfig`. Environment names that are
+/// empty or hold `=` or NUL reject `INVALID_ARGUMENT`.
 #[napi(object)]
 pub struct ContainerConfig {
+    /// Prefix of the generated name (`<id>-<8 hex>`) when `name` is absent; empty counts as
+    /// absent.
     #[napi(ts_type = "string | undefined")]
     pub id: Option<String>,
+    /// The container's name, used as is; empty counts as absent.
     #[napi(ts_type = "string | undefined")]
     pub name: Option<String>,
+    /// Default: the runtime's `image`. A missing image rejects `IMAGE_NOT_FOUND` (never
+    /// pulled).
     #[napi(ts_type = "string | undefined")]
     pub image: Option<String>,
+    /// Absolute container path commands run in by default.
     pub working_directory: String,
+    /// Bind mounts; `translateToContainer`/`translateToHost` map paths through them.
     pub mounts: Vec<ContainerMount>,
     /// Given: a job whose main process is this command. Absent: a sandbox kept alive.
     #[napi(ts_type = "Array<string> | undefined")]
     pub command: Option<Vec<String>>,
+    /// Variables of the container's processes.
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub environment: Option<HashMap<String, String>>,
     /// Bytes.
@@ -54,8 +70,11 @@ pub struct ContainerConfig {
     /// Relative CPU weight.
     #[napi(ts_type = "number | undefined")]
     pub cpu_shares: Option<i64>,
+    /// Added to the labels this library sets (docs/contract.md §6).
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub labels: Option<HashMap<String, String>>,
+    /// The user processes run as (a name, `uid` or `uid:gid`); a name the image lacks
+    /// rejects `INVALID_ARGUMENT`.
     #[napi(ts_type = "string | undefined")]
     pub user: Option<String>,
     /// 'none' | 'bridge' | a network name.
@@ -64,6 +83,7 @@ pub struct ContainerConfig {
     /// Default 'session': kept until removed. 'process': reaped once this process is gone.
     #[napi(ts_type = "'process' | 'session' | undefined")]
     pub lifetime: Option<String>,
+    /// Ports published on the host (on 127.0.0.1 unless `hostIp` says otherwise).
     #[napi(ts_type = "Array<PortMapping> | undefined")]
     pub ports: Option<Vec<PortMapping>>,
     /// Needs lifetime 'session' unless 'no'.
@@ -77,52 +97,80 @@ pub struct ContainerConfig {
     pub cap_add: Option<Vec<String>>,
 }
 
+/// A container as `inspect`, `daemonInspect` and `list` report it: Lace's `ContainerInfo`.
 #[napi(object)]
 pub struct ContainerInfo {
+    /// The container's name (every method accepts it as its id).
     pub id: String,
+    /// The engine's name for it.
     pub name: Option<String>,
+    /// `stopped`: exited 0, or 143/137 after a stop; `failed`: exited with another code, or
+    /// dead.
     #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed'")]
     pub state: String,
+    /// The main process's pid on the host, while running.
     pub pid: Option<u32>,
+    /// When the container last started.
     pub started_at: Option<DateTime<Utc>>,
+    /// When the container last stopped.
     pub stopped_at: Option<DateTime<Utc>>,
+    /// The main process's exit code, once it has exited.
     pub exit_code: Option<i64>,
+    /// The image it was created from.
     pub image: Option<String>,
+    /// Every label, ours (docs/contract.md §6) included.
     pub labels: Option<HashMap<String, String>>,
     /// Bind mounts (host path → container path).
     pub mounts: Option<Vec<ContainerMount>>,
 }
 
+/// A command for `DockerRuntime.exec`.
 #[napi(object)]
 pub struct ExecOptions {
+    /// Argv, run without a shell in between.
     pub command: Vec<String>,
+    /// Default: the container's working directory.
     #[napi(ts_type = "string | undefined")]
     pub working_directory: Option<String>,
+    /// Added to the container's environment, or all of it with `environmentMode:
+    /// 'replace'`.
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub environment: Option<HashMap<String, String>>,
+    /// Written to the command's stdin, which is then closed.
     #[napi(ts_type = "string | undefined")]
     pub stdin: Option<String>,
     /// Milliseconds; on expiry the command's processes are killed and the call rejects
     /// with TIMEOUT.
     #[napi(ts_type = "number | undefined")]
     pub timeout: Option<f64>,
+    /// Default: the container's user.
     #[napi(ts_type = "string | undefined")]
     pub user: Option<String>,
+    /// `inherit` (default): `environment` is added to the container's; `replace`: the
+    /// command gets `environment` only.
     #[napi(ts_type = "'inherit' | 'replace' | undefined")]
     pub environment_mode: Option<String>,
 }
 
+/// A finished `exec`: its output, decoded as UTF-8 (invalid sequences replaced).
 #[napi(object)]
 pub struct ExecResult {
+    /// Everything the command wrote to stdout.
     pub stdout: String,
+    /// Everything the command wrote to stderr.
     pub stderr: String,
+    /// The command's exit code; 128+N when signal N ended it.
     pub exit_code: i64,
 }
 
+/// One line of a command's output or of a container's log: decoded, ANSI escapes stripped,
+/// without its newline.
 #[napi(object)]
 pub struct OutputLine {
+    /// Which stream the line came from.
     #[napi(ts_type = "'stdout' | 'stderr'")]
     pub stream: String,
+    /// The line, without its trailing newline.
     pub text: String,
 }
 

@@ -12,21 +12,31 @@ use super::clone_manager::blocking;
 use super::error::Outcome;
 use crate::devcontainer::{self as dc, Command, LifecycleCommand};
 
+/// devcontainer.json's `build` (or the older top-level `dockerFile`/`context`).
 #[napi(object)]
 pub struct DevcontainerBuild {
+    /// Absolute path of the Dockerfile.
     pub dockerfile: String,
+    /// Absolute path of the build context; default the Dockerfile's folder.
     pub context: String,
+    /// Build arguments (`--build-arg`).
     pub args: HashMap<String, String>,
+    /// The stage to build (`--target`).
     pub target: Option<String>,
 }
 
+/// A mount of devcontainer.json (`mounts`, `workspaceMount`, `runArgs`), read as `docker
+/// run --mount` reads it.
 #[napi(object)]
 pub struct DevcontainerMount {
+    /// `volume` when the entry names no type.
     #[napi(js_name = "type", ts_type = "'bind' | 'volume' | 'tmpfs'")]
     pub kind: String,
     /// A host path (bind), a volume's name (empty: anonymous), empty (tmpfs).
     pub source: String,
+    /// Absolute container path.
     pub target: String,
+    /// Whether the mount is read-only.
     pub readonly: bool,
 }
 
@@ -53,6 +63,7 @@ pub struct DevcontainerRunOptions {
     pub privileged: bool,
     /// `--cap-add`, `--cap-drop`.
     pub cap_add: Vec<String>,
+    /// `--cap-drop`.
     pub cap_drop: Vec<String>,
     /// `--security-opt`.
     pub security_opt: Vec<String>,
@@ -68,17 +79,27 @@ pub struct DevcontainerRunOptions {
 /// names; paths in `build` are absolute.
 #[napi(object)]
 pub struct DevcontainerConfig {
+    /// Absolute path of the devcontainer.json read.
     pub config_path: String,
+    /// `name`.
     pub name: Option<String>,
+    /// `image`.
     pub image: Option<String>,
+    /// `build`, paths resolved against the file's folder.
     pub build: Option<DevcontainerBuild>,
+    /// `containerEnv`: the container's environment.
     pub container_env: HashMap<String, String>,
+    /// `remoteEnv`: added to the environment of commands and tools run in the container.
     pub remote_env: HashMap<String, String>,
+    /// `mounts`.
     pub mounts: Vec<DevcontainerMount>,
     /// Where the project is in the container; `/workspace` when the file does not say.
     pub workspace_folder: String,
+    /// `workspaceMount`: how the project is mounted, when the file says.
     pub workspace_mount: Option<DevcontainerMount>,
+    /// `containerUser`: the user of the container's processes.
     pub container_user: Option<String>,
+    /// `remoteUser`: the user lifecycle commands and tools run as.
     pub remote_user: Option<String>,
     /// `runArgs` as written; every flag is one this library understands (else the read
     /// fails).
@@ -92,16 +113,22 @@ pub struct DevcontainerConfig {
     /// Honoured by `Workspaces` beyond `no-new-privileges` only with
     /// `trust.securityOptions`.
     pub security_opt: Vec<String>,
+    /// `initializeCommand`: runs on the host; `Workspaces` needs `trust.hostCommands`.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub initialize_command: Option<Value>,
+    /// `onCreateCommand`: runs once per container, after it is created.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub on_create_command: Option<Value>,
+    /// `updateContentCommand`: runs once per container, after `onCreateCommand`.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub update_content_command: Option<Value>,
+    /// `postCreateCommand`: runs once per container, after `updateContentCommand`.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_create_command: Option<Value>,
+    /// `postStartCommand`: runs on every start of the container.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_start_command: Option<Value>,
+    /// `postAttachCommand`: for each time a tool attaches to the container.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_attach_command: Option<Value>,
     /// What was read but is not supported and was ignored (`features`, `forwardPorts`, …).

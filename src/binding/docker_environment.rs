@@ -10,36 +10,53 @@ use super::engine::{engine_options, EngineOptions};
 use super::error::Outcome;
 use crate::container_environment::{container_environment, EnvironmentRequest};
 
+/// Options of `createDockerEnvironment`.
 #[napi(object, object_to_js = false)]
 pub struct DockerEnvironmentOptions {
+    /// The container's name or id.
     pub container: String,
     /// Default: the container's working directory.
     pub cwd: Option<String>,
+    /// Names the shell's log directory (`threads/<threadId>`); a plain file name, else
+    /// `INVALID_ARGUMENT`.
     pub thread_id: String,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// Default true: carry commands and file operations out through the container's session
     /// agent where it runs. False: engine execs and archive calls only.
     pub agent: Option<bool>,
 }
 
+/// Magenta's `EnvironmentConfig` of a container environment.
 #[napi(object)]
 pub struct EnvironmentConfig {
+    /// Always `docker`.
     #[napi(js_name = "type", ts_type = "'docker'")]
     pub kind: String,
+    /// The container's name or id.
     pub container: String,
+    /// The environment's working directory in the container.
     pub cwd: String,
 }
 
+/// The native result of `createDockerEnvironment`; the package's entry point returns
+/// Magenta's `Environment` shape instead.
 #[napi(object, object_from_js = false)]
 pub struct DockerEnvironment {
+    /// Files of the container, relative paths against `cwd`.
     #[napi(js_name = "fileIO")]
     pub file_io: DockerFileIO,
+    /// Commands in the container, in `cwd`.
     pub shell: DockerShell,
+    /// Git state of the repository `cwd` is in.
     pub git_client: ContainerGitClient,
+    /// Absolute container path.
     pub cwd: String,
+    /// The container user's home directory, from its `/etc/passwd`.
     pub home_dir: String,
     /// `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`).
     pub available_capabilities: Vec<String>,
+    /// `{ type: 'docker', container, cwd }`.
     pub environment_config: EnvironmentConfig,
 }
 

@@ -9,8 +9,10 @@ use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use crate::fileio;
 
+/// Options of `new DockerFileIO()`.
 #[napi(object, object_to_js = false)]
 pub struct DockerFileIoOptions {
+    /// The container's name or id.
     pub container: String,
     /// Relative paths resolve against this; default the container's working directory.
     pub cwd: Option<String>,
@@ -18,6 +20,7 @@ pub struct DockerFileIoOptions {
     /// user): with the session agent, permissions are checked as this user by the
     /// container's kernel, and written files belong to them.
     pub user: Option<String>,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// Default true: where the engine shares this machine's kernel, answer from the
     /// container's own root (`/proc/<pid>/root`, every path resolved by the kernel inside
@@ -28,12 +31,19 @@ pub struct DockerFileIoOptions {
     pub agent: Option<bool>,
 }
 
+/// What `DockerFileIO.stat` reports.
 #[napi(object)]
 pub struct FileStat {
+    /// Last modification, in Unix milliseconds.
     pub mtime_ms: f64,
+    /// In bytes.
     pub size: f64,
 }
 
+/// Magenta's `FileIO` on a container's file system: paths are container paths, relative
+/// ones against `cwd`. Rejections carry Node's codes (`ENOENT`, `EISDIR`, `ENOTDIR`,
+/// `EEXIST`, `EACCES`, `ELOOP`) or `CONTAINER_NOT_FOUND`; symlinks the container planted
+/// never lead outside it.
 #[napi(js_name = "DockerFileIO")]
 pub struct DockerFileIO {
     inner: Arc<fileio::DockerFileIo>,
@@ -49,6 +59,8 @@ impl DockerFileIO {
 
 #[napi]
 impl DockerFileIO {
+    /// Checks the options only (`INVALID_ARGUMENT`); the container is first reached by a
+    /// call.
     #[napi(constructor)]
     pub fn new(opts: DockerFileIoOptions) -> napi::Result<Self, Code> {
         let options = fileio::FileIoOptions {
@@ -77,11 +89,14 @@ impl DockerFileIO {
             .into()
     }
 
+    /// The file's bytes.
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub async fn read_binary_file(&self, path: String) -> Outcome<Buffer> {
         self.inner.read_file(&path).await.map(Buffer::from).into()
     }
 
+    /// Creates or replaces the file (parent directories must exist), owned by `user`;
+    /// through the agent atomically (old or new content, never a mix).
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn write_file(&self, path: String, content: Either<String, Buffer>) -> Outcome<()> {
         let bytes = match content {
@@ -125,6 +140,8 @@ impl DockerFileIO {
         self.inner.read_dir(&path).await.into()
     }
 
+    /// Whether the path is a directory (symlinks followed); never rejects for a missing
+    /// path.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub async fn is_directory(&self, path: String) -> Outcome<bool> {
         self.inner.is_directory(&path).await.into()

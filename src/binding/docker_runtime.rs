@@ -15,8 +15,10 @@ use super::runtime_calls::{self as calls, LogsOptions};
 use super::watchdog;
 use crate::runtime::{self, Direction, RuntimeOptions};
 
+/// Options of `new DockerRuntime()`.
 #[napi(object)]
 pub struct DockerRuntimeOptions {
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// Image used when a container config names none.
     pub image: Option<String>,
@@ -30,6 +32,9 @@ pub struct DockerRuntimeOptions {
     pub agent: Option<bool>,
 }
 
+/// Lace's `ContainerRuntime` on Docker or Podman through the Engine API. Rejections carry
+/// stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `CONTAINER_NOT_FOUND`,
+/// `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
 #[napi]
 pub struct DockerRuntime {
     inner: Arc<runtime::DockerRuntime>,
@@ -37,6 +42,8 @@ pub struct DockerRuntime {
 
 #[napi]
 impl DockerRuntime {
+    /// Connects lazily (one connection per endpoint per process) and installs the exit
+    /// hooks that remove `process`-lifetime containers.
     #[napi(constructor)]
     pub fn new(env: Env, opts: Option<DockerRuntimeOptions>) -> napi::Result<Self, Code> {
         exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
@@ -95,6 +102,8 @@ impl DockerRuntime {
         calls::exec(&*self.inner, container_id, options).await
     }
 
+    /// The container's state, pid, times, exit code, image, labels and bind mounts; rejects
+    /// `CONTAINER_NOT_FOUND`.
     #[napi(ts_return_type = "Promise<ContainerInfo>")]
     pub async fn inspect(&self, container_id: String) -> Outcome<ContainerInfo> {
         calls::inspect(&*self.inner, container_id).await
@@ -154,6 +163,10 @@ impl DockerRuntime {
         calls::logs(&*self.inner, container_id, opts).await
     }
 
+    /// A host path under one of the container's bind mounts as the container sees it
+    /// (longest mount first; a mount root gets a trailing slash); a path under no mount is
+    /// returned unchanged. Throws `CONTAINER_NOT_FOUND` for a container this runtime has
+    /// not created, inspected or listed.
     #[napi]
     pub fn translate_to_container(
         &self,
@@ -168,6 +181,8 @@ impl DockerRuntime {
         )
     }
 
+    /// The reverse of `translateToContainer`: a container path under a bind mount as the
+    /// host path; unchanged when under no mount.
     #[napi]
     pub fn translate_to_host(
         &self,

@@ -15,21 +15,28 @@ use super::error::{sync_error, Code, Outcome};
 use super::runtime_calls::LineCallback;
 use crate::shell;
 
+/// Options of `new DockerShell()`.
 #[napi(object, object_to_js = false)]
 pub struct DockerShellOptions {
+    /// The container's name or id.
     pub container: String,
     /// Absolute container path the commands run in.
     pub cwd: String,
+    /// Names the log directory (`${logDir}/threads/<threadId>`); a plain file name, else
+    /// `INVALID_ARGUMENT`.
     pub thread_id: String,
     /// Host directory for command logs; default `${os.tmpdir()}/container-isolation`.
     pub log_dir: Option<String>,
     /// Per command; default 300000.
     pub timeout_ms: Option<f64>,
+    /// Added to every command's environment.
     pub env: Option<HashMap<String, String>>,
+    /// Who runs the commands (a name, `uid` or `uid:gid`); default the container's user.
     pub user: Option<String>,
     /// Program and leading arguments; default `['bash', '-c']`, or `['/bin/sh', '-c']`
     /// where the image has no bash.
     pub shell: Option<Vec<String>>,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// The most lines `ShellResult.output` keeps (the last ones; the log file has all);
     /// default 100000.
@@ -43,28 +50,39 @@ pub struct DockerShellOptions {
 
 pub type StartCallback = ThreadsafeFunction<(), (), (), napi::Status, false>;
 
+/// Options of `DockerShell.execute`.
 #[napi(object, object_to_js = false)]
 pub struct ExecuteOptions {
+    /// Names the command's log file (`tools/<toolRequestId>/bashCommand.log`); a plain file
+    /// name, else `INVALID_ARGUMENT`.
     pub tool_request_id: String,
+    /// Called with each line as it is printed.
     #[napi(ts_type = "(line: OutputLine) => void")]
     pub on_output: Option<LineCallback>,
+    /// Called once the command has started.
     #[napi(ts_type = "() => void")]
     pub on_start: Option<StartCallback>,
 }
 
+/// A finished `execute`: Magenta's `ShellResult`.
 #[napi(object)]
 pub struct ShellResult {
+    /// The command's exit code; 128+N when signal N ended it; non-zero (124 for a 0) after
+    /// a timeout.
     pub exit_code: i64,
     /// Set when `terminate()` ended the command. The key is always present, as in
     /// Magenta's type.
     #[napi(ts_type = "NodeJS.Signals | undefined")]
     pub signal: Either<String, Undefined>,
+    /// The last lines of output, both streams, within `maxOutputLines`/`maxOutputBytes`.
     pub output: Vec<OutputLine>,
     /// How many earlier lines `output` leaves out (beyond `maxOutputLines`/`maxOutputBytes`;
     /// the log file has them).
     pub omitted_lines: f64,
+    /// The host file holding the command and every line of its output.
     #[napi(ts_type = "string | undefined")]
     pub log_file_path: Either<String, Undefined>,
+    /// Wall time of the command, in milliseconds.
     pub duration_ms: f64,
 }
 
@@ -75,6 +93,8 @@ fn present_or_undefined(value: Option<String>) -> Either<String, Undefined> {
     }
 }
 
+/// Magenta's `Shell` in a container: one command at a time (a second `execute` waits), each
+/// killed with every process it started on `terminate()` or timeout.
 #[napi]
 pub struct DockerShell {
     inner: Arc<shell::DockerShell>,
@@ -126,6 +146,8 @@ impl DockerShell {
 
 #[napi]
 impl DockerShell {
+    /// Checks the options only (`INVALID_ARGUMENT`); the container is first reached by
+    /// `execute`.
     #[napi(constructor)]
     pub fn new(opts: DockerShellOptions) -> napi::Result<Self, Code> {
         let options = shell_options(opts).map_err(sync_error)?;

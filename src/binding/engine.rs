@@ -8,6 +8,9 @@ use super::error::Outcome;
 use crate::engine::{self, EngineKind};
 use crate::error::{Error, Result};
 
+/// Which container engine to talk to. Every field optional: without any, the first engine
+/// that answers is used (`DOCKER_HOST`, `CONTAINER_HOST`, the usual Docker and Podman
+/// sockets).
 #[napi(object)]
 #[derive(Clone, Default)]
 pub struct EngineOptions {
@@ -22,16 +25,22 @@ pub struct EngineOptions {
     pub timeout_ms: Option<f64>,
 }
 
+/// What `detectEngine` found.
 #[napi(object)]
 pub struct EngineInfo {
     /// `apple-container` only on macOS, when no Engine API answers but Apple's `container`
     /// CLI does (use `AppleContainerRuntime` then).
     #[napi(ts_type = "'docker' | 'podman' | 'apple-container'")]
     pub kind: String,
+    /// The URL answered, e.g. `unix:///var/run/docker.sock`.
     pub endpoint: String,
+    /// The engine's version.
     pub version: String,
+    /// The Engine API version spoken.
     pub api_version: String,
+    /// The engine's OS, e.g. `linux`.
     pub os: String,
+    /// The engine's architecture as it reports it, e.g. `amd64`.
     pub arch: String,
     /// Where this process would take the session agent from for this engine's containers,
     /// or why it has none (they then use the engine path).
@@ -91,6 +100,7 @@ fn agent_source(arch: &str) -> String {
     }
 }
 
+/// How a container's commands and file operations are carried out (`containerAccess`).
 #[napi(object)]
 pub struct ContainerAccess {
     /// `agent`: commands and file operations go through the session agent; `engine`: through
@@ -99,6 +109,7 @@ pub struct ContainerAccess {
     pub path: String,
     /// The agent's path and pid inside the container.
     pub agent_path: Option<String>,
+    /// The agent's pid inside the container.
     pub agent_pid: Option<u32>,
     /// Why the agent does not run there.
     pub reason: Option<String>,

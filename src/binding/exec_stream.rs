@@ -19,17 +19,23 @@ use crate::runtime::{DockerRuntime, ExecRequest};
 
 pub type ChunkCallback = ThreadsafeFunction<Buffer, (), Buffer, napi::Status, false>;
 
+/// A command for `DockerRuntime.execStream`: Lace's `ExecStreamOptions`.
 #[napi(object, object_to_js = false)]
 pub struct ExecStreamOptions {
+    /// Argv, run without a shell in between.
     pub command: Vec<String>,
+    /// Default: the container's working directory.
     #[napi(ts_type = "string | undefined")]
     pub working_directory: Option<String>,
+    /// Added to the container's environment, or all of it with `environmentMode:
+    /// 'replace'`.
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub environment: Option<HashMap<String, String>>,
     /// `inherit` (default): `environment` is added to the container's; `replace`: the
     /// command gets `environment` only.
     #[napi(ts_type = "'inherit' | 'replace' | undefined")]
     pub environment_mode: Option<String>,
+    /// Default: the container's user.
     #[napi(ts_type = "string | undefined")]
     pub user: Option<String>,
     /// Accepted for Lace's interface; every stream here lives until its command ends.
@@ -37,8 +43,10 @@ pub struct ExecStreamOptions {
     pub long_lived: Option<bool>,
 }
 
+/// How a streamed command ended.
 #[napi(object)]
 pub struct ExecStreamExit {
+    /// The command's exit code; 128+N when signal N ended it.
     pub exit_code: i64,
     /// The signal that ended the command, where known.
     #[napi(ts_type = "NodeJS.Signals | undefined")]
@@ -47,6 +55,7 @@ pub struct ExecStreamExit {
 
 type Ended = Option<std::result::Result<(i64, Option<i32>), Error>>;
 
+/// A running command of `execStreamNative`, which `execStream` wraps in Node streams.
 #[napi]
 pub struct NativeExecStream {
     input: StreamInput,

@@ -7,9 +7,13 @@ use super::error::Outcome;
 use crate::base_dir::resolve_base_dir;
 use crate::reaper;
 
+/// Options of `reapOrphans`.
 #[napi(object, object_to_js = false)]
 pub struct ReapOrphansOptions {
+    /// Whose containers to judge; default `$CONTAINER_ISOLATION_HOME`, else
+    /// `~/.container-isolation`.
     pub base_dir: Option<String>,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// When given, `session` containers of sessions not listed are removed too.
     pub active_session_ids: Option<Vec<String>>,
@@ -17,10 +21,14 @@ pub struct ReapOrphansOptions {
     pub dry_run: Option<bool>,
 }
 
+/// What `reapOrphans` did (or, with `dryRun`, would do).
 #[napi(object)]
 pub struct ReapReport {
+    /// Names of the containers removed.
     pub containers_removed: Vec<String>,
+    /// Paths of the session clones moved to trash.
     pub clones_trashed: Vec<String>,
+    /// Names of this base directory's containers left alone.
     pub kept: Vec<String>,
 }
 

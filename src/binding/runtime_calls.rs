@@ -14,11 +14,15 @@ use crate::runtime::{ContainerRuntime, ContainerState, Direction, LogsRequest};
 
 pub type LineCallback = ThreadsafeFunction<OutputLine, (), OutputLine, napi::Status, false>;
 
+/// Options of `logs`.
 #[napi(object, object_to_js = false)]
 pub struct LogsOptions {
+    /// Default false: deliver what is logged so far. True: keep delivering until the
+    /// container exits.
     pub follow: Option<bool>,
     /// Unix milliseconds.
     pub since: Option<f64>,
+    /// Called with each line (ANSI stripped, blank lines dropped).
     #[napi(ts_type = "(line: OutputLine) => void")]
     pub on_line: Option<LineCallback>,
 }

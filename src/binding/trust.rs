@@ -7,6 +7,8 @@ use napi_derive::napi;
 
 use crate::workspace::Trust;
 
+/// What a session's devcontainer.json may reach beyond the session. Everything is refused
+/// by default, with a `DEVCONTAINER` error naming the option that would allow it.
 #[napi(object, object_to_js = false)]
 #[derive(Default)]
 pub struct WorkspaceTrust {

@@ -21,9 +21,13 @@ use crate::error::Error;
 use crate::runtime::Lifetime;
 use crate::workspace::{self, Trust};
 
+/// Options of `new Workspaces()`.
 #[napi(object, object_to_js = false)]
 pub struct WorkspacesOptions {
+    /// Where records, clones and trash live; default `$CONTAINER_ISOLATION_HOME`, else
+    /// `~/.container-isolation`.
     pub base_dir: Option<String>,
+    /// Which engine to talk to; default: auto-detected (see `detectEngine`).
     pub engine: Option<EngineOptions>,
     /// Image for sessions whose create() and devcontainer.json name none.
     pub image: Option<String>,
@@ -42,14 +46,21 @@ pub struct WorkspacesOptions {
     pub agent: Option<bool>,
 }
 
+/// Options of `Workspaces.create`.
 #[napi(object, object_to_js = false)]
 pub struct CreateWorkspaceOptions {
+    /// The host project to clone; never written to (a directory without commits gets one
+    /// first).
     pub project_dir: String,
+    /// `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`.
     pub session_id: String,
+    /// Overrides devcontainer.json's and the constructor's image.
     pub image: Option<String>,
     /// Default true: honour the project's devcontainer.json.
     pub devcontainer: Option<bool>,
+    /// Added to the container's environment.
     pub env: Option<HashMap<String, String>>,
+    /// `none`, `bridge` or a network's name.
     pub network: Option<String>,
     /// Default 'session'.
     #[napi(ts_type = "'process' | 'session'")]
@@ -58,17 +69,28 @@ pub struct CreateWorkspaceOptions {
     pub trust: Option<WorkspaceTrust>,
 }
 
+/// A session's workspace as `create`, `get` and `list` report it.
 #[napi(object)]
 pub struct WorkspaceInfo {
+    /// The session's id.
     pub session_id: String,
+    /// The host project the clone was made from.
     pub project_dir: String,
+    /// The session's clone on the host.
     pub clone_path: String,
+    /// The clone's branch, `session-<id>`.
     pub branch_name: String,
+    /// The container's name.
     pub container_id: String,
+    /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
+    /// says otherwise).
     pub container_mount_path: String,
+    /// The container's state now; `missing` when it was removed.
     #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed' | 'missing'")]
     pub state: String,
+    /// The image the container runs.
     pub image: String,
+    /// `process`: removed when the creating process ends; `session`: kept until `destroy`.
     #[napi(ts_type = "'process' | 'session'")]
     pub lifetime: String,
     /// Unix milliseconds.
@@ -77,13 +99,19 @@ pub struct WorkspaceInfo {
     pub warnings: Vec<String>,
 }
 
+/// What a host needs to run an agent thread in a session (`Workspaces.environment`).
 #[napi(object, object_from_js = false)]
 pub struct WorkspaceEnvironment {
+    /// Files of the session's container, relative paths against `cwd`.
     #[napi(js_name = "fileIO")]
     pub file_io: DockerFileIO,
+    /// Commands in the session's container, in `cwd`.
     pub shell: DockerShell,
+    /// Git state of the session's clone, seen from inside the container.
     pub git_client: ContainerGitClient,
+    /// The workspace folder in the container.
     pub cwd: String,
+    /// The session user's home directory in the container.
     pub home_dir: String,
 }
 
@@ -106,6 +134,9 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
     }
 }
 
+/// One git clone plus one container per agent session, created from the project's
+/// devcontainer.json under the host's trust. State is kept on disk, so any process sees the
+/// same workspaces.
 #[napi]
 pub struct Workspaces {
     inner: Arc<workspace::Workspaces>,
@@ -113,6 +144,8 @@ pub struct Workspaces {
 
 #[napi]
 impl Workspaces {
+    /// Connects lazily and installs the exit hooks that remove `process`-lifetime
+    /// containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
     #[napi(constructor)]
     pub fn new(env: Env, opts: Option<WorkspacesOptions>) -> napi::Result<Self, Code> {
         exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
@@ -178,6 +211,7 @@ impl Workspaces {
         .into()
     }
 
+    /// The session's workspace, or `undefined` when there is none.
     #[napi(ts_return_type = "Promise<WorkspaceInfo | undefined>")]
     pub async fn get(&self, session_id: String) -> Outcome<Either<WorkspaceInfo, Undefined>> {
         self.inner
@@ -190,6 +224,7 @@ impl Workspaces {
             .into()
     }
 
+    /// Every workspace recorded under this base directory.
     #[napi(ts_return_type = "Promise<WorkspaceInfo[]>")]
     pub async fn list(&self) -> Outcome<Vec<WorkspaceInfo>> {
         self.inner
