@@ -21,6 +21,8 @@ pub struct RunArgs {
     pub hostname: Option<String>,
     pub user: Option<String>,
     pub workdir: Option<String>,
+    /// `--platform` (`os/arch[/variant]`): the image's platform the container is made from.
+    pub platform: Option<String>,
     /// `--privileged`, `--cap-add/--cap-drop`, `--security-opt`, `--device`, and `--pid`,
     /// `--ipc`, `--uts`, `--userns`, `--cgroupns`.
     pub privileges: ContainerPrivileges,
@@ -31,9 +33,9 @@ pub struct RunArgs {
 /// Understood: `-e/--env K=V` (a bare `K` takes the host's value, as docker does, and is left
 /// out when the host has none or may not be read), `-l/--label K[=V]`, `-m/--memory
 /// N[b|k|m|g]`, `--cpu-shares N`, `--network/--net`, `-h/--hostname`, `-u/--user`,
-/// `-w/--workdir`, `--init` (always on), `--privileged`, `--cap-add`, `--cap-drop`,
-/// `--security-opt`, `--device`, `--pid/--ipc/--uts/--userns/--cgroupns`, `-v/--volume`,
-/// `--mount`, `--tmpfs`; each as `--opt value` or `--opt=value`.
+/// `-w/--workdir`, `--platform`, `--init` (always on), `--privileged`, `--cap-add`,
+/// `--cap-drop`, `--security-opt`, `--device`, `--pid/--ipc/--uts/--userns/--cgroupns`,
+/// `-v/--volume`, `--mount`, `--tmpfs`; each as `--opt value` or `--opt=value`.
 pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
     let mut parsed = RunArgs::default();
     let mut i = 0;
@@ -90,6 +92,7 @@ pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
             "-h" | "--hostname" => parsed.hostname = Some(value()?),
             "-u" | "--user" => parsed.user = Some(value()?),
             "-w" | "--workdir" => parsed.workdir = Some(value()?),
+            "--platform" => parsed.platform = Some(non_empty(value()?, &flag)?),
             "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, &flag)?),
             "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, &flag)?),
             "--security-opt" => parsed
@@ -206,6 +209,11 @@ mod tests {
             "--memory=1.5g",
             "--net",
             "my-net_1",
+            "--platform",
+            "linux/arm64",
+            "-h",
+            "box",
+            "--workdir=/w",
         ])
         .unwrap();
         assert_eq!(parsed.env["A"], "1");
@@ -217,6 +225,16 @@ mod tests {
         assert_eq!(parsed.memory, Some(3 << 29));
         assert_eq!(parsed.network.as_deref(), Some("my-net_1"));
         assert_eq!(parsed.user.as_deref(), Some("agent"));
+        assert_eq!(parsed.platform.as_deref(), Some("linux/arm64"));
+        assert_eq!(parsed.hostname.as_deref(), Some("box"));
+        assert_eq!(parsed.workdir.as_deref(), Some("/w"));
+        assert_eq!(
+            parse(&["--platform=linux/amd64"])
+                .unwrap()
+                .platform
+                .as_deref(),
+            Some("linux/amd64")
+        );
         assert!(!parsed.privileges.privileged);
     }
 
@@ -266,6 +284,8 @@ mod tests {
             &["--cap-add="],
             &["-v", "./rel:/x"],
             &["--rm"],
+            &["--platform"],
+            &["--platform="],
         ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::Devcontainer, "{bad:?}");
