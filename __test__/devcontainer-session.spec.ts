@@ -51,12 +51,13 @@ describe('Workspaces and what devcontainer.json asks of the container', () => {
     expect(plain.image).toBe(IMAGES.debian)
   })
 
-  it('applies runArgs --hostname and --workdir to the container', async () => {
+  it('applies runArgs --hostname and --workdir to the container; what it does not honour is in warnings', async () => {
     const proj = project({
-      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--hostname", "box-1", "--workdir=/tmp"] }`,
+      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--hostname", "box-1", "--workdir=/tmp"], "forwardPorts": [3000] }`,
     })
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(info.warnings).toEqual(['forwardPorts is not supported and was ignored: no port is forwarded'])
     const container = containersOf(id)
     expect(engineCli('inspect', '--format', '{{.Config.Hostname}} {{.Config.WorkingDir}}', container)).toBe('box-1 /tmp')
     const env = await workspaces.environment(id, 't')

@@ -114,3 +114,66 @@ pub fn unhonoured_warnings(map: &Map<String, Value>) -> Vec<String> {
     );
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warnings(text: &str) -> Vec<String> {
+        let Value::Object(map) = serde_json::from_str(text).unwrap() else {
+            panic!("not an object");
+        };
+        unhonoured_warnings(&map)
+    }
+
+    #[test]
+    fn what_the_reference_honours_and_this_reader_does_not_is_warned_about() {
+        let found = warnings(
+            r#"{ "build": { "dockerfile": "Dockerfile", "options": ["--add-host=a:1.2.3.4"], "cacheFrom": "x" },
+                 "forwardPorts": [3000], "appPort": 8080, "portsAttributes": {}, "otherPortsAttributes": {},
+                 "hostRequirements": { "cpus": 4 }, "postCreateCommands": "typo", "service": "app" }"#,
+        );
+        let keys: Vec<&str> = found
+            .iter()
+            .map(|w| w.split([' ', ':']).next().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "service",
+                "forwardPorts",
+                "appPort",
+                "portsAttributes",
+                "otherPortsAttributes",
+                "hostRequirements",
+                "build.options",
+                "build.cacheFrom",
+                "postCreateCommands"
+            ],
+            "{found:?}"
+        );
+        assert_eq!(
+            found[8],
+            "postCreateCommands is not a devcontainer.json property and was ignored"
+        );
+    }
+
+    #[test]
+    fn no_warning_for_what_other_parts_read_nor_for_tool_settings() {
+        let found = warnings(
+            r#"{ "features": {}, "overrideFeatureInstallOrder": [], "overrideCommand": false, "shutdownAction": "none",
+                 "init": true, "waitFor": "postCreateCommand", "userEnvProbe": "none", "updateRemoteUserUID": false,
+                 "postAttachCommand": "true", "customizations": { "vscode": {} }, "extensions": [], "settings": {},
+                 "secrets": {}, "$schema": "s", "forwardPorts": null }"#,
+        );
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_compose_config_has_one_warning() {
+        let found =
+            warnings(r#"{ "dockerComposeFile": "c.yml", "service": "app", "runServices": [] }"#);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("dockerComposeFile: Docker Compose configs are not run"));
+    }
+}
