@@ -59,71 +59,81 @@ pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
                 .cloned()
                 .ok_or_else(|| refuse(&flag, "needs a value"))
         };
-        match flag.as_str() {
-            "-e" | "--env" => {
-                let v = value()?;
-                match v.split_once('=') {
-                    Some((k, val)) => {
-                        parsed.env.insert(k.to_string(), val.to_string());
-                    }
-                    None => {
-                        if let Some(val) = local_env.get(&v) {
-                            parsed.env.insert(v.clone(), val.to_string());
-                        }
-                    }
-                }
-            }
-            "-l" | "--label" => {
-                let v = value()?;
-                let (k, val) = v.split_once('=').unwrap_or((&v, ""));
-                parsed.labels.insert(k.to_string(), val.to_string());
-            }
-            "-m" | "--memory" => {
-                parsed.memory = Some(parse_bytes(&value()?, &flag).map_err(|e| refuse_with(&e))?)
-            }
-            "--cpu-shares" => {
-                parsed.cpu_shares = Some(
-                    value()?
-                        .parse()
-                        .map_err(|_| refuse(&flag, "needs a number"))?,
-                )
-            }
-            "--network" | "--net" => parsed.network = Some(non_empty(value()?, &flag)?),
-            "-h" | "--hostname" => parsed.hostname = Some(value()?),
-            "-u" | "--user" => parsed.user = Some(value()?),
-            "-w" | "--workdir" => parsed.workdir = Some(value()?),
-            "--platform" => parsed.platform = Some(non_empty(value()?, &flag)?),
-            "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, &flag)?),
-            "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, &flag)?),
-            "--security-opt" => parsed
-                .privileges
-                .security_opt
-                .push(non_empty(value()?, &flag)?),
-            "--device" => parsed.privileges.devices.push(non_empty(value()?, &flag)?),
-            "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
-                let mode = non_empty(value()?, &flag)?;
-                parsed
-                    .privileges
-                    .namespaces
-                    .insert(flag.trim_start_matches('-').to_string(), mode);
-            }
-            "-v" | "--volume" => parsed.mounts.push(
-                parse_volume_flag(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            "--mount" => parsed.mounts.push(
-                parse_mount_text(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            "--tmpfs" => parsed.mounts.push(
-                parse_tmpfs_flag(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            _ => return Err(refuse(&flag, "is not in the supported subset of runArgs")),
-        }
+        apply(&mut parsed, &flag, &mut value, local_env)?;
         i += 1;
     }
     Ok(parsed)
+}
+
+/// One flag of `runArgs` into `parsed`; `value` takes its value (inline or the next argument)
+/// only when the flag has one.
+fn apply(
+    parsed: &mut RunArgs,
+    flag: &str,
+    value: &mut dyn FnMut() -> Result<String>,
+    local_env: &HostEnv,
+) -> Result<()> {
+    match flag {
+        "-e" | "--env" => {
+            let v = value()?;
+            match v.split_once('=') {
+                Some((k, val)) => {
+                    parsed.env.insert(k.to_string(), val.to_string());
+                }
+                None => {
+                    if let Some(val) = local_env.get(&v) {
+                        parsed.env.insert(v.clone(), val.to_string());
+                    }
+                }
+            }
+        }
+        "-l" | "--label" => {
+            let v = value()?;
+            let (k, val) = v.split_once('=').unwrap_or((&v, ""));
+            parsed.labels.insert(k.to_string(), val.to_string());
+        }
+        "-m" | "--memory" => {
+            parsed.memory = Some(parse_bytes(&value()?, flag).map_err(|e| refuse_with(&e))?)
+        }
+        "--cpu-shares" => {
+            parsed.cpu_shares = Some(
+                value()?
+                    .parse()
+                    .map_err(|_| refuse(flag, "needs a number"))?,
+            )
+        }
+        "--network" | "--net" => parsed.network = Some(non_empty(value()?, flag)?),
+        "-h" | "--hostname" => parsed.hostname = Some(value()?),
+        "-u" | "--user" => parsed.user = Some(value()?),
+        "-w" | "--workdir" => parsed.workdir = Some(value()?),
+        "--platform" => parsed.platform = Some(non_empty(value()?, flag)?),
+        "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, flag)?),
+        "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, flag)?),
+        "--security-opt" => parsed
+            .privileges
+            .security_opt
+            .push(non_empty(value()?, flag)?),
+        "--device" => parsed.privileges.devices.push(non_empty(value()?, flag)?),
+        "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
+            let mode = non_empty(value()?, flag)?;
+            parsed
+                .privileges
+                .namespaces
+                .insert(flag.trim_start_matches('-').to_string(), mode);
+        }
+        "-v" | "--volume" => parsed.mounts.push(
+            parse_volume_flag(&value()?, &format!("runArgs {flag}"))
+                .map_err(|e| refuse_with(&e))?,
+        ),
+        "--mount" => parsed.mounts.push(
+            parse_mount_text(&value()?, &format!("runArgs {flag}")).map_err(|e| refuse_with(&e))?,
+        ),
+        "--tmpfs" => parsed.mounts.push(
+            parse_tmpfs_flag(&value()?, &format!("runArgs {flag}")).map_err(|e| refuse_with(&e))?,
+        ),
+        _ => return Err(refuse(flag, "is not in the supported subset of runArgs")),
+    }
+    Ok(())
 }
 
 fn refuse(flag: &str, why: &str) -> Error {
