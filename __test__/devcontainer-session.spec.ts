@@ -82,4 +82,22 @@ describe('Workspaces and what devcontainer.json asks of the container', () => {
     expect(containersOf(refused)).toBe('')
     expect(existsSync(join(base.path, 'sessions', `session-${refused}`))).toBe(true)
   })
+
+  it('builds for runArgs --platform', async () => {
+    const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'
+    const proj = project({
+      '.devcontainer/devcontainer.json': `{ "build": { "dockerfile": "Dockerfile" }, "runArgs": ["--platform=${own}"] }`,
+      '.devcontainer/Dockerfile': `FROM ${IMAGES.debian}\nRUN uname -m > /built-for\n`,
+    })
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    try {
+      expect(engineCli('image', 'inspect', '--format', '{{.Os}}/{{.Architecture}}', info.image)).toBe(own)
+      const env = await workspaces.environment(id, 't')
+      expect((await env.fileIO.readFile('/built-for')).trim()).toBe(process.arch === 'arm64' ? 'aarch64' : 'x86_64')
+    } finally {
+      await workspaces.destroy(id)
+      engineCli('rmi', info.image)
+    }
+  })
 })
