@@ -524,7 +524,19 @@ export interface DevcontainerConfig {
   postStartCommand?: string | string[] | Record<string, string | string[]>
   /** `postAttachCommand`: for each time a tool attaches to the container. */
   postAttachCommand?: string | string[] | Record<string, string | string[]>
-  /** What was read but is not supported and was ignored (`features`, `forwardPorts`, …). */
+  /**
+   * `dockerComposeFile`, always as a list, as written: a compose config is read, never run
+   * (`Workspaces.create` refuses it).
+   */
+  dockerComposeFile?: Array<string>
+  /** `service` of a compose config. */
+  service?: string
+  /** `runServices` of a compose config. */
+  runServices?: Array<string>
+  /**
+   * What the file asks for that is not acted on (`forwardPorts`, a compose config, an
+   * unknown property, …), one sentence each.
+   */
   warnings: Array<string>
 }
 
@@ -561,6 +573,8 @@ export interface DevcontainerRunOptions {
   user?: string
   /** `-w/--workdir`. */
   workdir?: string
+  /** `--platform`: `os/arch[/variant]` of the image the container is made from. */
+  platform?: string
   /** `--privileged`. */
   privileged: boolean
   /** `--cap-add`, `--cap-drop`. */

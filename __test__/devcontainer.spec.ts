@@ -47,7 +47,8 @@ describe('readDevcontainerConfig', () => {
     expect(config.workspaceFolder).toBe('/workspace')
     expect(config.postCreateCommand).toEqual(['touch', '/tmp/created'])
     expect(config.postStartCommand).toEqual({ a: 'echo a', b: ['echo', 'b'] })
-    expect(config.warnings).toEqual(['features is not supported and was ignored'])
+    // Features are another part's work: no warning for them.
+    expect(config.warnings).toEqual([])
   })
 
   it('looks in .devcontainer/, then .devcontainer.json, then one subfolder', async () => {
@@ -94,6 +95,64 @@ describe('readDevcontainerConfig', () => {
     })
     expect(config.postCreateCommand).toEqual({ install: 'npm ci', build: ['make', 'all'] })
     expect(config.warnings).toEqual([])
+  })
+
+  it('warns about every field the reference honours and this library does not, and unknown ones', async () => {
+    const dir = project({
+      '.devcontainer/devcontainer.json': `{
+        "build": { "dockerfile": "Dockerfile", "options": ["--add-host=a:127.0.0.1"], "cacheFrom": ["cache:1"] },
+        "forwardPorts": [3000, "db:5432"], "appPort": [8080], "portsAttributes": { "3000": { "label": "app" } },
+        "otherPortsAttributes": { "onAutoForward": "silent" }, "hostRequirements": { "cpus": 2 },
+        "postCreateComand": "typo", "customizations": { "vscode": { "extensions": [] } },
+        "features": {}, "overrideCommand": false, "shutdownAction": "none", "init": true, "waitFor": "onCreateCommand",
+        "userEnvProbe": "none", "updateRemoteUserUID": false, "overrideFeatureInstallOrder": [], "postAttachCommand": "true"
+      }`,
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.warnings).toEqual([
+      'forwardPorts is not supported and was ignored: no port is forwarded',
+      'appPort is not supported and was ignored: no port is published',
+      'portsAttributes is not supported and was ignored: no port is forwarded',
+      'otherPortsAttributes is not supported and was ignored: no port is forwarded',
+      "hostRequirements is not supported and was ignored: the host's cpus, memory, storage and gpu are not checked",
+      'build.options is not supported and was ignored: no extra docker build option is passed',
+      "build.cacheFrom is not supported and was ignored: the build uses only the engine's own cache of this project's earlier builds",
+      'postCreateComand is not a devcontainer.json property and was ignored',
+    ])
+  })
+
+  it('reads a Docker Compose config with a warning (Workspaces.create refuses it)', async () => {
+    const dir = project({
+      '.devcontainer/devcontainer.json': `{
+        "name": "compose", "dockerComposeFile": ["../docker-compose.yml", "docker-compose.extend.yml"],
+        "service": "app", "runServices": ["app", "db"], "workspaceFolder": "/workspaces/\${localWorkspaceFolderBasename}"
+      }`,
+      '.devcontainer/docker-compose.extend.yml': 'services:\n  app:\n    image: x\n',
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config).toMatchObject({
+      name: 'compose',
+      dockerComposeFile: ['../docker-compose.yml', 'docker-compose.extend.yml'],
+      service: 'app',
+      runServices: ['app', 'db'],
+      workspaceFolder: `/workspaces/${dir.split('/').pop()}`,
+    })
+    expect(config.image).toBeUndefined()
+    expect(config.warnings).toEqual([
+      'dockerComposeFile: Docker Compose configs are not run (a session is one container from image or build); Workspaces.create refuses this config',
+    ])
+    const single = project({ '.devcontainer.json': '{ "dockerComposeFile": "compose.yml", "service": "s" }' })
+    expect((await addon.readDevcontainerConfig(single))?.dockerComposeFile).toEqual(['compose.yml'])
+  })
+
+  it('reads --platform, --hostname and --workdir from runArgs', async () => {
+    const dir = project({
+      '.devcontainer.json': '{ "runArgs": ["--platform", "linux/arm64", "--hostname=box", "-w", "/src"] }',
+    })
+    const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.runOptions).toMatchObject({ platform: 'linux/arm64', hostname: 'box', workdir: '/src' })
+    const inline = project({ '.devcontainer.json': '{ "runArgs": ["--platform=linux/amd64"] }' })
+    expect((await addon.readDevcontainerConfig(inline))?.runOptions.platform).toBe('linux/amd64')
   })
 
   it('rejects invalid files with DEVCONTAINER, the file, line and column', async () => {

@@ -36,6 +36,9 @@ bash scripts/build-agent.sh
 step "building the addon (debug)"
 npx napi build --platform --no-const-enum
 
+step "devcontainer.json conformance against the reference CLI's readings (tests/devcontainer-corpus)"
+node scripts/conformance.mjs
+
 step "cargo test"
 CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --workspace --all-targets
 

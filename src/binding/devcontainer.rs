@@ -59,6 +59,8 @@ pub struct DevcontainerRunOptions {
     pub user: Option<String>,
     /// `-w/--workdir`.
     pub workdir: Option<String>,
+    /// `--platform`: `os/arch[/variant]` of the image the container is made from.
+    pub platform: Option<String>,
     /// `--privileged`.
     pub privileged: bool,
     /// `--cap-add`, `--cap-drop`.
@@ -131,7 +133,15 @@ pub struct DevcontainerConfig {
     /// `postAttachCommand`: for each time a tool attaches to the container.
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_attach_command: Option<Value>,
-    /// What was read but is not supported and was ignored (`features`, `forwardPorts`, …).
+    /// `dockerComposeFile`, always as a list, as written: a compose config is read, never run
+    /// (`Workspaces.create` refuses it).
+    pub docker_compose_file: Option<Vec<String>>,
+    /// `service` of a compose config.
+    pub service: Option<String>,
+    /// `runServices` of a compose config.
+    pub run_services: Option<Vec<String>>,
+    /// What the file asks for that is not acted on (`forwardPorts`, a compose config, an
+    /// unknown property, …), one sentence each.
     pub warnings: Vec<String>,
 }
 
@@ -176,6 +186,7 @@ impl From<dc::RunArgs> for DevcontainerRunOptions {
             hostname: r.hostname,
             user: r.user,
             workdir: r.workdir,
+            platform: r.platform,
             privileged: r.privileges.privileged,
             cap_add: r.privileges.cap_add,
             cap_drop: r.privileges.cap_drop,
@@ -218,6 +229,9 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             post_create_command: lifecycle_value(c.post_create_command),
             post_start_command: lifecycle_value(c.post_start_command),
             post_attach_command: lifecycle_value(c.post_attach_command),
+            docker_compose_file: c.compose.as_ref().map(|c| c.files.clone()),
+            service: c.compose.as_ref().and_then(|c| c.service.clone()),
+            run_services: c.compose.map(|c| c.run_services),
             warnings: c.warnings,
         }
     }

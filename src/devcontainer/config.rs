@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::build_config::{parse_build, BuildConfig};
+use super::compose::{parse_compose, ComposeConfig};
 use super::fields::{boolean, invalid, string, string_list, string_map};
 use super::host_env::HostEnv;
 use super::jsonc;
@@ -16,6 +17,7 @@ use super::lifecycle::{parse_lifecycle, LifecycleCommand};
 use super::lookup::find_config;
 use super::mount_spec::{parse_mount, MountSpec};
 use super::run_args::{parse_run_args, RunArgs};
+use super::unhonoured::unhonoured_warnings;
 use super::variables::{basename, Variables};
 use crate::error::{ErrorCode, Result};
 use crate::project_dir::project_dir;
@@ -52,10 +54,12 @@ pub struct DevcontainerConfig {
     pub post_create_command: Option<LifecycleCommand>,
     pub post_start_command: Option<LifecycleCommand>,
     pub post_attach_command: Option<LifecycleCommand>,
+    /// `dockerComposeFile` and its `service`, `runServices`: read, never run.
+    pub compose: Option<ComposeConfig>,
     /// Host environment variables the file asked for that the reader was not allowed to
     /// read (they were substituted as unset).
     pub denied_env: Vec<String>,
-    /// Fields read but not acted on (`features`, `forwardPorts`, …).
+    /// What the file asks for that is not acted on (`forwardPorts`, a compose config, …).
     pub warnings: Vec<String>,
 }
 
@@ -206,19 +210,8 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
     config.post_create_command = lifecycle("postCreateCommand")?;
     config.post_start_command = lifecycle("postStartCommand")?;
     config.post_attach_command = lifecycle("postAttachCommand")?;
-    for unsupported in [
-        "features",
-        "forwardPorts",
-        "appPort",
-        "dockerComposeFile",
-        "portsAttributes",
-    ] {
-        if map.contains_key(unsupported) {
-            config
-                .warnings
-                .push(format!("{unsupported} is not supported and was ignored"));
-        }
-    }
+    config.compose = parse_compose(map, path)?;
+    config.warnings = unhonoured_warnings(map);
     Ok(config)
 }
 #[cfg(test)]
@@ -301,10 +294,7 @@ mod tests {
         );
         assert_eq!(config.cap_add, ["SYS_PTRACE"]);
         assert_eq!(config.security_opt, ["seccomp=unconfined"]);
-        assert_eq!(
-            config.warnings,
-            ["features is not supported and was ignored"]
-        );
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
     }
 
     #[test]

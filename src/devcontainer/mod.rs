@@ -1,7 +1,9 @@
-//! devcontainer.json: JSONC, lookup, variables, lifecycle commands, mounts and `runArgs`,
-//! read without policy (a session's trust check decides what may reach the host).
+//! devcontainer.json: JSONC, lookup, variables, lifecycle commands, mounts, `runArgs` and
+//! warnings for what is not honoured, read without policy (a session's trust check decides
+//! what may reach the host).
 
 mod build_config;
+mod compose;
 mod config;
 mod fields;
 mod host_env;
@@ -10,9 +12,11 @@ mod lifecycle;
 mod lookup;
 mod mount_spec;
 mod run_args;
+mod unhonoured;
 mod variables;
 
 pub use build_config::BuildConfig;
+pub use compose::ComposeConfig;
 pub use config::{
     devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
     ReadOptions, DEFAULT_WORKSPACE_FOLDER,

@@ -21,6 +21,8 @@ pub struct RunArgs {
     pub hostname: Option<String>,
     pub user: Option<String>,
     pub workdir: Option<String>,
+    /// `--platform` (`os/arch[/variant]`): the image's platform the container is made from.
+    pub platform: Option<String>,
     /// `--privileged`, `--cap-add/--cap-drop`, `--security-opt`, `--device`, and `--pid`,
     /// `--ipc`, `--uts`, `--userns`, `--cgroupns`.
     pub privileges: ContainerPrivileges,
@@ -31,9 +33,9 @@ pub struct RunArgs {
 /// Understood: `-e/--env K=V` (a bare `K` takes the host's value, as docker does, and is left
 /// out when the host has none or may not be read), `-l/--label K[=V]`, `-m/--memory
 /// N[b|k|m|g]`, `--cpu-shares N`, `--network/--net`, `-h/--hostname`, `-u/--user`,
-/// `-w/--workdir`, `--init` (always on), `--privileged`, `--cap-add`, `--cap-drop`,
-/// `--security-opt`, `--device`, `--pid/--ipc/--uts/--userns/--cgroupns`, `-v/--volume`,
-/// `--mount`, `--tmpfs`; each as `--opt value` or `--opt=value`.
+/// `-w/--workdir`, `--platform`, `--init` (always on), `--privileged`, `--cap-add`,
+/// `--cap-drop`, `--security-opt`, `--device`, `--pid/--ipc/--uts/--userns/--cgroupns`,
+/// `-v/--volume`, `--mount`, `--tmpfs`; each as `--opt value` or `--opt=value`.
 pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
     let mut parsed = RunArgs::default();
     let mut i = 0;
@@ -57,70 +59,81 @@ pub fn parse_run_args(args: &[String], local_env: &HostEnv) -> Result<RunArgs> {
                 .cloned()
                 .ok_or_else(|| refuse(&flag, "needs a value"))
         };
-        match flag.as_str() {
-            "-e" | "--env" => {
-                let v = value()?;
-                match v.split_once('=') {
-                    Some((k, val)) => {
-                        parsed.env.insert(k.to_string(), val.to_string());
-                    }
-                    None => {
-                        if let Some(val) = local_env.get(&v) {
-                            parsed.env.insert(v.clone(), val.to_string());
-                        }
-                    }
-                }
-            }
-            "-l" | "--label" => {
-                let v = value()?;
-                let (k, val) = v.split_once('=').unwrap_or((&v, ""));
-                parsed.labels.insert(k.to_string(), val.to_string());
-            }
-            "-m" | "--memory" => {
-                parsed.memory = Some(parse_bytes(&value()?, &flag).map_err(|e| refuse_with(&e))?)
-            }
-            "--cpu-shares" => {
-                parsed.cpu_shares = Some(
-                    value()?
-                        .parse()
-                        .map_err(|_| refuse(&flag, "needs a number"))?,
-                )
-            }
-            "--network" | "--net" => parsed.network = Some(non_empty(value()?, &flag)?),
-            "-h" | "--hostname" => parsed.hostname = Some(value()?),
-            "-u" | "--user" => parsed.user = Some(value()?),
-            "-w" | "--workdir" => parsed.workdir = Some(value()?),
-            "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, &flag)?),
-            "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, &flag)?),
-            "--security-opt" => parsed
-                .privileges
-                .security_opt
-                .push(non_empty(value()?, &flag)?),
-            "--device" => parsed.privileges.devices.push(non_empty(value()?, &flag)?),
-            "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
-                let mode = non_empty(value()?, &flag)?;
-                parsed
-                    .privileges
-                    .namespaces
-                    .insert(flag.trim_start_matches('-').to_string(), mode);
-            }
-            "-v" | "--volume" => parsed.mounts.push(
-                parse_volume_flag(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            "--mount" => parsed.mounts.push(
-                parse_mount_text(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            "--tmpfs" => parsed.mounts.push(
-                parse_tmpfs_flag(&value()?, &format!("runArgs {flag}"))
-                    .map_err(|e| refuse_with(&e))?,
-            ),
-            _ => return Err(refuse(&flag, "is not in the supported subset of runArgs")),
-        }
+        apply(&mut parsed, &flag, &mut value, local_env)?;
         i += 1;
     }
     Ok(parsed)
+}
+
+/// One flag of `runArgs` into `parsed`; `value` takes its value (inline or the next argument)
+/// only when the flag has one.
+fn apply(
+    parsed: &mut RunArgs,
+    flag: &str,
+    value: &mut dyn FnMut() -> Result<String>,
+    local_env: &HostEnv,
+) -> Result<()> {
+    match flag {
+        "-e" | "--env" => {
+            let v = value()?;
+            match v.split_once('=') {
+                Some((k, val)) => {
+                    parsed.env.insert(k.to_string(), val.to_string());
+                }
+                None => {
+                    if let Some(val) = local_env.get(&v) {
+                        parsed.env.insert(v.clone(), val.to_string());
+                    }
+                }
+            }
+        }
+        "-l" | "--label" => {
+            let v = value()?;
+            let (k, val) = v.split_once('=').unwrap_or((&v, ""));
+            parsed.labels.insert(k.to_string(), val.to_string());
+        }
+        "-m" | "--memory" => {
+            parsed.memory = Some(parse_bytes(&value()?, flag).map_err(|e| refuse_with(&e))?)
+        }
+        "--cpu-shares" => {
+            parsed.cpu_shares = Some(
+                value()?
+                    .parse()
+                    .map_err(|_| refuse(flag, "needs a number"))?,
+            )
+        }
+        "--network" | "--net" => parsed.network = Some(non_empty(value()?, flag)?),
+        "-h" | "--hostname" => parsed.hostname = Some(value()?),
+        "-u" | "--user" => parsed.user = Some(value()?),
+        "-w" | "--workdir" => parsed.workdir = Some(value()?),
+        "--platform" => parsed.platform = Some(non_empty(value()?, flag)?),
+        "--cap-add" => parsed.privileges.cap_add.push(non_empty(value()?, flag)?),
+        "--cap-drop" => parsed.privileges.cap_drop.push(non_empty(value()?, flag)?),
+        "--security-opt" => parsed
+            .privileges
+            .security_opt
+            .push(non_empty(value()?, flag)?),
+        "--device" => parsed.privileges.devices.push(non_empty(value()?, flag)?),
+        "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
+            let mode = non_empty(value()?, flag)?;
+            parsed
+                .privileges
+                .namespaces
+                .insert(flag.trim_start_matches('-').to_string(), mode);
+        }
+        "-v" | "--volume" => parsed.mounts.push(
+            parse_volume_flag(&value()?, &format!("runArgs {flag}"))
+                .map_err(|e| refuse_with(&e))?,
+        ),
+        "--mount" => parsed.mounts.push(
+            parse_mount_text(&value()?, &format!("runArgs {flag}")).map_err(|e| refuse_with(&e))?,
+        ),
+        "--tmpfs" => parsed.mounts.push(
+            parse_tmpfs_flag(&value()?, &format!("runArgs {flag}")).map_err(|e| refuse_with(&e))?,
+        ),
+        _ => return Err(refuse(flag, "is not in the supported subset of runArgs")),
+    }
+    Ok(())
 }
 
 fn refuse(flag: &str, why: &str) -> Error {
@@ -206,6 +219,11 @@ mod tests {
             "--memory=1.5g",
             "--net",
             "my-net_1",
+            "--platform",
+            "linux/arm64",
+            "-h",
+            "box",
+            "--workdir=/w",
         ])
         .unwrap();
         assert_eq!(parsed.env["A"], "1");
@@ -217,6 +235,16 @@ mod tests {
         assert_eq!(parsed.memory, Some(3 << 29));
         assert_eq!(parsed.network.as_deref(), Some("my-net_1"));
         assert_eq!(parsed.user.as_deref(), Some("agent"));
+        assert_eq!(parsed.platform.as_deref(), Some("linux/arm64"));
+        assert_eq!(parsed.hostname.as_deref(), Some("box"));
+        assert_eq!(parsed.workdir.as_deref(), Some("/w"));
+        assert_eq!(
+            parse(&["--platform=linux/amd64"])
+                .unwrap()
+                .platform
+                .as_deref(),
+            Some("linux/amd64")
+        );
         assert!(!parsed.privileges.privileged);
     }
 
@@ -266,6 +294,8 @@ mod tests {
             &["--cap-add="],
             &["-v", "./rel:/x"],
             &["--rm"],
+            &["--platform"],
+            &["--platform="],
         ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::Devcontainer, "{bad:?}");

@@ -136,6 +136,8 @@ pub struct ContainerConfig {
     /// What reaches beyond the container, as whoever decides allowed it.
     pub privileges: ContainerPrivileges,
     pub hostname: Option<String>,
+    /// `os/arch[/variant]` of the image to create from (the engine's own when unset).
+    pub platform: Option<String>,
     /// Published on the host (loopback unless a mapping names another address).
     pub ports: Vec<PortMapping>,
     pub restart_policy: Option<RestartPolicy>,

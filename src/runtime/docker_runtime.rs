@@ -84,9 +84,17 @@ impl DockerRuntime {
         engine: &Engine,
         name: &str,
         image: &str,
+        platform: Option<&str>,
         body: ContainerCreateBody,
     ) -> Result<()> {
-        let options = CreateContainerOptionsBuilder::default().name(name).build();
+        let options = CreateContainerOptionsBuilder::default()
+            .name(name)
+            .platform(platform.unwrap_or_default())
+            .build();
+        let image = match platform {
+            Some(platform) => format!("{image}' for platform '{platform}"),
+            None => image.to_string(),
+        };
         let subject = format!("container '{name}' from image '{image}'");
         match engine
             .call(&subject, engine.docker().create_container(Some(options), body))
@@ -156,7 +164,9 @@ impl ContainerRuntime for DockerRuntime {
         if let Some(source) = &agent {
             add_agent_mount(&mut body, source);
         }
-        self.create_container(&engine, &name, &image, body).await?;
+        let platform = config.platform.as_deref();
+        self.create_container(&engine, &name, &image, platform, body)
+            .await?;
 
         if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
             // An image without a shell cannot run our keep-alive: its own default process
@@ -172,7 +182,8 @@ impl ContainerRuntime for DockerRuntime {
             if let Some(source) = &agent {
                 add_agent_mount(&mut body, source);
             }
-            self.create_container(&engine, &name, &image, body).await?;
+            self.create_container(&engine, &name, &image, platform, body)
+                .await?;
         }
         if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
             self.discard(&engine, &name).await;

@@ -79,7 +79,12 @@ fn dockerfile_in_context(build: &BuildConfig) -> String {
 
 /// Builds the image and tags it `tag`. `build`'s paths are canonical and were checked
 /// against the project and the host's trust.
-pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Result<()> {
+pub async fn build_image(
+    engine: &Engine,
+    build: &BuildConfig,
+    tag: &str,
+    platform: Option<&str>,
+) -> Result<()> {
     let context_error = |e: String| {
         Error::new(
             ErrorCode::Devcontainer,
@@ -107,6 +112,9 @@ pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Res
         .buildargs(&args);
     if let Some(target) = &build.target {
         options = options.target(target);
+    }
+    if let Some(platform) = platform {
+        options = options.platform(platform);
     }
     let subject = format!("build of {}", build.dockerfile.display());
     let mut stream =

@@ -42,7 +42,7 @@ impl SessionContainer<'_> {
         };
         let present = self.engine.docker().inspect_image(tag).await.is_ok();
         if rebuild || !present {
-            build_image(self.engine, build, tag).await?;
+            build_image(self.engine, build, tag, self.settings.platform.as_deref()).await?;
         }
         Ok(())
     }

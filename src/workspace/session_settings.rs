@@ -88,6 +88,9 @@ pub struct SessionSettings {
     pub labels: BTreeMap<String, String>,
     pub network: Option<String>,
     pub hostname: Option<String>,
+    /// `runArgs --platform`: the image's platform (built for it, created from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
     pub privileges: ContainerPrivileges,
     pub lifecycle: Lifecycle,
     /// What the config holds that is not acted on.
@@ -146,6 +149,7 @@ impl SessionSettings {
             network: self.network.clone(),
             privileges: self.privileges.clone(),
             hostname: self.hostname.clone(),
+            platform: self.platform.clone(),
             ..Default::default()
         }
     }
@@ -168,6 +172,7 @@ impl SessionSettings {
             labels: BTreeMap::new(),
             network: None,
             hostname: None,
+            platform: None,
             privileges: ContainerPrivileges::default(),
             lifecycle: Lifecycle::default(),
             warnings: Vec::new(),

@@ -238,6 +238,12 @@ pub fn resolve_settings(
         config_path: config.config_path.to_string_lossy().into_owned(),
         refusals: Vec::new(),
     };
+    if config.compose.is_some() {
+        return Err(invalid(
+            &r.config_path,
+            "dockerComposeFile: Docker Compose configs are not run (a session is one container from image or build); create the session with devcontainer: false to use the host's image instead",
+        ));
+    }
     let mount_path = config
         .workspace_mount
         .as_ref()
@@ -321,6 +327,7 @@ pub fn resolve_settings(
         labels,
         network,
         hostname: config.run_args.hostname.clone(),
+        platform: config.run_args.platform.clone(),
         privileges: ContainerPrivileges {
             privileged: config.privileged,
             cap_add: config.cap_add.clone(),

@@ -186,3 +186,31 @@ fn a_build_must_stay_in_the_project() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_compose_config_is_refused_whatever_the_trust() {
+    let dirs =
+        Dirs::new(r#"{ "dockerComposeFile": "compose.yml", "service": "app", "image": "img" }"#);
+    let trust = Trust {
+        host_commands: true,
+        ..Trust::default()
+    };
+    let err = dirs.resolve(&trust).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Devcontainer);
+    assert!(
+        err.message.contains("Docker Compose configs are not run"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn platform_hostname_and_workdir_reach_the_container_config() {
+    let dirs = Dirs::new(
+        r#"{ "image": "img", "runArgs": ["--platform=linux/amd64", "--hostname", "box", "-w", "/tmp"] }"#,
+    );
+    let config = dirs.resolve(&Trust::default()).unwrap().container_config();
+    assert_eq!(config.platform.as_deref(), Some("linux/amd64"));
+    assert_eq!(config.hostname.as_deref(), Some("box"));
+    assert_eq!(config.working_directory, "/tmp");
+}

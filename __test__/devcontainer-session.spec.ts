@@ -1,0 +1,103 @@
+// Sessions from devcontainer.json files the reader accepts but a session cannot run as
+// written: compose configs are refused, `runArgs --platform`, `--hostname` and `--workdir`
+// reach the container. Docker only (platform matching is the engine's).
+import { existsSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
+
+const base = tempDir('dcs-base')
+const dirs: Array<{ cleanup: () => void }> = [base]
+const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+afterAll(async () => {
+  for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
+  dirs.forEach((d) => d.cleanup())
+})
+
+function project(files: Record<string, string>): string {
+  const d = tempDir('dcs-project')
+  dirs.push(d)
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(d.path, name, '..'), { recursive: true })
+    writeFileSync(join(d.path, name), text)
+  }
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', ...args], { cwd: d.path })
+  git('init', '-q', '-b', 'main')
+  git('add', '.')
+  git('commit', '-q', '-m', 'init')
+  return d.path
+}
+
+let n = 0
+const session = () => `dcs${process.pid}x${++n}`
+const containersOf = (id: string) => engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`)
+
+describe('Workspaces and what devcontainer.json asks of the container', () => {
+  it('refuses a Docker Compose config with DEVCONTAINER, never a plain container from the fallback image', async () => {
+    const proj = project({
+      '.devcontainer/devcontainer.json': `{ "dockerComposeFile": "docker-compose.yml", "service": "app", "image": "${IMAGES.debian}" }`,
+      '.devcontainer/docker-compose.yml': `services:\n  app:\n    image: ${IMAGES.debian}\n`,
+    })
+    const id = session()
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id, trust: { hostCommands: true } }))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain('dockerComposeFile: Docker Compose configs are not run')
+    expect(err.message).toContain('devcontainer: false')
+    expect(containersOf(id)).toBe('')
+    expect(await workspaces.get(id)).toBeUndefined()
+    const plain = await workspaces.create({ projectDir: proj, sessionId: session(), devcontainer: false })
+    expect(plain.image).toBe(IMAGES.debian)
+  })
+
+  it('applies runArgs --hostname and --workdir to the container; what it does not honour is in warnings', async () => {
+    const proj = project({
+      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--hostname", "box-1", "--workdir=/tmp"], "forwardPorts": [3000] }`,
+    })
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(info.warnings).toEqual(['forwardPorts is not supported and was ignored: no port is forwarded'])
+    const container = containersOf(id)
+    expect(engineCli('inspect', '--format', '{{.Config.Hostname}} {{.Config.WorkingDir}}', container)).toBe('box-1 /tmp')
+    const env = await workspaces.environment(id, 't')
+    const r = await env.shell.execute('uname -n; readlink /proc/1/cwd', { toolRequestId: 'h' })
+    expect(r.output.map((l) => l.text)).toEqual(['box-1', '/tmp'])
+  })
+
+  it('creates from the image for runArgs --platform; another platform is refused, nothing left behind', async () => {
+    const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'
+    const other = process.arch === 'arm64' ? 'linux/amd64' : 'linux/arm64'
+    const ok = project({ '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--platform", "${own}"] }` })
+    const id = session()
+    const info = await workspaces.create({ projectDir: ok, sessionId: id })
+    expect(info.state).toBe('running')
+    expect(engineCli('inspect', '--format', '{{.Platform}}', containersOf(id))).toBe('linux')
+
+    const wrong = project({ '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--platform=${other}"] }` })
+    const refused = session()
+    const err = await rejection(workspaces.create({ projectDir: wrong, sessionId: refused }))
+    expect(err.code).toBe('IMAGE_NOT_FOUND')
+    expect(err.message).toContain(`for platform '${other}'`)
+    expect(containersOf(refused)).toBe('')
+    expect(existsSync(join(base.path, 'sessions', `session-${refused}`))).toBe(true)
+  })
+
+  it('builds for runArgs --platform', async () => {
+    const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'
+    const proj = project({
+      '.devcontainer/devcontainer.json': `{ "build": { "dockerfile": "Dockerfile" }, "runArgs": ["--platform=${own}"] }`,
+      '.devcontainer/Dockerfile': `FROM ${IMAGES.debian}\nRUN uname -m > /built-for\n`,
+    })
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    try {
+      expect(engineCli('image', 'inspect', '--format', '{{.Os}}/{{.Architecture}}', info.image)).toBe(own)
+      const env = await workspaces.environment(id, 't')
+      expect((await env.fileIO.readFile('/built-for')).trim()).toBe(process.arch === 'arm64' ? 'aarch64' : 'x86_64')
+    } finally {
+      await workspaces.destroy(id)
+      engineCli('rmi', info.image)
+    }
+  })
+})

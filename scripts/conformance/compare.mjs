@@ -1,0 +1,141 @@
+// What the reference CLI read from a corpus entry (expected.json) against what our
+// readDevcontainerConfig returns, field by field, in our shape: one `{ field, expected,
+// actual }` for each field that differs.
+import { posix } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
+
+/** Reference fields another part of this library implements, or tool-specific: not compared. */
+export const NOT_COMPARED = new Set([
+  'customizations',
+  'features',
+  'overrideFeatureInstallOrder',
+  'overrideCommand',
+  'shutdownAction',
+  'init',
+  'waitFor',
+  'userEnvProbe',
+  'updateRemoteUserUID',
+])
+
+/** Honoured by the reference, not by us: our read must carry a warning naming the field. */
+const WARNED = ['forwardPorts', 'appPort', 'portsAttributes', 'otherPortsAttributes', 'hostRequirements']
+
+const LIFECYCLE = [
+  'initializeCommand',
+  'onCreateCommand',
+  'updateContentCommand',
+  'postCreateCommand',
+  'postStartCommand',
+  'postAttachCommand',
+]
+
+const PLAIN = ['name', 'image', 'containerUser', 'remoteUser', 'service']
+const CONFIG_DIR = '${localWorkspaceFolder}/.devcontainer'
+
+/** `type=bind,source=a,target=b,readonly` or `{ type, source, target }` in our shape. */
+function mount(spec) {
+  if (spec && typeof spec === 'object') {
+    return { type: spec.type ?? 'volume', source: spec.source ?? '', target: spec.target, readonly: false }
+  }
+  const out = { type: 'volume', source: '', target: undefined, readonly: false }
+  for (const part of spec.split(',')) {
+    const [key, value] = part.includes('=') ? [part.slice(0, part.indexOf('=')), part.slice(part.indexOf('=') + 1)] : [part, '']
+    if (key === 'type') out.type = value
+    else if (key === 'source' || key === 'src') out.source = value
+    else if (key === 'target' || key === 'destination' || key === 'dst') out.target = value
+    else if (key === 'readonly' || key === 'ro') out.readonly = value !== 'false' && value !== '0'
+  }
+  return out
+}
+
+function build(conf) {
+  const b = conf.build ?? {}
+  const dockerfile = b.dockerfile ?? conf.dockerFile
+  if (!dockerfile) return undefined
+  const file = posix.normalize(posix.join(CONFIG_DIR, dockerfile))
+  const context = b.context ?? conf.context
+  const out = {
+    dockerfile: file,
+    context: context === undefined ? posix.dirname(file) : posix.normalize(posix.join(CONFIG_DIR, context)).replace(/\/$/, ''),
+    args: b.args ?? {},
+  }
+  if (b.target !== undefined) out.target = b.target
+  return out
+}
+
+/** The reference's reading, in our shape (only the fields we compare). */
+export function expectedShape(expected) {
+  const conf = expected.configuration
+  const out = {}
+  for (const key of PLAIN) out[key] = conf[key]
+  out.build = build(conf)
+  out.containerEnv = conf.containerEnv ?? {}
+  out.remoteEnv = conf.remoteEnv ?? {}
+  out.mounts = (conf.mounts ?? []).map(mount)
+  out.workspaceMount = conf.workspaceMount ? mount(conf.workspaceMount) : undefined
+  out.workspaceFolder = expected.workspace.workspaceFolder
+  out.runArgs = conf.runArgs ?? []
+  out.privileged = conf.privileged ?? false
+  out.capAdd = conf.capAdd ?? []
+  out.securityOpt = conf.securityOpt ?? []
+  for (const key of LIFECYCLE) out[key] = conf[key]
+  const compose = conf.dockerComposeFile
+  out.dockerComposeFile = compose === undefined ? undefined : [compose].flat()
+  out.runServices = compose === undefined ? undefined : (conf.runServices ?? [])
+  if (compose === undefined) out.service = undefined
+  return out
+}
+
+/** Ours, trimmed to the same fields (paths in `build` made relative like the reference's). */
+export function actualShape(ours) {
+  const out = {}
+  for (const key of [...PLAIN, 'containerEnv', 'remoteEnv', 'mounts', 'workspaceMount', 'workspaceFolder']) out[key] = ours[key]
+  for (const key of ['runArgs', 'privileged', 'capAdd', 'securityOpt', ...LIFECYCLE, 'dockerComposeFile', 'runServices']) {
+    out[key] = ours[key]
+  }
+  if (ours.build) {
+    const { dockerfile, context, args, target } = ours.build
+    out.build = { dockerfile, context, args }
+    if (target !== undefined) out.build.target = target
+  }
+  return out
+}
+
+/** Every difference between the reference's reading and ours. */
+export function differences(expected, ours) {
+  if (expected.error || ours.error) {
+    const same = Boolean(expected.error) === Boolean(ours.error)
+    return same ? [] : [{ field: 'read', expected: expected.error ?? 'read', actual: ours.error ?? 'read' }]
+  }
+  const conf = expected.configuration
+  const want = expectedShape(expected)
+  const got = actualShape(ours)
+  const out = []
+  for (const field of Object.keys(want)) {
+    if (isDeepStrictEqual(clean(want[field]), clean(got[field]))) continue
+    const name = field === 'workspaceFolder' && conf.workspaceFolder === undefined ? 'workspaceFolder (default)' : field
+    out.push({ field: name, expected: want[field], actual: got[field] })
+  }
+  for (const key of WARNED) {
+    if (conf[key] !== undefined && !ours.warnings.some((w) => w.startsWith(`${key} `))) {
+      out.push({ field: key, expected: 'a warning', actual: ours.warnings })
+    }
+  }
+  for (const key of ['options', 'cacheFrom']) {
+    if (conf.build?.[key] !== undefined && !ours.warnings.some((w) => w.startsWith(`build.${key} `))) {
+      out.push({ field: `build.${key}`, expected: 'a warning', actual: ours.warnings })
+    }
+  }
+  const known = new Set([...PLAIN, ...Object.keys(want), ...WARNED, ...NOT_COMPARED, 'dockerFile', 'context', 'configFilePath'])
+  // Anything else must at least be warned about (an unknown property is).
+  for (const key of Object.keys(conf)) {
+    if (known.has(key) || ours.warnings.some((w) => w.startsWith(`${key} `))) continue
+    out.push({ field: key, expected: conf[key], actual: 'neither compared nor warned about' })
+  }
+  return out
+}
+
+/** undefined and absent alike; JSON round trip drops undefined members. */
+function clean(value) {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value))
+}
