@@ -9,7 +9,7 @@ fn cli_errors_map_to_codes() {
         ErrorCode::ContainerNotFound
     );
     assert_eq!(
-        classify("Error: image reference docker.io/x not found"),
+        classify("Error: image reference registry.example/x not found"),
         ErrorCode::ImageNotFound
     );
     assert_eq!(

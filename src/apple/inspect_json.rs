@@ -112,7 +112,7 @@ mod tests {
 
     /// The 0.x shape: `status` a string, the id inside `configuration`.
     const INSPECT_0X: &str = r#"[{"status":"running","configuration":{"id":"ci-1a2b3c4d",
-      "image":{"reference":"docker.io/library/debian:bookworm","descriptor":{}},
+      "image":{"reference":"registry.example/library/debian:bookworm","descriptor":{}},
       "labels":{"dev.container-isolation.managed":"true","dev.container-isolation.session":"s1"},
       "mounts":[{"type":{"virtiofs":{}},"source":"/Users/me/p","destination":"/workspace","options":[]},
                 {"type":{"virtiofs":{}},"source":"/Users/me/c","destination":"/cache","options":["ro"]}],
@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(c.info.state, ContainerState::Running);
         assert_eq!(
             c.info.image.as_deref(),
-            Some("docker.io/library/debian:bookworm")
+            Some("registry.example/library/debian:bookworm")
         );
         assert_eq!(c.info.labels["dev.container-isolation.session"], "s1");
         assert_eq!(c.mounts.len(), 2);
