@@ -320,6 +320,8 @@ export interface DevcontainerConfig {
   build?: DevcontainerBuild
   containerEnv: Record<string, string>
   remoteEnv: Record<string, string>
+  /** `remoteEnv` entries set to null: unset for tools and lifecycle commands. */
+  remoteEnvUnset: Array<string>
   mounts: Array<DevcontainerMount>
   /** Where the project is in the container; `/workspace` when the file does not say. */
   workspaceFolder: string

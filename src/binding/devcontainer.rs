@@ -74,6 +74,8 @@ pub struct DevcontainerConfig {
     pub build: Option<DevcontainerBuild>,
     pub container_env: HashMap<String, String>,
     pub remote_env: HashMap<String, String>,
+    /// `remoteEnv` entries set to null: unset for tools and lifecycle commands.
+    pub remote_env_unset: Vec<String>,
     pub mounts: Vec<DevcontainerMount>,
     /// Where the project is in the container; `/workspace` when the file does not say.
     pub workspace_folder: String,
@@ -174,7 +176,17 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
                 target: b.target,
             }),
             container_env: c.container_env.into_iter().collect(),
-            remote_env: c.remote_env.into_iter().collect(),
+            remote_env_unset: c
+                .remote_env
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k.clone())
+                .collect(),
+            remote_env: c
+                .remote_env
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, v?)))
+                .collect(),
             mounts: c.mounts.into_iter().map(DevcontainerMount::from).collect(),
             workspace_folder: c.workspace_folder,
             workspace_mount: c.workspace_mount.map(DevcontainerMount::from),

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::host_paths::verify_in_clone;
+use super::session_behaviour::Behaviour;
 use crate::devcontainer::{BuildConfig, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
@@ -82,7 +83,8 @@ pub struct SessionSettings {
     pub env: BTreeMap<String, String>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
-    pub remote_env: BTreeMap<String, String>,
+    /// A `None` value unsets the variable.
+    pub remote_env: BTreeMap<String, Option<String>>,
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,
     pub labels: BTreeMap<String, String>,
@@ -90,11 +92,40 @@ pub struct SessionSettings {
     pub hostname: Option<String>,
     pub privileges: ContainerPrivileges,
     pub lifecycle: Lifecycle,
+    /// The image metadata's lifecycle commands, one per entry, each step run before the
+    /// config's.
+    #[serde(default)]
+    pub image_lifecycle: Vec<Lifecycle>,
+    #[serde(default)]
+    pub behaviour: Behaviour,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
 }
 
+impl Lifecycle {
+    /// The command of one step (`onCreateCommand`, …), if set.
+    pub fn step(&self, name: &str) -> Option<&LifecycleCommand> {
+        match name {
+            "onCreateCommand" => self.on_create.as_ref(),
+            "updateContentCommand" => self.update_content.as_ref(),
+            "postCreateCommand" => self.post_create.as_ref(),
+            "postStartCommand" => self.post_start.as_ref(),
+            "postAttachCommand" => self.post_attach.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 impl SessionSettings {
+    /// Every command of a lifecycle step in order: the image metadata's, then the config's.
+    pub fn commands_of(&self, step: &str) -> Vec<&LifecycleCommand> {
+        self.image_lifecycle
+            .iter()
+            .chain(std::iter::once(&self.lifecycle))
+            .filter_map(|l| l.step(step))
+            .collect()
+    }
+
     /// The user that tools and lifecycle commands run as (`remoteUser`, else
     /// `containerUser`, else the image's).
     pub fn remote_user(&self) -> Option<&str> {
@@ -146,6 +177,8 @@ impl SessionSettings {
             network: self.network.clone(),
             privileges: self.privileges.clone(),
             hostname: self.hostname.clone(),
+            init: Some(self.behaviour.init()),
+            image_command: !self.behaviour.override_command(),
             ..Default::default()
         }
     }
@@ -170,6 +203,8 @@ impl SessionSettings {
             hostname: None,
             privileges: ContainerPrivileges::default(),
             lifecycle: Lifecycle::default(),
+            image_lifecycle: Vec::new(),
+            behaviour: Behaviour::default(),
             warnings: Vec::new(),
         }
     }
