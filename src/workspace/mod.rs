@@ -13,6 +13,7 @@ mod session_container;
 mod session_settings;
 mod settings_resolution;
 mod trust;
+mod uid_image;
 mod user_env_probe;
 mod workspace_creation;
 mod workspace_record;

@@ -36,7 +36,7 @@ pub struct SessionContainer<'a> {
 
 /// `initializeCommand` (on the host, only when the settings hold it: the host allowed it),
 /// then the image, built from the project when it is a built one and `rebuild` is asked
-/// for or it is gone.
+/// for or it is gone, and the one derived with the remote user's ids if the session has it.
 pub async fn prepare_image(
     engine: &Engine,
     project: &Path,
@@ -46,14 +46,16 @@ pub async fn prepare_image(
     if let Some(init) = &settings.lifecycle.initialize {
         run_on_host(project, init).await?;
     }
-    let ImageChoice::Built { tag, build } = &settings.image else {
-        return Ok(());
-    };
-    let present = engine.docker().inspect_image(tag).await.is_ok();
-    if rebuild || !present {
-        build_image(engine, build, tag).await?;
+    if let ImageChoice::Built { tag, build } = &settings.image {
+        let present = engine.docker().inspect_image(tag).await.is_ok();
+        if rebuild || !present {
+            build_image(engine, build, tag).await?;
+        }
     }
-    Ok(())
+    match &settings.uid_image {
+        Some(derived) => derived.ensure(engine, settings.image.name()).await,
+        None => Ok(()),
+    }
 }
 
 /// A number `id` printed, validated.

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
+use super::uid_image::UidImage;
 use crate::devcontainer::{BuildConfig, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
@@ -98,6 +99,10 @@ pub struct SessionSettings {
     pub image_lifecycle: Vec<Lifecycle>,
     #[serde(default)]
     pub behaviour: Behaviour,
+    /// The image derived with the remote user's ids changed (`updateRemoteUserUID` on a
+    /// host that is not root), which the container runs instead of `image`.
+    #[serde(default)]
+    pub uid_image: Option<UidImage>,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
 }
@@ -117,6 +122,14 @@ impl Lifecycle {
 }
 
 impl SessionSettings {
+    /// The image containers run: the derived one with the remote user's ids, else `image`.
+    pub fn run_image(&self) -> &str {
+        self.uid_image
+            .as_ref()
+            .map(|u| u.tag.as_str())
+            .unwrap_or(self.image.name())
+    }
+
     /// Every command of a lifecycle step in order: the image metadata's, then the config's.
     pub fn commands_of(&self, step: &str) -> Vec<&LifecycleCommand> {
         self.image_lifecycle
@@ -166,7 +179,7 @@ impl SessionSettings {
     /// The engine-level config (name, labels and lifetime are the caller's).
     pub fn container_config(&self) -> ContainerConfig {
         ContainerConfig {
-            image: Some(self.image.name().to_string()),
+            image: Some(self.run_image().to_string()),
             working_directory: self.working_dir.clone(),
             mounts: self.mounts.iter().map(|m| m.mount.clone()).collect(),
             environment: self.env.clone(),
@@ -205,6 +218,7 @@ impl SessionSettings {
             lifecycle: Lifecycle::default(),
             image_lifecycle: Vec::new(),
             behaviour: Behaviour::default(),
+            uid_image: None,
             warnings: Vec::new(),
         }
     }

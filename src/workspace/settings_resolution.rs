@@ -339,6 +339,7 @@ pub fn resolve_settings(
             entrypoints: Vec::new(),
         },
         image_lifecycle: Vec::new(),
+        uid_image: None,
         lifecycle: Lifecycle {
             initialize: config.initialize_command.clone(),
             on_create: config.on_create_command.clone(),

@@ -11,6 +11,7 @@ use super::session_container::prepare_image;
 use super::session_settings::SessionSettings;
 use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
 use super::trust::Trust;
+use super::uid_image::UidImage;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
 use crate::clone::{branch_name, validate_session_id};
@@ -131,6 +132,10 @@ impl Workspaces {
         let image = settings.image.name().to_string();
         let entries = read_image_metadata(engine, &image).await?;
         merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
+        if let Some(derived) = UidImage::wanted(&settings) {
+            derived.ensure(engine, &image).await?;
+            settings.uid_image = Some(derived);
+        }
         Ok(settings)
     }
 
