@@ -34,6 +34,7 @@ beforeAll(() => {
     [
       'RUN mkdir -p /opt/bin && printf "#!/bin/sh\\necho found-tool\\n" > /opt/bin/mytool && chmod +x /opt/bin/mytool',
       'RUN echo "export PROBED_VAR=from-profile" > /home/agent/.profile && chown agent:agent /home/agent/.profile',
+      'CMD ["sleep", "infinity"]',
     ].join('\n'),
   )
   buildImage(PRIVILEGED_IMAGE, [{ privileged: true, capAdd: ['SYS_PTRACE'] }], '')
@@ -119,12 +120,29 @@ describe('image metadata, users, container variables', () => {
     expect(statSync(proj).uid).toBe(process.getuid!())
     expect(statSync(join(proj, 'README.md')).uid).toBe(process.getuid!())
     expect(existsSync(join(proj, 'new.txt'))).toBe(false)
+    await workspaces.destroy(id)
+    expect(existsSync(info.clonePath)).toBe(false)
   })
 
   it('updateRemoteUserUID: false leaves the clone to the host user', async () => {
     const proj = project({ '.devcontainer.json': JSON.stringify({ image: TOOL_IMAGE, updateRemoteUserUID: false }) })
     const info = await workspaces.create({ projectDir: proj, sessionId: session() })
     expect(statSync(info.clonePath).uid).toBe(process.getuid!())
+  })
+
+  it('overrideCommand false runs the image command, init false drops the init, shutdownAction none outlives the idle stop', async () => {
+    const idle = new addon.Workspaces({ baseDir: base.path, engine, idleTimeoutMs: 500 })
+    const proj = project({
+      '.devcontainer.json': JSON.stringify({ image: TOOL_IMAGE, overrideCommand: false, init: false, shutdownAction: 'none' }),
+    })
+    const id = session()
+    const info = await idle.create({ projectDir: proj, sessionId: id })
+    const inspected = JSON.parse(engineCli('inspect', '--format', '{{json .}}', info.containerId))
+    expect(inspected.Config.Cmd).toEqual(['sleep', 'infinity'])
+    expect(inspected.HostConfig.Init).toBe(false)
+    await new Promise((r) => setTimeout(r, 3000))
+    expect((await idle.get(id))?.state).toBe('running')
+    await idle.destroy(id)
   })
 
   it('metadata asking privileged or capAdd is refused unless trusted, and leaves no container', async () => {
