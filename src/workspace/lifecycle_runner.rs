@@ -11,6 +11,10 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
 
+/// The most kept in memory of each stream of a lifecycle command (its end is shown when
+/// it fails).
+const OUTPUT_LIMIT: usize = 1 << 20;
+
 pub struct InContainer<'a> {
     pub engine: &'a Engine,
     pub container: &'a str,
@@ -33,6 +37,7 @@ impl InContainer<'_> {
             env: self.env.env.clone(),
             replace_env: self.env.replace,
             user: self.user.map(str::to_string),
+            output_limit: Some(OUTPUT_LIMIT),
             ..Default::default()
         };
         let label = if name.is_empty() {

@@ -145,6 +145,7 @@ impl SessionContainer<'_> {
             command: vec!["id".into(), flag.into()],
             user: self.settings.remote_user().map(str::to_string),
             timeout: Some(std::time::Duration::from_secs(10)),
+            output_limit: Some(64),
             ..Default::default()
         };
         let out = run_buffered(self.engine, &self.record.container_id, request).await?;

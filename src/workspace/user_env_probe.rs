@@ -15,6 +15,7 @@ use crate::runtime::exec::{run_buffered, ExecRequest};
 
 const MARK: &str = "\u{1e}CI_ENV\u{1e}";
 const PROBE_LIMIT: &str = "1048576";
+const PROBE_OUTPUT_LIMIT: usize = (1 << 20) + 64;
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Run by `/bin/sh -c` with the shell's flags as `$1` and the output limit as `$2`; the
@@ -61,6 +62,8 @@ async fn probe(
             .to_vec(),
         user: user.map(str::to_string),
         timeout: Some(PROBE_TIMEOUT),
+        // The container's own `head` may not honour the limit.
+        output_limit: Some(PROBE_OUTPUT_LIMIT),
         ..Default::default()
     };
     let found = match run_buffered(engine, container, request).await {
