@@ -75,7 +75,7 @@ describe('image metadata, users, container variables', () => {
     image: TOOL_IMAGE,
     containerEnv: { GONE: 'here' },
     remoteEnv: { PATH: '${containerEnv:PATH}:/opt/bin', GONE: null, EXTRA: 'x-${containerEnv:FROM_IMAGE}' },
-    postCreateCommand: 'echo config >> /tmp/order && mytool >> /tmp/order',
+    postCreateCommand: 'echo config-${containerEnv:FROM_IMAGE} >> /tmp/order && mytool >> /tmp/order',
     postAttachCommand: 'echo attached >> /tmp/attached',
   }
 
@@ -91,7 +91,7 @@ describe('image metadata, users, container variables', () => {
       expect(r.exitCode, r.output.map((l) => l.text).join('\n')).toBe(0)
       return r.output.map((l) => l.text)
     }
-    expect(await run('cat /tmp/order')).toEqual(['agent', 'image', 'config', 'found-tool'])
+    expect(await run('cat /tmp/order')).toEqual(['agent', 'image', 'config-yes', 'found-tool'])
     expect(await run('whoami; echo "$FROM_IMAGE $EXTRA ${GONE-unset} $PROBED_VAR"; mytool')).toEqual([
       'agent',
       'yes x-yes unset from-profile',

@@ -87,6 +87,13 @@ type Probed = (String, Option<BTreeMap<String, String>>);
 pub struct ProbeCache(Mutex<HashMap<String, Probed>>);
 
 impl ProbeCache {
+    pub fn forget(&self, container: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(container);
+    }
+
     /// The environment a session's commands run with in its (running) container.
     pub async fn session_env(
         &self,

@@ -229,6 +229,7 @@ impl Workspaces {
         }
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
+        self.probes.forget(&record.container_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
