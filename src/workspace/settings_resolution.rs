@@ -330,7 +330,12 @@ pub fn resolve_settings(
         }
         .merged(config.run_args.privileges.clone()),
         behaviour: Behaviour {
-            init: config.init,
+            // `runArgs --init` asks for it as much as `init: true`.
+            init: if config.run_args_text.iter().any(|a| a == "--init") {
+                Some(true)
+            } else {
+                config.init
+            },
             override_command: config.override_command,
             shutdown_action: config.shutdown_action.clone(),
             update_remote_user_uid: config.update_remote_user_uid,
