@@ -350,6 +350,12 @@ export interface DevcontainerConfig {
   postCreateCommand?: string | string[] | Record<string, string | string[]>
   postStartCommand?: string | string[] | Record<string, string | string[]>
   postAttachCommand?: string | string[] | Record<string, string | string[]>
+  init?: boolean
+  overrideCommand?: boolean
+  shutdownAction?: 'none' | 'stopContainer' | 'stopCompose'
+  updateRemoteUserUID?: boolean
+  userEnvProbe?: 'none' | 'loginShell' | 'loginInteractiveShell' | 'interactiveShell'
+  waitFor?: 'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'
   /** What was read but is not supported and was ignored (`features`, `forwardPorts`, …). */
   warnings: Array<string>
 }

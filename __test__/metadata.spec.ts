@@ -70,6 +70,35 @@ function project(files: Record<string, string>): string {
 let n = 0
 const session = () => `md${process.pid}x${++n}`
 
+describe('readDevcontainerConfig', () => {
+  it('reads the lifecycle-shaping fields and reports remoteEnv nulls as unset', async () => {
+    const proj = project({
+      '.devcontainer.json': JSON.stringify({
+        image: 'x',
+        remoteEnv: { A: 'a', B: null },
+        init: false,
+        overrideCommand: false,
+        shutdownAction: 'none',
+        updateRemoteUserUID: false,
+        userEnvProbe: 'loginShell',
+        waitFor: 'postCreateCommand',
+      }),
+    })
+    expect(await addon.readDevcontainerConfig(proj)).toMatchObject({
+      remoteEnv: { A: 'a' },
+      remoteEnvUnset: ['B'],
+      init: false,
+      overrideCommand: false,
+      shutdownAction: 'none',
+      updateRemoteUserUID: false,
+      userEnvProbe: 'loginShell',
+      waitFor: 'postCreateCommand',
+    })
+    const bad = project({ '.devcontainer.json': JSON.stringify({ userEnvProbe: 'zsh' }) })
+    expect((await rejection(addon.readDevcontainerConfig(bad))).code).toBe('DEVCONTAINER')
+  })
+})
+
 describe('image metadata, users, container variables', () => {
   const config = {
     image: TOOL_IMAGE,

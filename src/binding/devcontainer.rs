@@ -106,6 +106,18 @@ pub struct DevcontainerConfig {
     pub post_start_command: Option<Value>,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_attach_command: Option<Value>,
+    pub init: Option<bool>,
+    pub override_command: Option<bool>,
+    #[napi(ts_type = "'none' | 'stopContainer' | 'stopCompose'")]
+    pub shutdown_action: Option<String>,
+    #[napi(js_name = "updateRemoteUserUID")]
+    pub update_remote_user_uid: Option<bool>,
+    #[napi(ts_type = "'none' | 'loginShell' | 'loginInteractiveShell' | 'interactiveShell'")]
+    pub user_env_probe: Option<String>,
+    #[napi(
+        ts_type = "'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'"
+    )]
+    pub wait_for: Option<String>,
     /// What was read but is not supported and was ignored (`features`, `forwardPorts`, …).
     pub warnings: Vec<String>,
 }
@@ -203,6 +215,12 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             post_create_command: lifecycle_value(c.post_create_command),
             post_start_command: lifecycle_value(c.post_start_command),
             post_attach_command: lifecycle_value(c.post_attach_command),
+            init: c.init,
+            override_command: c.override_command,
+            shutdown_action: c.shutdown_action,
+            update_remote_user_uid: c.update_remote_user_uid,
+            user_env_probe: c.user_env_probe,
+            wait_for: c.wait_for,
             warnings: c.warnings,
         }
     }
