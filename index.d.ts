@@ -486,6 +486,8 @@ export interface DevcontainerConfig {
   containerEnv: Record<string, string>
   /** `remoteEnv`: added to the environment of commands and tools run in the container. */
   remoteEnv: Record<string, string>
+  /** `remoteEnv` entries set to null: unset for tools and lifecycle commands. */
+  remoteEnvUnset: Array<string>
   /** `mounts`. */
   mounts: Array<DevcontainerMount>
   /** Where the project is in the container; `/workspace` when the file does not say. */
@@ -533,6 +535,18 @@ export interface DevcontainerConfig {
   service?: string
   /** `runServices` of a compose config. */
   runServices?: Array<string>
+  /** `init`: whether an init process reaps the container's zombies (default true). */
+  init?: boolean
+  /** `overrideCommand`: false runs the image's own command, which must keep running. */
+  overrideCommand?: boolean
+  /** `shutdownAction`: `none` keeps the container through an idle stop. */
+  shutdownAction?: 'none' | 'stopContainer' | 'stopCompose'
+  /** `updateRemoteUserUID`: make the clone writable by the remote user (default true). */
+  updateRemoteUserUID?: boolean
+  /** `userEnvProbe`: the shell whose environment commands start from. */
+  userEnvProbe?: 'none' | 'loginShell' | 'loginInteractiveShell' | 'interactiveShell'
+  /** `waitFor`: read; `Workspaces.create` waits for every lifecycle step. */
+  waitFor?: 'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'
   /**
    * What the file asks for that is not acted on (`forwardPorts`, a compose config, an
    * unknown property, …), one sentence each.

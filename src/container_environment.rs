@@ -21,6 +21,8 @@ pub struct EnvironmentRequest {
     pub user: Option<String>,
     /// Added to every command's environment.
     pub env: BTreeMap<String, String>,
+    /// `env` is the commands' whole environment, not an addition (git's stays an addition).
+    pub replace_env: bool,
     pub engine: EngineOptions,
     /// Run before every FileIO and Shell use (a workspace's idle tracking).
     pub usage: Option<Arc<dyn ContainerUse>>,
@@ -59,6 +61,7 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         log_dir: default_log_dir(),
         timeout: DEFAULT_TIMEOUT,
         env: request.env.clone(),
+        replace_env: request.replace_env,
         user: request.user.clone(),
         shell: None,
         engine: request.engine.clone(),

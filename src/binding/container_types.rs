@@ -296,6 +296,7 @@ impl TryFrom<ExecOptions> for ExecRequest {
             timeout: duration_ms(js.timeout, "exec timeout")?,
             user: js.user,
             replace_env: replaces_environment(js.environment_mode.as_deref())?,
+            ..Default::default()
         })
     }
 }

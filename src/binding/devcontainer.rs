@@ -93,6 +93,8 @@ pub struct DevcontainerConfig {
     pub container_env: HashMap<String, String>,
     /// `remoteEnv`: added to the environment of commands and tools run in the container.
     pub remote_env: HashMap<String, String>,
+    /// `remoteEnv` entries set to null: unset for tools and lifecycle commands.
+    pub remote_env_unset: Vec<String>,
     /// `mounts`.
     pub mounts: Vec<DevcontainerMount>,
     /// Where the project is in the container; `/workspace` when the file does not say.
@@ -140,6 +142,24 @@ pub struct DevcontainerConfig {
     pub service: Option<String>,
     /// `runServices` of a compose config.
     pub run_services: Option<Vec<String>>,
+    /// `init`: whether an init process reaps the container's zombies (default true).
+    pub init: Option<bool>,
+    /// `overrideCommand`: false runs the image's own command, which must keep running.
+    pub override_command: Option<bool>,
+    /// `shutdownAction`: `none` keeps the container through an idle stop.
+    #[napi(ts_type = "'none' | 'stopContainer' | 'stopCompose'")]
+    pub shutdown_action: Option<String>,
+    /// `updateRemoteUserUID`: make the clone writable by the remote user (default true).
+    #[napi(js_name = "updateRemoteUserUID")]
+    pub update_remote_user_uid: Option<bool>,
+    /// `userEnvProbe`: the shell whose environment commands start from.
+    #[napi(ts_type = "'none' | 'loginShell' | 'loginInteractiveShell' | 'interactiveShell'")]
+    pub user_env_probe: Option<String>,
+    /// `waitFor`: read; `Workspaces.create` waits for every lifecycle step.
+    #[napi(
+        ts_type = "'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'"
+    )]
+    pub wait_for: Option<String>,
     /// What the file asks for that is not acted on (`forwardPorts`, a compose config, an
     /// unknown property, …), one sentence each.
     pub warnings: Vec<String>,
@@ -212,7 +232,17 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
                 target: b.target,
             }),
             container_env: c.container_env.into_iter().collect(),
-            remote_env: c.remote_env.into_iter().collect(),
+            remote_env_unset: c
+                .remote_env
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k.clone())
+                .collect(),
+            remote_env: c
+                .remote_env
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, v?)))
+                .collect(),
             mounts: c.mounts.into_iter().map(DevcontainerMount::from).collect(),
             workspace_folder: c.workspace_folder,
             workspace_mount: c.workspace_mount.map(DevcontainerMount::from),
@@ -232,6 +262,12 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             docker_compose_file: c.compose.as_ref().map(|c| c.files.clone()),
             service: c.compose.as_ref().and_then(|c| c.service.clone()),
             run_services: c.compose.map(|c| c.run_services),
+            init: c.init,
+            override_command: c.override_command,
+            shutdown_action: c.shutdown_action,
+            update_remote_user_uid: c.update_remote_user_uid,
+            user_env_probe: c.user_env_probe,
+            wait_for: c.wait_for,
             warnings: c.warnings,
         }
     }

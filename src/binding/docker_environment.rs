@@ -73,6 +73,7 @@ pub async fn create_docker_environment(
             thread_id: opts.thread_id,
             user: None,
             env: Default::default(),
+            replace_env: false,
             engine: engine_options(opts.engine)?,
             usage: None,
             agent: opts.agent.unwrap_or(true),

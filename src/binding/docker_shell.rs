@@ -112,6 +112,7 @@ pub fn shell_options(opts: DockerShellOptions) -> crate::error::Result<shell::Sh
             .unwrap_or_else(shell::default_log_dir),
         timeout: duration_ms(opts.timeout_ms, "shell timeoutMs")?.unwrap_or(shell::DEFAULT_TIMEOUT),
         env: opts.env.unwrap_or_default().into_iter().collect(),
+        replace_env: false,
         user: opts.user,
         shell: opts.shell,
         engine: engine_options(opts.engine)?,

@@ -10,8 +10,9 @@ use sha2::{Digest, Sha256};
 
 use super::build_config::{parse_build, BuildConfig};
 use super::compose::{parse_compose, ComposeConfig};
-use super::fields::{boolean, invalid, string, string_list, string_map};
+use super::fields::{invalid, one_of, string, string_list};
 use super::host_env::HostEnv;
+use super::image_metadata::parse_entry;
 use super::jsonc;
 use super::lifecycle::{parse_lifecycle, LifecycleCommand};
 use super::lookup::find_config;
@@ -29,6 +30,15 @@ pub const DEFAULT_WORKSPACE_FOLDER: &str = "/workspace";
 /// The most read of a devcontainer.json (a larger one is refused).
 const CONFIG_LIMIT: u64 = 1 << 20;
 
+/// The lifecycle steps `waitFor` may name.
+pub const WAIT_FOR: &[&str] = &[
+    "initializeCommand",
+    "onCreateCommand",
+    "updateContentCommand",
+    "postCreateCommand",
+    "postStartCommand",
+];
+
 #[derive(Debug, Clone, Default)]
 pub struct DevcontainerConfig {
     pub config_path: PathBuf,
@@ -36,7 +46,8 @@ pub struct DevcontainerConfig {
     pub image: Option<String>,
     pub build: Option<BuildConfig>,
     pub container_env: BTreeMap<String, String>,
-    pub remote_env: BTreeMap<String, String>,
+    /// A null value unsets the variable.
+    pub remote_env: BTreeMap<String, Option<String>>,
     pub mounts: Vec<MountSpec>,
     pub workspace_folder: String,
     pub workspace_mount: Option<MountSpec>,
@@ -56,6 +67,12 @@ pub struct DevcontainerConfig {
     pub post_attach_command: Option<LifecycleCommand>,
     /// `dockerComposeFile` and its `service`, `runServices`: read, never run.
     pub compose: Option<ComposeConfig>,
+    pub init: Option<bool>,
+    pub override_command: Option<bool>,
+    pub shutdown_action: Option<String>,
+    pub update_remote_user_uid: Option<bool>,
+    pub user_env_probe: Option<String>,
+    pub wait_for: Option<String>,
     /// Host environment variables the file asked for that the reader was not allowed to
     /// read (they were substituted as unset).
     pub denied_env: Vec<String>,
@@ -153,20 +170,33 @@ fn syntax_error(path: &Path, err: &serde_json::Error) -> crate::error::Error {
 
 fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<DevcontainerConfig> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let entry = parse_entry(map, path)?;
     let mut config = DevcontainerConfig {
         config_path: path.to_path_buf(),
         name: string(map, "name", path)?,
         image: string(map, "image", path)?,
-        container_env: string_map(map, "containerEnv", path)?,
-        remote_env: string_map(map, "remoteEnv", path)?,
-        container_user: string(map, "containerUser", path)?,
-        remote_user: string(map, "remoteUser", path)?,
+        container_env: entry.container_env,
+        remote_env: entry.remote_env,
+        container_user: entry.container_user,
+        remote_user: entry.remote_user,
         workspace_folder: string(map, "workspaceFolder", path)?
             .unwrap_or_else(|| DEFAULT_WORKSPACE_FOLDER.into()),
-        privileged: boolean(map, "privileged", "privileged", path)?,
-        cap_add: string_list(map, "capAdd", path)?,
-        security_opt: string_list(map, "securityOpt", path)?,
+        privileged: entry.privileged,
+        cap_add: entry.cap_add,
+        security_opt: entry.security_opt,
         build: parse_build(map, dir, path)?,
+        mounts: entry.mounts,
+        on_create_command: entry.on_create,
+        update_content_command: entry.update_content,
+        post_create_command: entry.post_create,
+        post_start_command: entry.post_start,
+        post_attach_command: entry.post_attach,
+        init: entry.init,
+        override_command: entry.override_command,
+        shutdown_action: entry.shutdown_action,
+        update_remote_user_uid: entry.update_remote_user_uid,
+        user_env_probe: entry.user_env_probe,
+        wait_for: one_of(map, "waitFor", WAIT_FOR, path)?,
         ..Default::default()
     };
     if !config.workspace_folder.starts_with('/') {
@@ -174,16 +204,6 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
             path,
             "workspaceFolder must be an absolute container path",
         ));
-    }
-    if let Some(mounts) = map.get("mounts").filter(|v| !v.is_null()) {
-        let Value::Array(items) = mounts else {
-            return Err(invalid(path, "mounts must be an array"));
-        };
-        for (i, item) in items.iter().enumerate() {
-            config
-                .mounts
-                .push(parse_mount(item, &format!("mounts[{i}]"), path)?);
-        }
     }
     if let Some(m) = map.get("workspaceMount").filter(|v| !v.is_null()) {
         config.workspace_mount = Some(parse_mount(m, "workspaceMount", path)?);
@@ -198,18 +218,11 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
             format!("{}: {}", path.display(), e.message),
         )
     })?;
-    let lifecycle = |key: &str| -> Result<Option<LifecycleCommand>> {
-        map.get(key)
-            .filter(|v| !v.is_null())
-            .map(|v| parse_lifecycle(v, key).map_err(|e| invalid(path, e.message)))
-            .transpose()
-    };
-    config.initialize_command = lifecycle("initializeCommand")?;
-    config.on_create_command = lifecycle("onCreateCommand")?;
-    config.update_content_command = lifecycle("updateContentCommand")?;
-    config.post_create_command = lifecycle("postCreateCommand")?;
-    config.post_start_command = lifecycle("postStartCommand")?;
-    config.post_attach_command = lifecycle("postAttachCommand")?;
+    config.initialize_command = map
+        .get("initializeCommand")
+        .filter(|v| !v.is_null())
+        .map(|v| parse_lifecycle(v, "initializeCommand").map_err(|e| invalid(path, e.message)))
+        .transpose()?;
     config.compose = parse_compose(map, path)?;
     config.warnings = unhonoured_warnings(map);
     Ok(config)
@@ -359,8 +372,8 @@ mod tests {
         let basename = project.0.file_name().unwrap().to_str().unwrap();
         assert_eq!(config.name.as_deref(), Some(basename));
         assert_eq!(config.workspace_folder, format!("/w/{basename}"));
-        assert_eq!(config.remote_env["ID"], devcontainer_id(&project.0));
-        assert_eq!(config.remote_env["D"], basename);
+        assert_eq!(config.remote_env["ID"], Some(devcontainer_id(&project.0)));
+        assert_eq!(config.remote_env["D"].as_deref(), Some(basename));
     }
 
     #[test]

@@ -60,6 +60,64 @@ pub fn string_map(
     }
 }
 
+/// Absent or null is `None`; anything but true or false is refused.
+pub fn optional_bool(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &Path,
+) -> Result<Option<bool>, Error> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(invalid(path, format_args!("{key} must be true or false"))),
+    }
+}
+
+/// A string that must be one of `allowed`.
+pub fn one_of(
+    map: &Map<String, Value>,
+    key: &str,
+    allowed: &[&str],
+    path: &Path,
+) -> Result<Option<String>, Error> {
+    match string(map, key, path)? {
+        Some(s) if !allowed.contains(&s.as_str()) => Err(invalid(
+            path,
+            format_args!("{key} must be one of {}", allowed.join(", ")),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// An object of strings where null marks a variable to unset (`remoteEnv`).
+pub fn nullable_string_map(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &Path,
+) -> Result<BTreeMap<String, Option<String>>, Error> {
+    let Some(Value::Object(entries)) = map.get(key) else {
+        return string_map(map, key, path)
+            .map(|m| m.into_iter().map(|(k, v)| (k, Some(v))).collect());
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in entries {
+        let value = match v {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => {
+                return Err(invalid(
+                    path,
+                    format_args!("{key}.{k} must be a string or null"),
+                ))
+            }
+        };
+        out.insert(k.clone(), value);
+    }
+    Ok(out)
+}
+
 /// An array of strings (absent or null: empty).
 pub fn string_list(map: &Map<String, Value>, key: &str, path: &Path) -> Result<Vec<String>, Error> {
     match map.get(key) {

@@ -7,6 +7,7 @@ mod compose;
 mod config;
 mod fields;
 mod host_env;
+mod image_metadata;
 mod jsonc;
 mod lifecycle;
 mod lookup;
@@ -19,9 +20,12 @@ pub use build_config::BuildConfig;
 pub use compose::ComposeConfig;
 pub use config::{
     devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
-    ReadOptions, DEFAULT_WORKSPACE_FOLDER,
+    ReadOptions, DEFAULT_WORKSPACE_FOLDER, WAIT_FOR,
 };
 pub use host_env::HostEnv;
+pub use image_metadata::{
+    parse_image_metadata, MetadataEntry, METADATA_LABEL, SHUTDOWN_ACTIONS, USER_ENV_PROBES,
+};
 pub use lifecycle::{Command, LifecycleCommand};
 pub use mount_spec::{MountKind, MountSpec};
 pub use run_args::RunArgs;

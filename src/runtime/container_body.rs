@@ -67,7 +67,7 @@ fn host_config(config: &ContainerConfig) -> HostConfig {
     let p = &config.privileges;
     let namespace = |kind: &str| p.namespaces.get(kind).cloned();
     HostConfig {
-        init: Some(true),
+        init: Some(config.init.unwrap_or(true)),
         mounts: Some(config.mounts.iter().map(engine_mount).collect()),
         memory: config.memory,
         cpu_shares: config.cpu_shares,

@@ -126,6 +126,11 @@ pub struct ContainerConfig {
     pub mounts: Vec<ContainerMount>,
     /// `Some`: a job whose main process is this command. `None`: a sandbox kept alive.
     pub command: Option<Vec<String>>,
+    /// With no `command`: run the image's own entrypoint and command instead of the
+    /// keep-alive (devcontainer `overrideCommand: false`).
+    pub image_command: bool,
+    /// The engine's init as the first process (`None`: yes).
+    pub init: Option<bool>,
     pub environment: BTreeMap<String, String>,
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,

@@ -158,7 +158,10 @@ impl ContainerRuntime for DockerRuntime {
         let engine = self.engine().await?;
         check_network(&engine, config.network.as_deref()).await?;
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
-        let entrypoint = Some(config.command.clone().unwrap_or_else(sandbox_command));
+        let entrypoint = match (&config.command, config.image_command) {
+            (None, true) => None,
+            (command, _) => Some(command.clone().unwrap_or_else(sandbox_command)),
+        };
         let agent = self.agent_source(&engine);
         let mut body = create_body(&config, &image, labels.clone(), entrypoint);
         if let Some(source) = &agent {
@@ -168,7 +171,10 @@ impl ContainerRuntime for DockerRuntime {
         self.create_container(&engine, &name, &image, platform, body)
             .await?;
 
-        if config.command.is_none() && !path_exists(&engine, &name, SHELL).await? {
+        if config.command.is_none()
+            && !config.image_command
+            && !path_exists(&engine, &name, SHELL).await?
+        {
             // An image without a shell cannot run our keep-alive: its own default process
             // becomes the main process, if it has one.
             self.discard(&engine, &name).await;

@@ -31,6 +31,9 @@ pub struct ExecRequest {
     pub user: Option<String>,
     /// `environmentMode: 'replace'`: the command gets `env` only, not the container's.
     pub replace_env: bool,
+    /// `run_buffered` keeps at most this many bytes of each stream (the rest is read and
+    /// dropped): output the container controls costs the host bounded memory.
+    pub output_limit: Option<usize>,
 }
 
 impl ExecRequest {
@@ -225,11 +228,15 @@ pub async fn run_buffered(
         while let Some(frame) = started.output.next().await {
             let frame =
                 frame.map_err(|e| engine.annotate(crate::engine::from_bollard(e, &what)))?;
-            match demux.split(frame) {
-                Some((StreamKind::Stdout, bytes)) => outcome.stdout.extend_from_slice(&bytes),
-                Some((StreamKind::Stderr, bytes)) => outcome.stderr.extend_from_slice(&bytes),
-                None => {}
-            }
+            let (into, bytes) = match demux.split(frame) {
+                Some((StreamKind::Stdout, bytes)) => (&mut outcome.stdout, bytes),
+                Some((StreamKind::Stderr, bytes)) => (&mut outcome.stderr, bytes),
+                None => continue,
+            };
+            let room = req
+                .output_limit
+                .map_or(bytes.len(), |l| l.saturating_sub(into.len()));
+            into.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         Ok(())
     };
@@ -291,4 +298,49 @@ pub async fn run_plain(
             limit.as_millis()
         ))
     })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineOptions;
+    use crate::runtime::{ContainerConfig, ContainerRuntime, DockerRuntime, RuntimeOptions};
+
+    /// Against the machine's engine: 3 MB of output, 1000 bytes kept.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn buffered_output_is_kept_up_to_the_limit() {
+        let runtime = DockerRuntime::new(RuntimeOptions {
+            image: Some("container-isolation-test:debian".into()),
+            base_dir: Some(
+                std::env::temp_dir()
+                    .join("ci-exec-limit")
+                    .to_string_lossy()
+                    .into(),
+            ),
+            ..Default::default()
+        });
+        let Ok(engine) = Engine::connect(&EngineOptions::default()).await else {
+            return;
+        };
+        let config = ContainerConfig {
+            working_directory: "/".into(),
+            ..Default::default()
+        };
+        let id = runtime.create(config).await.unwrap();
+        runtime.start(&id).await.unwrap();
+        let request = ExecRequest {
+            command: ["sh", "-c", "head -c 3000000 /dev/zero; echo err >&2"]
+                .map(str::to_string)
+                .to_vec(),
+            output_limit: Some(1000),
+            ..Default::default()
+        };
+        let out = run_buffered(&engine, &id, request).await;
+        runtime.remove(&id).await.unwrap();
+        let out = out.unwrap();
+        assert_eq!(
+            (out.stdout.len(), out.stderr.as_slice()),
+            (1000, &b"err\n"[..])
+        );
+    }
 }

@@ -141,6 +141,7 @@ impl DockerShell {
                     command: argv,
                     working_dir: Some(self.options.cwd.clone()),
                     env: self.options.env.clone(),
+                    replace_env: self.options.replace_env,
                     user: self.options.user.clone(),
                     ..Default::default()
                 };
@@ -222,7 +223,7 @@ impl DockerShell {
         Ok(Spawn {
             argv,
             cwd: Some(self.options.cwd.clone()),
-            replace_env: false,
+            replace_env: self.options.replace_env,
             env: self.options.env.clone().into_iter().collect(),
             creds: user.creds(),
             home: user.home.clone(),

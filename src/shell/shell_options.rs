@@ -17,6 +17,8 @@ pub struct ShellOptions {
     pub log_dir: PathBuf,
     pub timeout: Duration,
     pub env: BTreeMap<String, String>,
+    /// `env` is the whole environment of each command, not an addition to the container's.
+    pub replace_env: bool,
     pub user: Option<String>,
     /// The program and leading arguments the command string is appended to; `None` picks
     /// `bash -c`, or `/bin/sh -c` where the image has no bash.

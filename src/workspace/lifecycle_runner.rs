@@ -1,22 +1,26 @@
 //! Running devcontainer lifecycle commands inside the container (and `initializeCommand` on
 //! the host, only when the caller allowed host commands).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use futures_util::future::join_all;
 
+use super::remote_env::{resolve_command, RemoteEnv};
 use crate::devcontainer::{Command, LifecycleCommand};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
+
+/// The most kept in memory of each stream of a lifecycle command (its end is shown when
+/// it fails).
+const OUTPUT_LIMIT: usize = 1 << 20;
 
 pub struct InContainer<'a> {
     pub engine: &'a Engine,
     pub container: &'a str,
     pub user: Option<&'a str>,
     pub cwd: &'a str,
-    pub env: &'a BTreeMap<String, String>,
+    pub env: &'a RemoteEnv,
 }
 
 fn tail(bytes: &[u8]) -> String {
@@ -30,8 +34,10 @@ impl InContainer<'_> {
         let request = ExecRequest {
             command: command.argv(),
             working_dir: Some(self.cwd.to_string()),
-            env: self.env.clone(),
+            env: self.env.env.clone(),
+            replace_env: self.env.replace,
             user: self.user.map(str::to_string),
+            output_limit: Some(OUTPUT_LIMIT),
             ..Default::default()
         };
         let label = if name.is_empty() {
@@ -58,14 +64,17 @@ impl InContainer<'_> {
         Ok(())
     }
 
-    /// A single command, or every entry of an object at once (all must succeed).
-    pub async fn run(&self, field: &str, command: &Option<LifecycleCommand>) -> Result<()> {
-        let Some(command) = command else {
-            return Ok(());
-        };
-        let named = command.commands();
-        let results = join_all(named.iter().map(|(name, c)| self.run_one(field, name, c))).await;
-        results.into_iter().collect::<Result<Vec<_>>>().map(|_| ())
+    /// Each command of a step in order (the image metadata's, then the config's), with
+    /// `${containerEnv:…}` resolved: a single command, or every entry of an object at once
+    /// (all must succeed).
+    pub async fn run(&self, field: &str, commands: &[&LifecycleCommand]) -> Result<()> {
+        for command in commands {
+            let named = resolve_command(command, &self.env.container).commands();
+            let results =
+                join_all(named.iter().map(|(name, c)| self.run_one(field, name, c))).await;
+            results.into_iter().collect::<Result<Vec<_>>>()?;
+        }
+        Ok(())
     }
 }
 

@@ -1,14 +1,21 @@
 //! Session workspaces (docs/contract.md §6): clone + container + devcontainer.json under the
 //! host's trust, the settings fixed at creation and stored.
 
+mod clone_owner;
 mod host_paths;
 mod idle_tracker;
 mod image_build;
 mod lifecycle_runner;
+mod metadata_merge;
+mod remote_env;
+mod session_behaviour;
 mod session_container;
 mod session_settings;
 mod settings_resolution;
 mod trust;
+mod uid_image;
+mod user_env_probe;
+mod workspace_creation;
 mod workspace_record;
 mod workspaces;
 

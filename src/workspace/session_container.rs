@@ -1,22 +1,69 @@
 //! Making and starting a session's container from its stored settings: the image (built
-//! when it is missing), every mount source checked again, the lifecycle commands in
-//! order, and no container left behind when any of it fails.
+//! when it is missing), every mount source checked again, the clone given to the remote
+//! user, the lifecycle commands in order, and no container left behind when any of it
+//! fails.
 
 use std::path::Path;
 
+use super::clone_owner::give_clone;
 use super::image_build::build_image;
 use super::lifecycle_runner::{run_on_host, InContainer};
+use super::remote_env::{env_list, substitute_container_env, RemoteEnv};
 use super::session_settings::{ImageChoice, SessionSettings};
+use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use crate::engine::Engine;
-use crate::error::{ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::exec::{run_buffered, ExecRequest};
 use crate::runtime::{ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+
+/// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
+/// `environment()`).
+const CREATE_STEPS: [&str; 4] = [
+    "onCreateCommand",
+    "updateContentCommand",
+    "postCreateCommand",
+    "postStartCommand",
+];
 
 pub struct SessionContainer<'a> {
     pub runtime: &'a DockerRuntime,
     pub engine: &'a Engine,
     pub record: &'a WorkspaceRecord,
     pub settings: &'a SessionSettings,
+    pub probes: &'a ProbeCache,
+}
+
+/// `initializeCommand` (on the host, only when the settings hold it: the host allowed it),
+/// then the image, built from the project when it is a built one and `rebuild` is asked
+/// for or it is gone, and the one derived with the remote user's ids if the session has it.
+pub async fn prepare_image(
+    engine: &Engine,
+    project: &Path,
+    settings: &SessionSettings,
+    rebuild: bool,
+) -> Result<()> {
+    if let Some(init) = &settings.lifecycle.initialize {
+        run_on_host(project, init).await?;
+    }
+    if let ImageChoice::Built { tag, build } = &settings.image {
+        let present = engine.docker().inspect_image(tag).await.is_ok();
+        if rebuild || !present {
+            build_image(engine, build, tag, settings.platform.as_deref()).await?;
+        }
+    }
+    match &settings.uid_image {
+        Some(derived) => derived.ensure(engine, settings.image.name()).await,
+        None => Ok(()),
+    }
+}
+
+/// A number `id` printed, validated.
+fn parse_id(out: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(out).ok()?.trim();
+    (text.len() <= 10 && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
 }
 
 impl SessionContainer<'_> {
@@ -24,40 +71,44 @@ impl SessionContainer<'_> {
         Path::new(&self.record.clone_path)
     }
 
-    fn runner(&self) -> InContainer<'_> {
+    fn runner<'e>(&'e self, env: &'e RemoteEnv) -> InContainer<'e> {
         InContainer {
             engine: self.engine,
             container: &self.record.container_id,
             user: self.settings.remote_user(),
             cwd: &self.settings.workspace_folder,
-            env: &self.settings.remote_env,
+            env,
         }
     }
 
-    /// The image, built from the project when it is a built one and `rebuild` is asked for
-    /// or it is gone.
-    async fn ensure_image(&self, rebuild: bool) -> Result<()> {
-        let ImageChoice::Built { tag, build } = &self.settings.image else {
-            return Ok(());
-        };
-        let present = self.engine.docker().inspect_image(tag).await.is_ok();
-        if rebuild || !present {
-            build_image(self.engine, build, tag, self.settings.platform.as_deref()).await?;
-        }
-        Ok(())
+    /// The environment commands run with now.
+    async fn session_env(&self) -> Result<RemoteEnv> {
+        self.probes
+            .session_env(self.engine, &self.record.container_id, self.settings)
+            .await
     }
 
-    /// Creates, starts and initialises the container (`initializeCommand` first, on the
-    /// host, only when the settings hold it: the host allowed it). `rebuild`: build a built
-    /// image even if it exists (a new session picks up the project's Dockerfile).
-    pub async fn create(&self, lifetime: Lifetime, rebuild: bool) -> Result<()> {
+    /// Creates, starts and initialises the container from a prepared image.
+    pub async fn create(&self, lifetime: Lifetime) -> Result<()> {
         let record = self.record;
-        if let Some(init) = &self.settings.lifecycle.initialize {
-            run_on_host(Path::new(&record.project_dir), init).await?;
-        }
-        self.ensure_image(rebuild).await?;
         self.settings.verify_mounts(self.clone_path())?;
         let mut config = self.settings.container_config();
+        if config
+            .environment
+            .values()
+            .any(|v| v.contains("${containerEnv:"))
+        {
+            // `containerEnv` refers to the image's environment: the container has none yet.
+            let image = self
+                .engine
+                .docker()
+                .inspect_image(self.settings.image.name())
+                .await;
+            let env = env_list(image.ok().and_then(|i| i.config).and_then(|c| c.env));
+            for value in config.environment.values_mut() {
+                *value = substitute_container_env(value, &env);
+            }
+        }
         config.name = Some(record.container_id.clone());
         config.lifetime = lifetime;
         config.session_id = Some(record.session_id.clone());
@@ -71,16 +122,13 @@ impl SessionContainer<'_> {
         }
         let initialised = async {
             self.runtime.start(&record.container_id).await?;
-            let lifecycle = &self.settings.lifecycle;
-            let runner = self.runner();
-            runner.run("onCreateCommand", &lifecycle.on_create).await?;
-            runner
-                .run("updateContentCommand", &lifecycle.update_content)
-                .await?;
-            runner
-                .run("postCreateCommand", &lifecycle.post_create)
-                .await?;
-            runner.run("postStartCommand", &lifecycle.post_start).await
+            self.give_clone_to_remote_user().await?;
+            let env = self.session_env().await?;
+            let runner = self.runner(&env);
+            for step in CREATE_STEPS {
+                runner.run(step, &self.settings.commands_of(step)).await?;
+            }
+            Ok(())
         }
         .await;
         if let Err(err) = initialised {
@@ -88,6 +136,62 @@ impl SessionContainer<'_> {
             let _ = self.runtime.remove(&record.container_id).await;
             return Err(err);
         }
+        Ok(())
+    }
+
+    /// One line of `id` (`-u` or `-g`) as the remote user.
+    async fn remote_id(&self, flag: &str) -> Result<u32> {
+        let request = ExecRequest {
+            command: vec!["id".into(), flag.into()],
+            user: self.settings.remote_user().map(str::to_string),
+            timeout: Some(std::time::Duration::from_secs(10)),
+            output_limit: Some(64),
+            ..Default::default()
+        };
+        let out = run_buffered(self.engine, &self.record.container_id, request).await?;
+        parse_id(&out.stdout)
+            .filter(|_| out.exit_code == 0)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::Devcontainer,
+                    format!(
+                        "remoteUser of container '{}': `id {flag}` gave no id (exit {})",
+                        self.record.container_id, out.exit_code
+                    ),
+                )
+            })
+    }
+
+    /// With `updateRemoteUserUID` (default) and a host running as root, whose uid the
+    /// reference leaves alone: the session clone, which this library made, goes to the
+    /// remote user's uid:gid so that user can write it. The project is never touched.
+    async fn give_clone_to_remote_user(&self) -> Result<()> {
+        if !self.settings.behaviour.update_remote_user_uid()
+            || self.settings.remote_user().is_none()
+            // SAFETY: geteuid has no preconditions.
+            || unsafe { libc::geteuid() } != 0
+        {
+            return Ok(());
+        }
+        let (uid, gid) = (self.remote_id("-u").await?, self.remote_id("-g").await?);
+        if uid == 0 {
+            return Ok(());
+        }
+        let clone = self.clone_path().to_path_buf();
+        tokio::task::spawn_blocking(move || give_clone(&clone, uid, gid))
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::EngineError,
+                    format!("background task failed: {e}"),
+                )
+            })?
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::Eacces,
+                    format!("giving the session clone to uid {uid}: {e}"),
+                )
+            })?;
         Ok(())
     }
 
@@ -100,8 +204,25 @@ impl SessionContainer<'_> {
         }
         self.settings.verify_mounts(self.clone_path())?;
         self.runtime.start(id).await?;
-        self.runner()
-            .run("postStartCommand", &self.settings.lifecycle.post_start)
+        let env = self.session_env().await?;
+        self.runner(&env)
+            .run(
+                "postStartCommand",
+                &self.settings.commands_of("postStartCommand"),
+            )
             .await
+    }
+
+    /// `postAttachCommand`, run each time the session is handed out; the environment
+    /// commands run with.
+    pub async fn attach(&self) -> Result<RemoteEnv> {
+        let env = self.session_env().await?;
+        self.runner(&env)
+            .run(
+                "postAttachCommand",
+                &self.settings.commands_of("postAttachCommand"),
+            )
+            .await?;
+        Ok(env)
     }
 }

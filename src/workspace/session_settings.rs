@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::host_paths::verify_in_clone;
+use super::session_behaviour::Behaviour;
+use super::uid_image::UidImage;
 use crate::devcontainer::{BuildConfig, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
@@ -82,7 +84,8 @@ pub struct SessionSettings {
     pub env: BTreeMap<String, String>,
     pub container_user: Option<String>,
     pub remote_user: Option<String>,
-    pub remote_env: BTreeMap<String, String>,
+    /// A `None` value unsets the variable.
+    pub remote_env: BTreeMap<String, Option<String>>,
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,
     pub labels: BTreeMap<String, String>,
@@ -93,11 +96,52 @@ pub struct SessionSettings {
     pub platform: Option<String>,
     pub privileges: ContainerPrivileges,
     pub lifecycle: Lifecycle,
+    /// The image metadata's lifecycle commands, one per entry, each step run before the
+    /// config's.
+    #[serde(default)]
+    pub image_lifecycle: Vec<Lifecycle>,
+    #[serde(default)]
+    pub behaviour: Behaviour,
+    /// The image derived with the remote user's ids changed (`updateRemoteUserUID` on a
+    /// host that is not root), which the container runs instead of `image`.
+    #[serde(default)]
+    pub uid_image: Option<UidImage>,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
 }
 
+impl Lifecycle {
+    /// The command of one step (`onCreateCommand`, …), if set.
+    pub fn step(&self, name: &str) -> Option<&LifecycleCommand> {
+        match name {
+            "onCreateCommand" => self.on_create.as_ref(),
+            "updateContentCommand" => self.update_content.as_ref(),
+            "postCreateCommand" => self.post_create.as_ref(),
+            "postStartCommand" => self.post_start.as_ref(),
+            "postAttachCommand" => self.post_attach.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 impl SessionSettings {
+    /// The image containers run: the derived one with the remote user's ids, else `image`.
+    pub fn run_image(&self) -> &str {
+        self.uid_image
+            .as_ref()
+            .map(|u| u.tag.as_str())
+            .unwrap_or(self.image.name())
+    }
+
+    /// Every command of a lifecycle step in order: the image metadata's, then the config's.
+    pub fn commands_of(&self, step: &str) -> Vec<&LifecycleCommand> {
+        self.image_lifecycle
+            .iter()
+            .chain(std::iter::once(&self.lifecycle))
+            .filter_map(|l| l.step(step))
+            .collect()
+    }
+
     /// The user that tools and lifecycle commands run as (`remoteUser`, else
     /// `containerUser`, else the image's).
     pub fn remote_user(&self) -> Option<&str> {
@@ -138,7 +182,7 @@ impl SessionSettings {
     /// The engine-level config (name, labels and lifetime are the caller's).
     pub fn container_config(&self) -> ContainerConfig {
         ContainerConfig {
-            image: Some(self.image.name().to_string()),
+            image: Some(self.run_image().to_string()),
             working_directory: self.working_dir.clone(),
             mounts: self.mounts.iter().map(|m| m.mount.clone()).collect(),
             environment: self.env.clone(),
@@ -150,6 +194,8 @@ impl SessionSettings {
             privileges: self.privileges.clone(),
             hostname: self.hostname.clone(),
             platform: self.platform.clone(),
+            init: Some(self.behaviour.init()),
+            image_command: !self.behaviour.override_command(),
             ..Default::default()
         }
     }
@@ -175,6 +221,9 @@ impl SessionSettings {
             platform: None,
             privileges: ContainerPrivileges::default(),
             lifecycle: Lifecycle::default(),
+            image_lifecycle: Vec::new(),
+            behaviour: Behaviour::default(),
+            uid_image: None,
             warnings: Vec::new(),
         }
     }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, HostPlace};
+use super::session_behaviour::Behaviour;
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
@@ -30,10 +31,10 @@ pub struct SettingsRequest<'a> {
     pub mount_path: &'a str,
 }
 
-struct Resolver<'a> {
-    request: &'a SettingsRequest<'a>,
-    config_path: String,
-    refusals: Vec<Refusal>,
+pub(super) struct Resolver<'a> {
+    pub(super) request: &'a SettingsRequest<'a>,
+    pub(super) config_path: String,
+    pub(super) refusals: Vec<Refusal>,
 }
 
 fn invalid(config_path: &str, why: impl std::fmt::Display) -> Error {
@@ -109,7 +110,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn mount(&mut self, field: &str, mount: &MountSpec) -> Result<Option<SessionMount>> {
+    pub(super) fn mount(&mut self, field: &str, mount: &MountSpec) -> Result<Option<SessionMount>> {
         match mount.kind {
             MountKind::Bind => self.bind(field, mount),
             MountKind::Volume | MountKind::Tmpfs => Ok(Some(SessionMount {
@@ -335,6 +336,22 @@ pub fn resolve_settings(
             ..Default::default()
         }
         .merged(config.run_args.privileges.clone()),
+        behaviour: Behaviour {
+            // `runArgs --init` asks for it as much as `init: true`.
+            init: if config.run_args_text.iter().any(|a| a == "--init") {
+                Some(true)
+            } else {
+                config.init
+            },
+            override_command: config.override_command,
+            shutdown_action: config.shutdown_action.clone(),
+            update_remote_user_uid: config.update_remote_user_uid,
+            user_env_probe: config.user_env_probe.clone(),
+            wait_for: config.wait_for.clone(),
+            entrypoints: Vec::new(),
+        },
+        image_lifecycle: Vec::new(),
+        uid_image: None,
         lifecycle: Lifecycle {
             initialize: config.initialize_command.clone(),
             on_create: config.on_create_command.clone(),

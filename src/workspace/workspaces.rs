@@ -2,25 +2,20 @@
 //! from any process, stopped, destroyed (clone to trash), and handed out as FileIO + Shell.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::host_paths::engine_sockets;
 use super::idle_tracker::{IdleTracker, SessionUseHook};
 use super::session_container::SessionContainer;
-use super::session_settings::SessionSettings;
-use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
 use super::trust::Trust;
+use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
-use crate::clone::{branch_name, validate_session_id, CloneManager};
+use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
-};
-use crate::devcontainer::{
-    read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
 };
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
@@ -65,15 +60,16 @@ pub struct WorkspaceInfo {
 pub type WorkspaceEnvironment = ContainerEnvironment;
 
 pub struct Workspaces {
-    options: WorkspacesOptions,
-    runtime: DockerRuntime,
-    clones: Arc<CloneManager>,
+    pub(super) options: WorkspacesOptions,
+    pub(super) runtime: DockerRuntime,
+    pub(super) clones: Arc<CloneManager>,
     /// One create/start at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    idle: Option<Arc<IdleTracker>>,
+    pub(super) idle: Option<Arc<IdleTracker>>,
+    probes: ProbeCache,
 }
 
-fn blocking_error(e: tokio::task::JoinError) -> Error {
+pub(super) fn blocking_error(e: tokio::task::JoinError) -> Error {
     Error::new(
         ErrorCode::EngineError,
         format!("background task failed: {e}"),
@@ -96,6 +92,7 @@ impl Workspaces {
             clones,
             locks: Mutex::new(HashMap::new()),
             idle,
+            probes: ProbeCache::default(),
         }
     }
 
@@ -103,7 +100,7 @@ impl Workspaces {
         &self.runtime
     }
 
-    fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+    pub(super) fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         self.locks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -114,12 +111,12 @@ impl Workspaces {
 
     /// Deterministic per base directory and session, so that two processes creating the same
     /// workspace meet on one container name.
-    fn container_name(&self, session_id: &str) -> String {
+    pub(super) fn container_name(&self, session_id: &str) -> String {
         let base = Sha256::digest(self.options.base_dir.to_string_lossy().as_bytes());
         format!("ws-{session_id}-{}", &hex::encode(base)[..8])
     }
 
-    async fn state_of(&self, container: &str) -> Result<String> {
+    pub(super) async fn state_of(&self, container: &str) -> Result<String> {
         match self.runtime.inspect(container).await {
             Ok(info) => Ok(info.state.as_str().to_string()),
             Err(err) if err.code == ErrorCode::ContainerNotFound => Ok("missing".into()),
@@ -146,143 +143,7 @@ impl Workspaces {
         Ok(all)
     }
 
-    /// Idempotent per session: an existing workspace is started if stopped, and its
-    /// container recreated, with the settings it was created with, if it was removed.
-    pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
-        validate_session_id(&request.session_id)?;
-        if let Some(idle) = &self.idle {
-            idle.touch(&request.session_id);
-            idle.ensure_running(Arc::downgrade(self));
-        }
-        let lock = self.lock_for(&request.session_id);
-        let _guard = lock.lock().await;
-        let base = &self.options.base_dir;
-        if let Some(existing) = record::load(base, &request.session_id)? {
-            if self.state_of(&existing.container_id).await? == "missing" {
-                return self.recreate(existing).await;
-            }
-            self.ensure_started(&existing).await?;
-            return self.info(existing).await;
-        }
-        let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
-            Error::new(
-                ErrorCode::Enoent,
-                format!("project {}: {e}", request.project_dir),
-            )
-        })?;
-        let clones = self.clones.clone();
-        let (project_for_clone, id) = (project.clone(), request.session_id.clone());
-        let clone_path = tokio::task::spawn_blocking(move || {
-            clones.create_session_clone(&project_for_clone, &id)
-        })
-        .await
-        .map_err(blocking_error)??;
-        let engine = self.runtime.engine().await?;
-        let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
-        let settings = self
-            .resolve(&engine, &request, &project, &clone_path, trust)
-            .await?;
-        let record = WorkspaceRecord {
-            session_id: request.session_id.clone(),
-            project_dir: project.to_string_lossy().into_owned(),
-            clone_path: clone_path.to_string_lossy().into_owned(),
-            branch_name: branch_name(&request.session_id),
-            container_id: self.container_name(&request.session_id),
-            container_mount_path: settings.mount_path.clone(),
-            image: settings.image.name().to_string(),
-            lifetime: request.lifetime.as_str().to_string(),
-            devcontainer: settings.config_path.is_some(),
-            created_at_ms: chrono::Utc::now().timestamp_millis(),
-            settings: Some(settings),
-            owner: record::owner_for(request.lifetime),
-        };
-        self.session_container(&engine, &record)?
-            .create(request.lifetime, true)
-            .await?;
-        record::save(base, &record)?;
-        self.info(record).await
-    }
-
-    /// The settings of a new session: the project's devcontainer.json (read from the
-    /// project, which the agent cannot write) checked against `trust`, or the plain ones.
-    async fn resolve(
-        &self,
-        engine: &Engine,
-        request: &CreateWorkspace,
-        project: &Path,
-        clone: &Path,
-        trust: &Trust,
-    ) -> Result<SessionSettings> {
-        let config = if request.devcontainer {
-            let (at, local_folder, allowed) = (
-                project.to_path_buf(),
-                clone.to_path_buf(),
-                trust.local_env.clone(),
-            );
-            tokio::task::spawn_blocking(move || {
-                let host_env = HostEnv::only(std::env::vars().collect(), &allowed);
-                read_devcontainer_config_with(
-                    &at,
-                    ReadOptions {
-                        local_folder: Some(local_folder),
-                        host_env,
-                    },
-                )
-            })
-            .await
-            .map_err(blocking_error)??
-        } else {
-            None
-        };
-        let sockets = engine_sockets(engine);
-        let settings_request = SettingsRequest {
-            project,
-            clone,
-            image: request.image.as_deref(),
-            default_image: self.options.image.as_deref(),
-            env: &request.env,
-            network: request.network.as_deref(),
-            trust,
-            engine_sockets: &sockets,
-            session_id: &request.session_id,
-            mount_path: DEFAULT_WORKSPACE_FOLDER,
-        };
-        match &config {
-            Some(config) => resolve_settings(&settings_request, config),
-            None => plain_settings(&settings_request),
-        }
-    }
-
-    /// A new container for a session whose container was removed: the stored settings
-    /// (a record from before settings were kept gets them resolved from the project).
-    async fn recreate(&self, mut existing: WorkspaceRecord) -> Result<WorkspaceInfo> {
-        let engine = self.runtime.engine().await?;
-        if existing.settings.is_none() {
-            let request = CreateWorkspace {
-                project_dir: existing.project_dir.clone(),
-                session_id: existing.session_id.clone(),
-                image: Some(existing.image.clone()).filter(|_| !existing.devcontainer),
-                devcontainer: existing.devcontainer,
-                ..Default::default()
-            };
-            let (project, clone) = (
-                PathBuf::from(&existing.project_dir),
-                PathBuf::from(&existing.clone_path),
-            );
-            let settings = self
-                .resolve(&engine, &request, &project, &clone, &self.options.trust)
-                .await?;
-            existing.settings = Some(settings);
-        }
-        let lifetime = Lifetime::parse(&existing.lifetime).unwrap_or_default();
-        self.session_container(&engine, &existing)?
-            .create(lifetime, false)
-            .await?;
-        record::save(&self.options.base_dir, &existing)?;
-        self.info(existing).await
-    }
-
-    fn session_container<'a>(
+    pub(super) fn session_container<'a>(
         &'a self,
         engine: &'a Engine,
         record: &'a WorkspaceRecord,
@@ -298,12 +159,13 @@ impl Workspaces {
             engine,
             record,
             settings,
+            probes: &self.probes,
         })
     }
 
     /// Starts a stopped workspace container, its mounts checked and `postStartCommand`
     /// run as a start does.
-    async fn ensure_started(&self, record: &WorkspaceRecord) -> Result<()> {
+    pub(super) async fn ensure_started(&self, record: &WorkspaceRecord) -> Result<()> {
         let engine = self.runtime.engine().await?;
         match record.settings {
             Some(_) => self.session_container(&engine, record)?.start().await,
@@ -312,7 +174,7 @@ impl Workspaces {
         }
     }
 
-    async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
+    pub(super) async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
         let state = self.state_of(&record.container_id).await?;
         Ok(WorkspaceInfo { record, state })
     }
@@ -338,9 +200,16 @@ impl Workspaces {
 
     /// Stops an idle session's container, under the session's lock so that a start for a
     /// use waits for it.
+    /// A session whose `shutdownAction` is `none` keeps running.
     pub async fn idle_stop(&self, session_id: &str) -> Result<()> {
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
+        let record = self.required(session_id)?;
+        if let Some(settings) = &record.settings {
+            if !settings.behaviour.stops_when_idle() {
+                return Ok(());
+            }
+        }
         self.stop(session_id).await
     }
 
@@ -360,6 +229,7 @@ impl Workspaces {
         }
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
+        self.probes.forget(&record.container_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
@@ -391,6 +261,14 @@ impl Workspaces {
             }) as Arc<dyn ContainerUse>
         });
         let settings = record.settings.as_ref();
+        let remote = match settings {
+            Some(_) => {
+                let engine = self.runtime.engine().await?;
+                let env = self.session_container(&engine, &record)?.attach().await?;
+                Some(env)
+            }
+            None => None,
+        };
         container_environment(EnvironmentRequest {
             container: record.container_id.clone(),
             cwd: Some(
@@ -400,7 +278,8 @@ impl Workspaces {
             ),
             thread_id: thread_id.to_string(),
             user: settings.and_then(|s| s.remote_user()).map(str::to_string),
-            env: settings.map(|s| s.remote_env.clone()).unwrap_or_default(),
+            env: remote.as_ref().map(|r| r.env.clone()).unwrap_or_default(),
+            replace_env: remote.is_some_and(|r| r.replace),
             engine: self.options.engine.clone(),
             agent: self.options.agent,
             usage,

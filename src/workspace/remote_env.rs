@@ -1,0 +1,169 @@
+//! The environment a session's tools and lifecycle commands get: the remote user's probed
+//! shell environment (`userEnvProbe`), `remoteEnv` on top with `${containerEnv:…}`
+//! resolved against the running container's environment, and the variables `remoteEnv`
+//! sets to null removed.
+
+use std::collections::BTreeMap;
+
+use crate::devcontainer::{Command, LifecycleCommand};
+
+/// What a command runs with. `replace`: `env` is the whole environment (some variable is
+/// unset, which an addition cannot do); otherwise it is added to the container's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteEnv {
+    pub env: BTreeMap<String, String>,
+    pub replace: bool,
+    /// The container's own environment, which `${containerEnv:…}` reads.
+    pub container: BTreeMap<String, String>,
+}
+
+/// `NAME=value` lines of an engine's `Config.Env`.
+pub fn env_list(list: Option<Vec<String>>) -> BTreeMap<String, String> {
+    list.unwrap_or_default()
+        .into_iter()
+        .filter_map(|item| {
+            let (k, v) = item.split_once('=')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// `${containerEnv:NAME}` and `${containerEnv:NAME:default}` in `text` from `env`
+/// (unset and no default: empty); other `${…}` stay as they are.
+pub fn substitute_container_env(text: &str, env: &BTreeMap<String, String>) -> String {
+    const MARK: &str = "${containerEnv:";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(MARK) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + MARK.len()..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let (name, default) = match after[..end].split_once(':') {
+            Some((n, d)) => (n, Some(d)),
+            None => (&after[..end], None),
+        };
+        out.push_str(
+            env.get(name)
+                .map(String::as_str)
+                .or(default)
+                .unwrap_or_default(),
+        );
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A lifecycle command with `${containerEnv:…}` resolved in each of its strings.
+pub fn resolve_command(
+    command: &LifecycleCommand,
+    env: &BTreeMap<String, String>,
+) -> LifecycleCommand {
+    let one = |c: &Command| match c {
+        Command::Shell(s) => Command::Shell(substitute_container_env(s, env)),
+        Command::Argv(argv) => Command::Argv(
+            argv.iter()
+                .map(|a| substitute_container_env(a, env))
+                .collect(),
+        ),
+    };
+    match command {
+        LifecycleCommand::Single(c) => LifecycleCommand::Single(one(c)),
+        LifecycleCommand::Parallel(named) => {
+            LifecycleCommand::Parallel(named.iter().map(|(n, c)| (n.clone(), one(c))).collect())
+        }
+    }
+}
+
+/// The environment from the probe (if any) and `remoteEnv`, against the container's own.
+pub fn remote_env(
+    container: BTreeMap<String, String>,
+    probed: Option<&BTreeMap<String, String>>,
+    remote: &BTreeMap<String, Option<String>>,
+) -> RemoteEnv {
+    let mut env = probed.cloned().unwrap_or_default();
+    let mut unset = Vec::new();
+    for (name, value) in remote {
+        match value {
+            Some(v) => {
+                env.insert(name.clone(), substitute_container_env(v, &container));
+            }
+            None => unset.push(name.clone()),
+        }
+    }
+    let replace = !unset.is_empty();
+    if replace {
+        let mut all = container.clone();
+        all.extend(env);
+        for name in &unset {
+            all.remove(name);
+        }
+        env = all;
+    }
+    RemoteEnv {
+        env,
+        replace,
+        container,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn container_variables_resolve_with_defaults() {
+        let env = map(&[("PATH", "/usr/bin"), ("E", "")]);
+        assert_eq!(
+            substitute_container_env("${containerEnv:PATH}:/opt/bin", &env),
+            "/usr/bin:/opt/bin"
+        );
+        assert_eq!(
+            substitute_container_env("${containerEnv:NO:d:e}", &env),
+            "d:e"
+        );
+        assert_eq!(substitute_container_env("${containerEnv:NO}x", &env), "x");
+        assert_eq!(substitute_container_env("${containerEnv:E:d}", &env), "");
+        assert_eq!(
+            substitute_container_env("${other} ${containerEnv:P", &env),
+            "${other} ${containerEnv:P"
+        );
+    }
+
+    #[test]
+    fn null_unsets_and_needs_the_whole_environment() {
+        let container = map(&[("PATH", "/bin"), ("X", "1"), ("Y", "2")]);
+        let probed = map(&[("P", "profile")]);
+        let remote = [
+            ("X".to_string(), None),
+            (
+                "PATH".to_string(),
+                Some("${containerEnv:PATH}:/opt".to_string()),
+            ),
+        ]
+        .into();
+        let out = remote_env(container.clone(), Some(&probed), &remote);
+        assert!(out.replace);
+        assert_eq!(
+            out.env,
+            map(&[("P", "profile"), ("PATH", "/bin:/opt"), ("Y", "2")])
+        );
+        let added = remote_env(
+            container,
+            None,
+            &[("A".to_string(), Some("a".to_string()))].into(),
+        );
+        assert!(!added.replace);
+        assert_eq!(added.env, map(&[("A", "a")]));
+    }
+}

@@ -1,0 +1,50 @@
+//! The devcontainer fields that shape how a session's container runs rather than what it
+//! holds: `init`, `overrideCommand`, `shutdownAction`, `updateRemoteUserUID`,
+//! `userEnvProbe`, `waitFor`, and the entrypoints image metadata names. Unset fields take
+//! the devcontainer defaults through the accessors.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Behaviour {
+    pub init: Option<bool>,
+    pub override_command: Option<bool>,
+    pub shutdown_action: Option<String>,
+    pub update_remote_user_uid: Option<bool>,
+    pub user_env_probe: Option<String>,
+    pub wait_for: Option<String>,
+    /// `entrypoint` of image metadata entries, in order.
+    pub entrypoints: Vec<String>,
+}
+
+impl Behaviour {
+    /// The engine's init runs as the container's first process (default true).
+    pub fn init(&self) -> bool {
+        self.init.unwrap_or(true)
+    }
+
+    /// Our keep-alive command replaces the image's command (default true).
+    pub fn override_command(&self) -> bool {
+        self.override_command.unwrap_or(true)
+    }
+
+    /// `none`: an idle stop leaves the container running.
+    pub fn stops_when_idle(&self) -> bool {
+        self.shutdown_action.as_deref() != Some("none")
+    }
+
+    pub fn update_remote_user_uid(&self) -> bool {
+        self.update_remote_user_uid.unwrap_or(true)
+    }
+
+    pub fn user_env_probe(&self) -> &str {
+        self.user_env_probe
+            .as_deref()
+            .unwrap_or("loginInteractiveShell")
+    }
+
+    pub fn wait_for(&self) -> &str {
+        self.wait_for.as_deref().unwrap_or("updateContentCommand")
+    }
+}

@@ -1,0 +1,173 @@
+//! A session made: its clone, its settings (devcontainer.json under the host's trust, the
+//! image prepared, the image's `devcontainer.metadata` merged), stored with its record
+//! before its container is made; and a removed container made again from those settings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::host_paths::engine_sockets;
+use super::metadata_merge::{merge_image_metadata, read_image_metadata};
+use super::session_container::prepare_image;
+use super::session_settings::SessionSettings;
+use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
+use super::trust::Trust;
+use super::uid_image::UidImage;
+use super::workspace_record::{self as record, WorkspaceRecord};
+use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
+use crate::clone::{branch_name, validate_session_id};
+use crate::devcontainer::{
+    read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
+};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::Lifetime;
+
+impl Workspaces {
+    /// Idempotent per session: an existing workspace is started if stopped, and its
+    /// container recreated, with the settings it was created with, if it was removed.
+    pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
+        validate_session_id(&request.session_id)?;
+        if let Some(idle) = &self.idle {
+            idle.touch(&request.session_id);
+            idle.ensure_running(Arc::downgrade(self));
+        }
+        let lock = self.lock_for(&request.session_id);
+        let _guard = lock.lock().await;
+        let base = &self.options.base_dir;
+        if let Some(existing) = record::load(base, &request.session_id)? {
+            if self.state_of(&existing.container_id).await? == "missing" {
+                return self.recreate(existing).await;
+            }
+            self.ensure_started(&existing).await?;
+            return self.info(existing).await;
+        }
+        let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
+            Error::new(
+                ErrorCode::Enoent,
+                format!("project {}: {e}", request.project_dir),
+            )
+        })?;
+        let clones = self.clones.clone();
+        let (project_for_clone, id) = (project.clone(), request.session_id.clone());
+        let clone_path = tokio::task::spawn_blocking(move || {
+            clones.create_session_clone(&project_for_clone, &id)
+        })
+        .await
+        .map_err(blocking_error)??;
+        let engine = self.runtime.engine().await?;
+        let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
+        let settings = self
+            .resolve(&engine, &request, &project, &clone_path, trust)
+            .await?;
+        let record = WorkspaceRecord {
+            session_id: request.session_id.clone(),
+            project_dir: project.to_string_lossy().into_owned(),
+            clone_path: clone_path.to_string_lossy().into_owned(),
+            branch_name: branch_name(&request.session_id),
+            container_id: self.container_name(&request.session_id),
+            container_mount_path: settings.mount_path.clone(),
+            image: settings.image.name().to_string(),
+            lifetime: request.lifetime.as_str().to_string(),
+            devcontainer: settings.config_path.is_some(),
+            created_at_ms: chrono::Utc::now().timestamp_millis(),
+            settings: Some(settings),
+            owner: record::owner_for(request.lifetime),
+        };
+        self.session_container(&engine, &record)?
+            .create(request.lifetime)
+            .await?;
+        record::save(base, &record)?;
+        self.info(record).await
+    }
+
+    /// The settings of a new session: the project's devcontainer.json (read from the
+    /// project, which the agent cannot write) checked against `trust`, its image prepared
+    /// (`initializeCommand`, a build) and the image's metadata merged; or the plain ones.
+    async fn resolve(
+        &self,
+        engine: &Engine,
+        request: &CreateWorkspace,
+        project: &Path,
+        clone: &Path,
+        trust: &Trust,
+    ) -> Result<SessionSettings> {
+        let config = if request.devcontainer {
+            let (at, local_folder, allowed) = (
+                project.to_path_buf(),
+                clone.to_path_buf(),
+                trust.local_env.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                let host_env = HostEnv::only(std::env::vars().collect(), &allowed);
+                read_devcontainer_config_with(
+                    &at,
+                    ReadOptions {
+                        local_folder: Some(local_folder),
+                        host_env,
+                    },
+                )
+            })
+            .await
+            .map_err(blocking_error)??
+        } else {
+            None
+        };
+        let sockets = engine_sockets(engine);
+        let settings_request = SettingsRequest {
+            project,
+            clone,
+            image: request.image.as_deref(),
+            default_image: self.options.image.as_deref(),
+            env: &request.env,
+            network: request.network.as_deref(),
+            trust,
+            engine_sockets: &sockets,
+            session_id: &request.session_id,
+            mount_path: DEFAULT_WORKSPACE_FOLDER,
+        };
+        let Some(config) = &config else {
+            return plain_settings(&settings_request);
+        };
+        let mut settings = resolve_settings(&settings_request, config)?;
+        prepare_image(engine, project, &settings, true).await?;
+        let image = settings.image.name().to_string();
+        let entries = read_image_metadata(engine, &image).await?;
+        merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
+        if let Some(derived) = UidImage::wanted(&settings) {
+            derived.ensure(engine, &image).await?;
+            settings.uid_image = Some(derived);
+        }
+        Ok(settings)
+    }
+
+    /// A new container for a session whose container was removed: the stored settings
+    /// (a record from before settings were kept gets them resolved from the project).
+    async fn recreate(&self, mut existing: WorkspaceRecord) -> Result<WorkspaceInfo> {
+        let engine = self.runtime.engine().await?;
+        if existing.settings.is_none() {
+            let request = CreateWorkspace {
+                project_dir: existing.project_dir.clone(),
+                session_id: existing.session_id.clone(),
+                image: Some(existing.image.clone()).filter(|_| !existing.devcontainer),
+                devcontainer: existing.devcontainer,
+                ..Default::default()
+            };
+            let (project, clone) = (
+                PathBuf::from(&existing.project_dir),
+                PathBuf::from(&existing.clone_path),
+            );
+            let settings = self
+                .resolve(&engine, &request, &project, &clone, &self.options.trust)
+                .await?;
+            existing.settings = Some(settings);
+        } else if let Some(settings) = &existing.settings {
+            prepare_image(&engine, Path::new(&existing.project_dir), settings, false).await?;
+        }
+        let lifetime = Lifetime::parse(&existing.lifetime).unwrap_or_default();
+        self.session_container(&engine, &existing)?
+            .create(lifetime)
+            .await?;
+        record::save(&self.options.base_dir, &existing)?;
+        self.info(existing).await
+    }
+}
