@@ -85,6 +85,43 @@ pub fn merge_image_metadata(
     if entries.is_empty() {
         return Ok(());
     }
+    let (image_mounts, privileges) = checked_asks(request, image, entries)?;
+    let mut own_mounts = std::mem::take(&mut settings.mounts).into_iter();
+    let clone = own_mounts
+        .next()
+        .expect("the clone's mount is always first");
+    let mut mounts = image_mounts;
+    mounts.extend(own_mounts);
+    settings.mounts = merge_mounts(clone, mounts);
+
+    let p = &mut settings.privileges;
+    p.privileged |= privileges.privileged;
+    let (own_caps, own_opts) = (
+        std::mem::take(&mut p.cap_add),
+        std::mem::take(&mut p.security_opt),
+    );
+    p.cap_add = privileges.cap_add;
+    union(&mut p.cap_add, &own_caps);
+    p.security_opt = privileges.security_opt;
+    union(&mut p.security_opt, &own_opts);
+
+    merge_environment(settings, entries);
+    merge_behaviour(settings, entries);
+    settings.image_lifecycle = entries
+        .iter()
+        .map(|e| entry_lifecycle(e, &settings.lifecycle))
+        .filter(|l| *l != Lifecycle::default())
+        .collect();
+    Ok(())
+}
+
+/// The entries' mounts and privileges, each checked against the trust: what the host has
+/// not allowed is refused all at once.
+fn checked_asks(
+    request: &SettingsRequest<'_>,
+    image: &str,
+    entries: &[MetadataEntry],
+) -> Result<(Vec<SessionMount>, ContainerPrivileges)> {
     let mut r = Resolver {
         request,
         config_path: format!("image {image} (label {METADATA_LABEL})"),
@@ -119,24 +156,11 @@ pub fn merge_image_metadata(
     if !r.refusals.is_empty() {
         return Err(refused(&r.config_path, &r.refusals));
     }
-    let mut own_mounts = std::mem::take(&mut settings.mounts).into_iter();
-    let clone = own_mounts
-        .next()
-        .expect("the clone's mount is always first");
-    image_mounts.extend(own_mounts);
-    settings.mounts = merge_mounts(clone, image_mounts);
+    Ok((image_mounts, privileges))
+}
 
-    let p = &mut settings.privileges;
-    p.privileged |= privileges.privileged;
-    let (own_caps, own_opts) = (
-        std::mem::take(&mut p.cap_add),
-        std::mem::take(&mut p.security_opt),
-    );
-    p.cap_add = privileges.cap_add;
-    union(&mut p.cap_add, &own_caps);
-    p.security_opt = privileges.security_opt;
-    union(&mut p.security_opt, &own_opts);
-
+/// `containerEnv` and `remoteEnv`: the entries' in order, the config's last.
+fn merge_environment(settings: &mut SessionSettings, entries: &[MetadataEntry]) {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     let mut remote_env = BTreeMap::new();
     for entry in entries {
@@ -147,7 +171,10 @@ pub fn merge_image_metadata(
     settings.env = env;
     remote_env.append(&mut settings.remote_env);
     settings.remote_env = remote_env;
+}
 
+/// Users and the container's behaviour: the last one set wins (`init`: any true).
+fn merge_behaviour(settings: &mut SessionSettings, entries: &[MetadataEntry]) {
     settings.remote_user = last_wins(&settings.remote_user, entries, |e| &e.remote_user);
     settings.container_user = last_wins(&settings.container_user, entries, |e| &e.container_user);
     let b = &mut settings.behaviour;
@@ -171,12 +198,6 @@ pub fn merge_image_metadata(
             "image metadata entrypoint {entrypoint} is not run (features' entrypoints are not supported)"
         ));
     }
-    settings.image_lifecycle = entries
-        .iter()
-        .map(|e| entry_lifecycle(e, &settings.lifecycle))
-        .filter(|l| *l != Lifecycle::default())
-        .collect();
-    Ok(())
 }
 
 #[cfg(test)]
