@@ -1,4 +1,5 @@
-// Sessions from devcontainer.json files the reader accepts but a session cannot run as
+// Sessions from devcontainer.json files: volumes and tmpfs as docker reads mount strings;
+// what the reader accepts but a session cannot run as
 // written: compose configs are refused, `runArgs --platform`, `--hostname` and `--workdir`
 // reach the container. Docker only (platform matching is the engine's).
 import { existsSync } from 'node:fs'
@@ -49,6 +50,38 @@ describe('Workspaces and what devcontainer.json asks of the container', () => {
     expect(await workspaces.get(id)).toBeUndefined()
     const plain = await workspaces.create({ projectDir: proj, sessionId: session(), devcontainer: false })
     expect(plain.image).toBe(IMAGES.debian)
+  })
+
+  it('mounts volumes as docker reads mount strings: a named volume outlives the container, anonymous volumes and tmpfs too', async () => {
+    const volume = `ci-vol-${process.pid}-${n}`
+    const proj = project({
+      '.devcontainer.json': JSON.stringify({
+        image: IMAGES.debian,
+        mounts: [
+          `source=${volume},target=/data`, // no type: a volume, as docker reads it
+          { target: '/anon', type: 'volume' }, // no source: an anonymous volume
+          'type=tmpfs,target=/scratch,tmpfs-size=1048576',
+          `type=volume,source=${volume},target=/again,readonly=0`,
+        ],
+      }),
+    })
+    const id = session()
+    try {
+      const info = await workspaces.create({ projectDir: proj, sessionId: id })
+      const run = async (script: string) => {
+        const env = await workspaces.environment(id, 't')
+        const r = await env.shell.execute(script, { toolRequestId: 'v' })
+        return r.output.map((l) => l.text).join('\n')
+      }
+      expect(await run('echo kept > /data/x && echo anon > /anon/y && echo t > /scratch/z && cat /again/x && stat -f -c %T /scratch')).toBe('kept\ntmpfs')
+      engineCli('rm', '-f', '-v', info.containerId)
+      expect((await workspaces.get(id))?.state).toBe('missing')
+      await workspaces.create({ projectDir: proj, sessionId: id })
+      expect(await run('cat /data/x; find /anon /scratch -type f | wc -l')).toBe('kept\n0')
+    } finally {
+      await workspaces.destroy(id).catch(() => {})
+      engineCli('volume', 'rm', '-f', volume)
+    }
   })
 
   it('applies runArgs --hostname and --workdir to the container; what it does not honour is in warnings', async () => {
