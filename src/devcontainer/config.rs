@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::build_config::{parse_build, BuildConfig};
+use super::features::{parse_features, FeatureRequest};
 use super::fields::{boolean, invalid, string, string_list, string_map};
 use super::host_env::HostEnv;
 use super::jsonc;
@@ -52,10 +53,12 @@ pub struct DevcontainerConfig {
     pub post_create_command: Option<LifecycleCommand>,
     pub post_start_command: Option<LifecycleCommand>,
     pub post_attach_command: Option<LifecycleCommand>,
+    pub features: Vec<FeatureRequest>,
+    pub override_feature_install_order: Vec<String>,
     /// Host environment variables the file asked for that the reader was not allowed to
     /// read (they were substituted as unset).
     pub denied_env: Vec<String>,
-    /// Fields read but not acted on (`features`, `forwardPorts`, …).
+    /// Fields read but not acted on (`forwardPorts`, …).
     pub warnings: Vec<String>,
 }
 
@@ -206,8 +209,8 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
     config.post_create_command = lifecycle("postCreateCommand")?;
     config.post_start_command = lifecycle("postStartCommand")?;
     config.post_attach_command = lifecycle("postAttachCommand")?;
+    (config.features, config.override_feature_install_order) = parse_features(map, path)?;
     for unsupported in [
-        "features",
         "forwardPorts",
         "appPort",
         "dockerComposeFile",
@@ -291,7 +294,7 @@ mod tests {
         let project = Project::with(&[(
             ".devcontainer.json",
             r#"{ "mounts": ["type=tmpfs,target=/scratch", "source=/a,target=/b,type=bind", "source=hist,target=/h"],
-                 "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"], "features": {} }"#,
+                 "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"], "features": {}, "forwardPorts": [3000] }"#,
         )]);
         let config = project.read().unwrap().unwrap();
         let kinds: Vec<_> = config.mounts.iter().map(|m| m.kind).collect();
@@ -303,7 +306,7 @@ mod tests {
         assert_eq!(config.security_opt, ["seccomp=unconfined"]);
         assert_eq!(
             config.warnings,
-            ["features is not supported and was ignored"]
+            ["forwardPorts is not supported and was ignored"]
         );
     }
 

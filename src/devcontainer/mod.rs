@@ -3,6 +3,9 @@
 
 mod build_config;
 mod config;
+mod feature_metadata;
+mod feature_order;
+mod features;
 mod fields;
 mod host_env;
 mod jsonc;
@@ -16,6 +19,13 @@ pub use build_config::BuildConfig;
 pub use config::{
     devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
     ReadOptions, DEFAULT_WORKSPACE_FOLDER,
+};
+pub use feature_metadata::{
+    option_env_name, parse_feature_metadata, FeatureMetadata, FEATURE_JSON_LIMIT,
+};
+pub use feature_order::{install_order, OrderNode};
+pub use features::{
+    parse_oci_ref, parse_options, FeatureRequest, FeatureSource, OciRef, OptionValue,
 };
 pub use host_env::HostEnv;
 pub use lifecycle::{Command, LifecycleCommand};
