@@ -109,26 +109,35 @@ pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Res
         options = options.target(target);
     }
     let subject = format!("build of {}", build.dockerfile.display());
-    let mut stream =
-        engine
-            .docker()
-            .build_image(options.build(), None, Some(bollard::body_stream(body)));
+    let failure = run_build(engine, options.build(), body, &subject)
+        .await
+        .err();
+    let written = writer.await.map_err(|e| context_error(e.to_string()))?;
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    written.map_err(|e| context_error(e.to_string()))
+}
+
+/// Sends one build to the engine and follows its progress to the end; a failure carries
+/// the end of the build log.
+pub async fn run_build(
+    engine: &Engine,
+    options: bollard::query_parameters::BuildImageOptions,
+    body: impl futures_util::Stream<Item = Bytes> + Send + 'static,
+    subject: &str,
+) -> Result<()> {
+    let body = bollard::body_stream(body);
+    let mut stream = engine.docker().build_image(options, None, Some(body));
     let mut log = String::new();
-    let mut failure = None;
     while let Some(item) = stream.next().await {
-        let info = match item {
-            Ok(info) => info,
-            Err(e) => {
-                failure = Some(engine.annotate(from_bollard(e, &subject)));
-                break;
-            }
-        };
+        let info = item.map_err(|e| engine.annotate(from_bollard(e, subject)))?;
         if let Some(text) = info.stream {
             log.push_str(&text);
             keep_tail(&mut log);
         }
         if let Some(detail) = info.error_detail {
-            failure = Some(Error::new(
+            return Err(Error::new(
                 ErrorCode::Devcontainer,
                 format!(
                     "{subject} failed: {}\n{}",
@@ -136,15 +145,9 @@ pub async fn build_image(engine: &Engine, build: &BuildConfig, tag: &str) -> Res
                     tail(&log)
                 ),
             ));
-            break;
         }
     }
-    drop(stream);
-    let written = writer.await.map_err(|e| context_error(e.to_string()))?;
-    if let Some(err) = failure {
-        return Err(err);
-    }
-    written.map_err(|e| context_error(e.to_string()))
+    Ok(())
 }
 
 /// The build log is the image's to write: only its end is kept.

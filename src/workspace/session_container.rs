@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::feature_image::ensure_feature_image;
 use super::image_build::build_image;
 use super::lifecycle_runner::{run_on_host, InContainer};
 use super::session_settings::{ImageChoice, SessionSettings};
@@ -35,16 +36,23 @@ impl SessionContainer<'_> {
     }
 
     /// The image, built from the project when it is a built one and `rebuild` is asked for
-    /// or it is gone.
-    async fn ensure_image(&self, rebuild: bool) -> Result<()> {
-        let ImageChoice::Built { tag, build } = &self.settings.image else {
-            return Ok(());
-        };
-        let present = self.engine.docker().inspect_image(tag).await.is_ok();
-        if rebuild || !present {
-            build_image(self.engine, build, tag).await?;
+    /// or it is gone, then its features installed in a derived image: the name of the
+    /// image the container is made from.
+    async fn ensure_image(&self, rebuild: bool) -> Result<String> {
+        if let ImageChoice::Built { tag, build } = &self.settings.image {
+            let present = self.engine.docker().inspect_image(tag).await.is_ok();
+            if rebuild || !present {
+                build_image(self.engine, build, tag).await?;
+            }
         }
-        Ok(())
+        let project = Path::new(&self.record.project_dir);
+        ensure_feature_image(
+            self.engine,
+            self.settings.image.name(),
+            self.settings,
+            project,
+        )
+        .await
     }
 
     /// Creates, starts and initialises the container (`initializeCommand` first, on the
@@ -55,9 +63,10 @@ impl SessionContainer<'_> {
         if let Some(init) = &self.settings.lifecycle.initialize {
             run_on_host(Path::new(&record.project_dir), init).await?;
         }
-        self.ensure_image(rebuild).await?;
+        let image = self.ensure_image(rebuild).await?;
         self.settings.verify_mounts(self.clone_path())?;
         let mut config = self.settings.container_config();
+        config.image = Some(image);
         config.name = Some(record.container_id.clone());
         config.lifetime = lifetime;
         config.session_id = Some(record.session_id.clone());

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::host_paths::verify_in_clone;
-use crate::devcontainer::{BuildConfig, LifecycleCommand};
+use crate::devcontainer::{BuildConfig, FeatureRequest, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
@@ -92,6 +92,11 @@ pub struct SessionSettings {
     pub lifecycle: Lifecycle,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
+    /// devcontainer.json's features: local folders canonical, OCI references as written.
+    #[serde(default)]
+    pub features: Vec<FeatureRequest>,
+    #[serde(default)]
+    pub feature_install_order: Vec<String>,
 }
 
 impl SessionSettings {
@@ -171,6 +176,8 @@ impl SessionSettings {
             privileges: ContainerPrivileges::default(),
             lifecycle: Lifecycle::default(),
             warnings: Vec::new(),
+            features: Vec::new(),
+            feature_install_order: Vec::new(),
         }
     }
 }

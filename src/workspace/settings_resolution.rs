@@ -6,12 +6,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::feature_source::checked_local_dir;
 use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, HostPlace};
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
 use super::trust::{refused, Refusal, Trust};
-use crate::devcontainer::{devcontainer_id, BuildConfig, DevcontainerConfig, MountKind, MountSpec};
+use crate::devcontainer::{
+    devcontainer_id, BuildConfig, DevcontainerConfig, FeatureRequest, FeatureSource, MountKind,
+    MountSpec,
+};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::ContainerPrivileges;
 
@@ -205,6 +209,17 @@ impl Resolver<'_> {
     }
 }
 
+/// The config's features, each local folder checked to be in the project (canonical).
+fn features(project: &Path, config: &DevcontainerConfig) -> Result<Vec<FeatureRequest>> {
+    let mut features = config.features.clone();
+    for feature in &mut features {
+        if let FeatureSource::Local { path } = &mut feature.source {
+            *path = checked_local_dir(project, path, &feature.reference)?;
+        }
+    }
+    Ok(features)
+}
+
 fn default_image(request: &SettingsRequest<'_>) -> Result<ImageChoice> {
     let name = request.image.or(request.default_image).ok_or_else(|| {
         Error::invalid_argument(format!(
@@ -290,6 +305,7 @@ pub fn resolve_settings(
     r.refusals
         .extend(request.trust.check_local_env(&config.denied_env));
     let image = r.image(config)?;
+    let features = features(request.project, config)?;
     if !r.refusals.is_empty() {
         return Err(refused(&r.config_path, &r.refusals));
     }
@@ -337,6 +353,8 @@ pub fn resolve_settings(
             post_attach: config.post_attach_command.clone(),
         },
         warnings: config.warnings.clone(),
+        features,
+        feature_install_order: config.override_feature_install_order.clone(),
     })
 }
 
