@@ -348,8 +348,22 @@ export interface DevcontainerConfig {
   postCreateCommand?: string | string[] | Record<string, string | string[]>
   postStartCommand?: string | string[] | Record<string, string | string[]>
   postAttachCommand?: string | string[] | Record<string, string | string[]>
-  /** What was read but is not supported and was ignored (`features`, `forwardPorts`, …). */
+  /** `features`, without the ones set to `false`. */
+  features: Array<DevcontainerFeature>
+  overrideFeatureInstallOrder: Array<string>
+  /** What was read but is not supported and was ignored (`forwardPorts`, …). */
   warnings: Array<string>
+}
+
+/** One entry of devcontainer.json's `features`. */
+export interface DevcontainerFeature {
+  /** The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`. */
+  reference: string
+  kind: 'local' | 'oci'
+  /** A local feature's folder (absolute; not yet checked against the project). */
+  path?: string
+  /** Its options (a version string is `{ version }`, `true` is `{}`). */
+  options: Record<string, string | boolean>
 }
 
 export interface DevcontainerMount {

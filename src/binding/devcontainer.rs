@@ -64,6 +64,37 @@ pub struct DevcontainerRunOptions {
     pub mounts: Vec<DevcontainerMount>,
 }
 
+/// One entry of devcontainer.json's `features`.
+#[napi(object)]
+pub struct DevcontainerFeature {
+    /// The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`.
+    pub reference: String,
+    #[napi(ts_type = "'local' | 'oci'")]
+    pub kind: String,
+    /// A local feature's folder (absolute; not yet checked against the project).
+    pub path: Option<String>,
+    /// Its options (a version string is `{ version }`, `true` is `{}`).
+    #[napi(ts_type = "Record<string, string | boolean>")]
+    pub options: Value,
+}
+
+impl From<dc::FeatureRequest> for DevcontainerFeature {
+    fn from(f: dc::FeatureRequest) -> Self {
+        let (kind, path) = match f.source {
+            dc::FeatureSource::Local { path } => {
+                ("local", Some(path.to_string_lossy().into_owned()))
+            }
+            dc::FeatureSource::Oci(_) => ("oci", None),
+        };
+        DevcontainerFeature {
+            reference: f.reference,
+            kind: kind.to_string(),
+            path,
+            options: serde_json::to_value(f.options).unwrap_or_default(),
+        }
+    }
+}
+
 /// A project's devcontainer.json, variables substituted. Fields keep devcontainer.json's
 /// names; paths in `build` are absolute.
 #[napi(object)]
@@ -104,7 +135,10 @@ pub struct DevcontainerConfig {
     pub post_start_command: Option<Value>,
     #[napi(ts_type = "string | string[] | Record<string, string | string[]>")]
     pub post_attach_command: Option<Value>,
-    /// What was read but is not supported and was ignored (`features`, `forwardPorts`, …).
+    /// `features`, without the ones set to `false`.
+    pub features: Vec<DevcontainerFeature>,
+    pub override_feature_install_order: Vec<String>,
+    /// What was read but is not supported and was ignored (`forwardPorts`, …).
     pub warnings: Vec<String>,
 }
 
@@ -191,6 +225,12 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             post_create_command: lifecycle_value(c.post_create_command),
             post_start_command: lifecycle_value(c.post_start_command),
             post_attach_command: lifecycle_value(c.post_attach_command),
+            features: c
+                .features
+                .into_iter()
+                .map(DevcontainerFeature::from)
+                .collect(),
+            override_feature_install_order: c.override_feature_install_order,
             warnings: c.warnings,
         }
     }
