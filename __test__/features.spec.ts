@@ -197,6 +197,25 @@ describe('local features', () => {
     expect(await run(id, 'hello; id -un')).toEqual(['built from hello', 'agent'])
   })
 
+  it('a failing install.sh rejects DEVCONTAINER with its output and leaves no container or image behind', async () => {
+    const before = engineCli('images', '-aq').split('\n').sort()
+    const proj = project({
+      '.devcontainer/features/broken/devcontainer-feature.json': JSON.stringify({ id: 'broken' }),
+      '.devcontainer/features/broken/install.sh': '#!/bin/sh\necho "broken feature $(id -u)" >&2\nexit 7\n',
+      '.devcontainer/devcontainer.json': JSON.stringify({
+        image: IMAGES.debian,
+        features: { './features/broken': {} },
+        containerEnv: { X: '1' },
+      }),
+    })
+    const id = session()
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id }))
+    expect(err.code, err.message).toBe('DEVCONTAINER')
+    expect(err.message).toContain('broken feature 0')
+    expect(engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`)).toBe('')
+    expect(engineCli('images', '-aq').split('\n').sort()).toEqual(before)
+  })
+
   it('deprecated references are refused when read', async () => {
     const proj = project({ '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { node: {} } }) })
     const err = await rejection(addon.readDevcontainerConfig(proj))

@@ -309,6 +309,60 @@ pub async fn ensure_feature_image(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::devcontainer::{FeatureMetadata, FeatureRequest, FeatureSource, OptionValue};
+    use crate::workspace::feature_source::FeatureContent;
+
+    fn feature(reference: &str, greeting: &str) -> ResolvedFeature {
+        ResolvedFeature {
+            request: FeatureRequest {
+                reference: reference.to_string(),
+                source: FeatureSource::Local {
+                    path: reference.into(),
+                },
+                options: BTreeMap::from([(
+                    "greeting".to_string(),
+                    OptionValue::String(greeting.to_string()),
+                )]),
+            },
+            content: FeatureContent {
+                tar: Vec::new(),
+                digest: "sha256:00".into(),
+                metadata: FeatureMetadata {
+                    id: "f".into(),
+                    container_env: BTreeMap::from([(
+                        "PATH".to_string(),
+                        "/opt/f\nRUN evil:${PATH}".to_string(),
+                    )]),
+                    ..Default::default()
+                },
+            },
+        }
+    }
+
+    fn base() -> BaseImage {
+        BaseImage {
+            id: "sha256:abc".into(),
+            user: "agent\nRUN evil".into(),
+            env: BTreeMap::from([("PATH".to_string(), "/usr/bin".to_string())]),
+            metadata: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn no_value_reaches_the_dockerfile_and_the_tag_follows_the_options() {
+        let features = [feature("./a", "x\"; RUN evil; \"")];
+        let r = recipe(&base(), &features, ("agent", "root")).unwrap();
+        assert!(!r.dockerfile.contains("evil"), "{}", r.dockerfile);
+        assert!(r.dockerfile.contains("GREETING=\"$_F0_O0\""), "{}", r.dockerfile);
+        assert_eq!(r.args["_F0_E0"], "/opt/f\nRUN evil:/usr/bin");
+        assert_eq!(r.args["_RESTORE_USER"], "agent\nRUN evil");
+        let again = recipe(&base(), &features, ("agent", "root")).unwrap();
+        assert_eq!(again.tag, r.tag);
+        let other = recipe(&base(), &[feature("./a", "y")], ("agent", "root")).unwrap();
+        assert_ne!(other.tag, r.tag);
+        let users = recipe(&base(), &features, ("root", "root")).unwrap();
+        assert_ne!(users.tag, r.tag);
+    }
 
     #[test]
     fn env_values_expand_like_a_dockerfile_env() {
