@@ -272,10 +272,39 @@ chmod +x /usr/local/bin/greet
     ])
   })
 
+  it('a reference pinned by digest is fetched when it matches, and dependsOn cycles are refused', async () => {
+    const ns = `t${process.pid}x${++n}`
+    const { manifest } = await registry.publish(`${ns}/common`, '1', common())
+    const proj = project({
+      '.devcontainer.json': JSON.stringify({
+        image: IMAGES.debian,
+        features: { [`${registry.host}/${ns}/common@${manifest}`]: { prefix: 'pinned' } },
+      }),
+    })
+    const id = session()
+    await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(await run(id, 'cat /opt/common/prefix')).toEqual(['pinned'])
+    containerImage(id)
+
+    const cyclic = (other: string) =>
+      featureTar({
+        'devcontainer-feature.json': JSON.stringify({ id: 'x', dependsOn: { [`${registry.host}/${ns}/${other}:1`]: {} } }),
+        'install.sh': '#!/bin/sh\n',
+      })
+    await registry.publish(`${ns}/a`, '1', cyclic('b'))
+    await registry.publish(`${ns}/b`, '1', cyclic('a'))
+    const loop = project({
+      '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/a:1`]: {} } }),
+    })
+    const err = await rejection(workspaces.create({ projectDir: loop, sessionId: session() }))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain('cycle')
+  })
+
   it('a blob whose content does not match its digest is refused', async () => {
     const ns = `t${process.pid}x${++n}`
     const layer = common()
-    const digest = await registry.publish(`${ns}/common`, '1', layer)
+    const digest = (await registry.publish(`${ns}/common`, '1', layer)).layer
     const tampered = Buffer.from(layer)
     tampered[tampered.length - 1] ^= 0xff
     tampered.write('tampered', 600)
@@ -308,7 +337,7 @@ chmod +x /usr/local/bin/greet
 
     // A small declared size, a large blob served under it.
     const small = common()
-    const digest = await registry.publish(`${ns}/liar`, '1', small)
+    const digest = (await registry.publish(`${ns}/liar`, '1', small)).layer
     writeFileSync(registry.blobPath(digest), Buffer.concat([small, Buffer.alloc(1 << 20)]))
     const liar = project({
       '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/liar:1`]: {} } }),

@@ -42,8 +42,8 @@ export interface Registry {
   host: string
   /** Where the registry keeps its files (to tamper with a blob). */
   storage: string
-  /** Uploads `layer` as a feature's artifact and tags it; returns the layer's digest. */
-  publish(repository: string, tag: string, layer: Buffer): Promise<string>
+  /** Uploads `layer` as a feature's artifact and tags it; returns the layer's and the manifest's digests. */
+  publish(repository: string, tag: string, layer: Buffer): Promise<{ layer: string; manifest: string }>
   /** The path of a blob's data in the storage. */
   blobPath(digest: string): string
   stop(): Promise<void>
@@ -112,13 +112,14 @@ export async function startRegistry(): Promise<Registry> {
           },
         ],
       }
+      const body = Buffer.from(JSON.stringify(manifest))
       const put = await fetch(`${base}/v2/${repository}/manifests/${tag}`, {
         method: 'PUT',
         headers: { 'content-type': manifest.mediaType },
-        body: JSON.stringify(manifest),
+        body: new Uint8Array(body),
       })
       if (put.status !== 201) throw new Error(`manifest: ${put.status} ${await put.text()}`)
-      return layerDigest
+      return { layer: layerDigest, manifest: sha256(body) }
     },
     blobPath(digest) {
       const hex = digest.replace('sha256:', '')
