@@ -768,4 +768,10 @@ export interface WorkspaceTrust {
    * read; `['*']`: all.
    */
   localEnv?: Array<string>
+  /**
+   * Registries (`host[:port]`) devcontainer.json's OCI features, and the features they
+   * depend on, may be fetched from by the host, with the host's credentials for them;
+   * `['*']`: any.
+   */
+  featureRegistries?: Array<string>
 }

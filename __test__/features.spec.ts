@@ -225,6 +225,7 @@ describe('local features', () => {
 })
 
 describe('OCI features from a local registry', () => {
+  const trusted = () => ({ featureRegistries: [registry.host] })
   const common = () =>
     featureTar({
       'devcontainer-feature.json': JSON.stringify({
@@ -261,8 +262,11 @@ chmod +x /usr/local/bin/greet
         postCreateCommand: 'greet > /tmp/post-create; hello >> /tmp/post-create',
       }),
     })
+    const untrusted = await rejection(workspaces.create({ projectDir: proj, sessionId: session() }))
+    expect(untrusted.code).toBe('DEVCONTAINER')
+    expect(untrusted.message).toContain(`allow with trust.featureRegistries: ["${registry.host}"]`)
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
+    await workspaces.create({ projectDir: proj, sessionId: id, trust: trusted() })
     expect(await run(id, 'cat /tmp/post-create')).toEqual(['## hello oci', 'hi from hello'])
     const metadata = JSON.parse(containerImage(id).labels['devcontainer.metadata'])
     expect(metadata.map((e: { id: string }) => e.id)).toEqual([
@@ -282,7 +286,7 @@ chmod +x /usr/local/bin/greet
       }),
     })
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
+    await workspaces.create({ projectDir: proj, sessionId: id, trust: trusted() })
     expect(await run(id, 'cat /opt/common/prefix')).toEqual(['pinned'])
     containerImage(id)
 
@@ -296,7 +300,7 @@ chmod +x /usr/local/bin/greet
     const loop = project({
       '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/a:1`]: {} } }),
     })
-    const err = await rejection(workspaces.create({ projectDir: loop, sessionId: session() }))
+    const err = await rejection(workspaces.create({ projectDir: loop, sessionId: session(), trust: trusted() }))
     expect(err.code).toBe('DEVCONTAINER')
     expect(err.message).toContain('cycle')
   })
@@ -313,7 +317,7 @@ chmod +x /usr/local/bin/greet
       '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/common:1`]: {} } }),
     })
     const id = session()
-    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id }))
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id, trust: trusted() }))
     expect(err.code).toBe('DEVCONTAINER')
     expect(err.message).toContain(`feature ${registry.host}/${ns}/common:1: its layer`)
     expect(err.message).toMatch(/digest/i)
@@ -331,7 +335,7 @@ chmod +x /usr/local/bin/greet
     const proj = project({
       '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/big:1`]: {} } }),
     })
-    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: session() }))
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: session(), trust: trusted() }))
     expect(err.code).toBe('DEVCONTAINER')
     expect(err.message).toContain('larger than')
 
@@ -342,7 +346,7 @@ chmod +x /usr/local/bin/greet
     const liar = project({
       '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${registry.host}/${ns}/liar:1`]: {} } }),
     })
-    const err2 = await rejection(workspaces.create({ projectDir: liar, sessionId: session() }))
+    const err2 = await rejection(workspaces.create({ projectDir: liar, sessionId: session(), trust: trusted() }))
     expect(err2.code).toBe('DEVCONTAINER')
     expect(err2.message).toMatch(/larger than the \d+ bytes its manifest declares/)
   })

@@ -275,8 +275,13 @@ pub async fn ensure_feature_image(
     if settings.features.is_empty() {
         return Ok(base.to_string());
     }
-    let features =
-        resolve_features(project, &settings.features, &settings.feature_install_order).await?;
+    let features = resolve_features(
+        project,
+        &settings.features,
+        &settings.feature_install_order,
+        &settings.feature_registries,
+    )
+    .await?;
     let base_image = inspect_base(engine, base).await?;
     let remote = settings.remote_user().unwrap_or("root");
     let container = settings.container_user.as_deref().unwrap_or("root");
@@ -353,7 +358,11 @@ mod tests {
         let features = [feature("./a", "x\"; RUN evil; \"")];
         let r = recipe(&base(), &features, ("agent", "root")).unwrap();
         assert!(!r.dockerfile.contains("evil"), "{}", r.dockerfile);
-        assert!(r.dockerfile.contains("GREETING=\"$_F0_O0\""), "{}", r.dockerfile);
+        assert!(
+            r.dockerfile.contains("GREETING=\"$_F0_O0\""),
+            "{}",
+            r.dockerfile
+        );
         assert_eq!(r.args["_F0_E0"], "/opt/f\nRUN evil:/usr/bin");
         assert_eq!(r.args["_RESTORE_USER"], "agent\nRUN evil");
         let again = recipe(&base(), &features, ("agent", "root")).unwrap();

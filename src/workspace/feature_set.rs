@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::feature_fetch::fetch_feature;
 use super::feature_source::{checked_local_dir, read_local, FeatureContent};
+use super::trust::registry_allowed;
 use crate::devcontainer::{
     install_order, option_env_name, parse_oci_ref, FeatureRequest, FeatureSource, OrderNode,
 };
@@ -82,6 +83,7 @@ pub async fn resolve_features(
     project: &Path,
     requests: &[FeatureRequest],
     overrides: &[String],
+    registries: &[String],
 ) -> Result<Vec<ResolvedFeature>> {
     let mut features: Vec<ResolvedFeature> = Vec::new();
     let mut edges: Vec<Vec<usize>> = Vec::new();
@@ -108,6 +110,12 @@ pub async fn resolve_features(
                             request.reference
                         ))
                     })?;
+                    if !registry_allowed(registries, &oci.registry) {
+                        return Err(refused(format!(
+                            "feature {}: dependsOn {reference}: the host would fetch it from the registry {}; allow with trust.featureRegistries: [{:?}]",
+                            request.reference, oci.registry, oci.registry
+                        )));
+                    }
                     let dependency = FeatureRequest {
                         reference: reference.clone(),
                         source: FeatureSource::Oci(oci),

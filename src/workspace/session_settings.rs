@@ -97,6 +97,9 @@ pub struct SessionSettings {
     pub features: Vec<FeatureRequest>,
     #[serde(default)]
     pub feature_install_order: Vec<String>,
+    /// `trust.featureRegistries` at creation: where what features depend on may come from.
+    #[serde(default)]
+    pub feature_registries: Vec<String>,
 }
 
 impl SessionSettings {
@@ -178,6 +181,7 @@ impl SessionSettings {
             warnings: Vec::new(),
             features: Vec::new(),
             feature_install_order: Vec::new(),
+            feature_registries: Vec::new(),
         }
     }
 }

@@ -11,7 +11,7 @@ use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, Host
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
-use super::trust::{refused, Refusal, Trust};
+use super::trust::{refused, registry_allowed, Refusal, Trust};
 use crate::devcontainer::{
     devcontainer_id, BuildConfig, DevcontainerConfig, FeatureRequest, FeatureSource, MountKind,
     MountSpec,
@@ -174,6 +174,29 @@ impl Resolver<'_> {
         default_image(request)
     }
 
+    /// The config's features: local folders checked to be in the project (canonical), OCI
+    /// ones from a registry the host trusts.
+    fn features(&mut self, config: &DevcontainerConfig) -> Result<Vec<FeatureRequest>> {
+        let mut features = config.features.clone();
+        for feature in &mut features {
+            match &mut feature.source {
+                FeatureSource::Local { path } => {
+                    *path = checked_local_dir(self.request.project, path, &feature.reference)?;
+                }
+                FeatureSource::Oci(oci) => {
+                    if !registry_allowed(&self.request.trust.feature_registries, &oci.registry) {
+                        self.refusals.push(Refusal::new(
+                            &format!("features.{}", feature.reference),
+                            format!("the host would fetch it from the registry {}", oci.registry),
+                            format!("featureRegistries: [{:?}]", oci.registry),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(features)
+    }
+
     fn privileges(&mut self, config: &DevcontainerConfig, network: Option<&str>) {
         let trust = self.request.trust;
         let top = [
@@ -207,17 +230,6 @@ impl Resolver<'_> {
         self.refusals
             .extend(trust.check_privileges("runArgs", run, network));
     }
-}
-
-/// The config's features, each local folder checked to be in the project (canonical).
-fn features(project: &Path, config: &DevcontainerConfig) -> Result<Vec<FeatureRequest>> {
-    let mut features = config.features.clone();
-    for feature in &mut features {
-        if let FeatureSource::Local { path } = &mut feature.source {
-            *path = checked_local_dir(project, path, &feature.reference)?;
-        }
-    }
-    Ok(features)
 }
 
 fn default_image(request: &SettingsRequest<'_>) -> Result<ImageChoice> {
@@ -305,7 +317,7 @@ pub fn resolve_settings(
     r.refusals
         .extend(request.trust.check_local_env(&config.denied_env));
     let image = r.image(config)?;
-    let features = features(request.project, config)?;
+    let features = r.features(config)?;
     if !r.refusals.is_empty() {
         return Err(refused(&r.config_path, &r.refusals));
     }
@@ -355,6 +367,7 @@ pub fn resolve_settings(
         warnings: config.warnings.clone(),
         features,
         feature_install_order: config.override_feature_install_order.clone(),
+        feature_registries: request.trust.feature_registries.clone(),
     })
 }
 
