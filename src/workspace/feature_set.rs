@@ -15,6 +15,8 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The most features one session may install, dependencies included.
 const FEATURE_COUNT_LIMIT: usize = 64;
+/// The most all of a session's features may weigh together (they are held in memory).
+const TOTAL_SIZE_LIMIT: usize = 128 << 20;
 
 pub struct ResolvedFeature {
     pub request: FeatureRequest,
@@ -78,6 +80,35 @@ async fn content(project: &Path, request: &FeatureRequest) -> Result<FeatureCont
     }
 }
 
+/// What a feature `dependsOn`, each an OCI feature from a trusted registry.
+fn dependencies(
+    request: &FeatureRequest,
+    content: &FeatureContent,
+    registries: &[String],
+) -> Result<Vec<FeatureRequest>> {
+    let mut found = Vec::new();
+    for (reference, options) in &content.metadata.depends_on {
+        let oci = parse_oci_ref(reference).ok_or_else(|| {
+            refused(format!(
+                "feature {}: dependsOn '{reference}' is not an OCI reference <registry>/<namespace>/<id>[:tag|@sha256:…]",
+                request.reference
+            ))
+        })?;
+        if !registry_allowed(registries, &oci.registry) {
+            return Err(refused(format!(
+                "feature {}: dependsOn {reference}: the host would fetch it from the registry {}; allow with trust.featureRegistries: [{:?}]",
+                request.reference, oci.registry, oci.registry
+            )));
+        }
+        found.push(FeatureRequest {
+            reference: reference.clone(),
+            source: FeatureSource::Oci(oci),
+            options: options.clone(),
+        });
+    }
+    Ok(found)
+}
+
 /// Every feature of `requests` and what they depend on, in install order.
 pub async fn resolve_features(
     project: &Path,
@@ -87,6 +118,7 @@ pub async fn resolve_features(
 ) -> Result<Vec<ResolvedFeature>> {
     let mut features: Vec<ResolvedFeature> = Vec::new();
     let mut edges: Vec<Vec<usize>> = Vec::new();
+    let mut total = 0;
     let mut queue: Vec<(FeatureRequest, Option<usize>)> =
         requests.iter().cloned().map(|r| (r, None)).collect();
     queue.reverse();
@@ -103,24 +135,16 @@ pub async fn resolve_features(
                     )));
                 }
                 let content = content(project, &request).await?;
-                for (reference, options) in content.metadata.depends_on.iter().rev() {
-                    let oci = parse_oci_ref(reference).ok_or_else(|| {
-                        refused(format!(
-                            "feature {}: dependsOn '{reference}' is not an OCI reference <registry>/<namespace>/<id>[:tag|@sha256:…]",
-                            request.reference
-                        ))
-                    })?;
-                    if !registry_allowed(registries, &oci.registry) {
-                        return Err(refused(format!(
-                            "feature {}: dependsOn {reference}: the host would fetch it from the registry {}; allow with trust.featureRegistries: [{:?}]",
-                            request.reference, oci.registry, oci.registry
-                        )));
-                    }
-                    let dependency = FeatureRequest {
-                        reference: reference.clone(),
-                        source: FeatureSource::Oci(oci),
-                        options: options.clone(),
-                    };
+                total += content.tar.len();
+                if total > TOTAL_SIZE_LIMIT {
+                    return Err(refused(format!(
+                        "features larger than {TOTAL_SIZE_LIMIT} bytes together"
+                    )));
+                }
+                for dependency in dependencies(&request, &content, registries)?
+                    .into_iter()
+                    .rev()
+                {
                     queue.push((dependency, Some(features.len())));
                 }
                 features.push(ResolvedFeature { request, content });
