@@ -72,7 +72,7 @@ const HELLO = {
     id: 'hello',
     version: '1.0.0',
     options: { greeting: { type: 'string', default: 'hi' }, loud: { type: 'boolean', default: false } },
-    containerEnv: { HELLO_HOME: '/opt/hello', PATH: '/opt/hello/bin:${PATH}' },
+    containerEnv: { HELLO_HOME: '/opt/hello', PATH: '/opt/hello/bin:${PATH}', SPACED: 'two  words $HELLO_HOME' },
     postCreateCommand: 'hello > /tmp/feature-post-create',
   }),
   '.devcontainer/features/hello/install.sh': `#!/bin/sh
@@ -107,12 +107,9 @@ describe('local features', () => {
     expect(config?.warnings).toEqual([])
     const id = session()
     await workspaces.create({ projectDir: proj, sessionId: id })
-    expect(await run(id, 'cat /tmp/post-create /opt/world.txt /opt/hello/install-env; echo "$HELLO_HOME"')).toEqual([
-      'bonjour from hello',
-      'bonjour from hello',
-      'true agent /home/agent root /root 0',
-      '/opt/hello',
-    ])
+    expect(
+      await run(id, 'cat /tmp/post-create /opt/world.txt /opt/hello/install-env; echo "$HELLO_HOME|$SPACED"'),
+    ).toEqual(['bonjour from hello', 'bonjour from hello', 'true agent /home/agent root /root 0', '/opt/hello|two  words /opt/hello'])
     expect(await run(id, 'id -un')).toEqual(['agent'])
     const first = containerImage(id)
     expect(engineCli('image', 'inspect', '-f', '{{.RepoTags}}', first.id)).toMatch(
@@ -122,7 +119,7 @@ describe('local features', () => {
     expect(metadata).toEqual([
       {
         id: './features/hello',
-        containerEnv: { HELLO_HOME: '/opt/hello', PATH: '/opt/hello/bin:${PATH}' },
+        containerEnv: { HELLO_HOME: '/opt/hello', PATH: '/opt/hello/bin:${PATH}', SPACED: 'two  words $HELLO_HOME' },
         postCreateCommand: 'hello > /tmp/feature-post-create',
       },
       { id: './features/world' },

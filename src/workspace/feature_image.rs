@@ -53,7 +53,8 @@ fn is_env_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// `$NAME` and `${NAME}` replaced from `env` (unset: empty), as a Dockerfile's `ENV` would.
+/// `$NAME`, `${NAME}` and `${containerEnv:NAME}` replaced from `env` (unset: empty), as a
+/// Dockerfile's `ENV` would.
 fn expand(value: &str, env: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
@@ -62,7 +63,14 @@ fn expand(value: &str, env: &BTreeMap<String, String>) -> String {
         let after = &rest[at + 1..];
         let (name, used) = if let Some(braced) = after.strip_prefix('{') {
             match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
+                // The reference reads `${containerEnv:NAME}` as `${NAME}` here.
+                Some(end) => {
+                    let inner = &braced[..end];
+                    (
+                        inner.strip_prefix("containerEnv:").unwrap_or(inner),
+                        end + 2,
+                    )
+                }
                 None => ("", 0),
             }
         } else {
@@ -379,5 +387,6 @@ mod tests {
         assert_eq!(expand("/opt/x:${PATH}", &env), "/opt/x:/usr/bin");
         assert_eq!(expand("$PATH:/a $NOPE|", &env), "/usr/bin:/a |");
         assert_eq!(expand("cost $5 ${", &env), "cost $5 ${");
+        assert_eq!(expand("${containerEnv:PATH}:/x", &env), "/usr/bin:/x");
     }
 }
