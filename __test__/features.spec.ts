@@ -347,4 +347,33 @@ chmod +x /usr/local/bin/greet
     expect(err2.code).toBe('DEVCONTAINER')
     expect(err2.message).toMatch(/larger than the \d+ bytes its manifest declares/)
   })
+
+  it('a registry that asks for credentials gets the ones in $DOCKER_CONFIG', async () => {
+    const auth = { user: 'feature-user', password: `pw-${process.pid}` }
+    const secured = await startRegistry(auth)
+    const dockerConfig = tempDir('docker-config')
+    dirs.push(dockerConfig)
+    const saved = process.env.DOCKER_CONFIG
+    try {
+      await secured.publish('ns/common', '1', common())
+      const proj = project({
+        '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { [`${secured.host}/ns/common:1`]: {} } }),
+      })
+      const trust = { featureRegistries: [secured.host] }
+      process.env.DOCKER_CONFIG = dockerConfig.path
+      const err = await rejection(workspaces.create({ projectDir: proj, sessionId: session(), trust }))
+      expect(err.code).toBe('DEVCONTAINER')
+      expect(err.message).toContain('401')
+      const token = Buffer.from(`${auth.user}:${auth.password}`).toString('base64')
+      writeFileSync(join(dockerConfig.path, 'config.json'), JSON.stringify({ auths: { [secured.host]: { auth: token } } }))
+      const id = session()
+      await workspaces.create({ projectDir: proj, sessionId: id, trust })
+      expect(await run(id, 'cat /opt/common/prefix')).toEqual(['>>'])
+      containerImage(id)
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_CONFIG
+      else process.env.DOCKER_CONFIG = saved
+      await secured.stop()
+    }
+  })
 })

@@ -49,15 +49,34 @@ export interface Registry {
   stop(): Promise<void>
 }
 
-export async function startRegistry(): Promise<Registry> {
+/** A bcrypt htpasswd line (the registry reads only bcrypt), by Python's crypt. */
+function htpasswd(user: string, password: string): string {
+  const hash = execFileSync(
+    'python3',
+    ['-W', 'ignore', '-c', 'import crypt,sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))', password],
+    { encoding: 'utf8' },
+  ).trim()
+  return `${user}:${hash}\n`
+}
+
+/** Starts the registry; with `auth`, it asks for that user and password (HTTP basic). */
+export async function startRegistry(auth?: { user: string; password: string }): Promise<Registry> {
   const dir = tempDir('registry')
   const port = await freePort()
   const host = `127.0.0.1:${port}`
   const storage = join(dir.path, 'data')
   const config = join(dir.path, 'config.yml')
+  let authConfig = ''
+  if (auth) {
+    writeFileSync(join(dir.path, 'htpasswd'), htpasswd(auth.user, auth.password))
+    authConfig = `auth:\n  htpasswd:\n    realm: test\n    path: ${join(dir.path, 'htpasswd')}\n`
+  }
+  const headers: Record<string, string> = auth
+    ? { authorization: `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}` }
+    : {}
   writeFileSync(
     config,
-    `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\nhttp:\n  addr: ${host}\n`,
+    `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${storage}\n${authConfig}http:\n  addr: ${host}\n`,
   )
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'ignore', 'inherit'] })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -65,7 +84,7 @@ export async function startRegistry(): Promise<Registry> {
   const deadline = Date.now() + 15_000
   for (;;) {
     try {
-      if ((await fetch(`${base}/v2/`)).ok) break
+      if ((await fetch(`${base}/v2/`, { headers })).ok) break
     } catch {
       // not listening yet
     }
@@ -79,13 +98,13 @@ export async function startRegistry(): Promise<Registry> {
 
   async function uploadBlob(repository: string, data: Buffer): Promise<string> {
     const digest = sha256(data)
-    const start = await fetch(`${base}/v2/${repository}/blobs/uploads/`, { method: 'POST' })
+    const start = await fetch(`${base}/v2/${repository}/blobs/uploads/`, { method: 'POST', headers })
     if (start.status !== 202) throw new Error(`upload start: ${start.status}`)
     const location = new URL(start.headers.get('location')!, base)
     location.searchParams.set('digest', digest)
     const put = await fetch(location, {
       method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) },
+      headers: { ...headers, 'content-type': 'application/octet-stream', 'content-length': String(data.length) },
       body: new Uint8Array(data),
     })
     if (put.status !== 201) throw new Error(`upload: ${put.status} ${await put.text()}`)
@@ -115,7 +134,7 @@ export async function startRegistry(): Promise<Registry> {
       const body = Buffer.from(JSON.stringify(manifest))
       const put = await fetch(`${base}/v2/${repository}/manifests/${tag}`, {
         method: 'PUT',
-        headers: { 'content-type': manifest.mediaType },
+        headers: { ...headers, 'content-type': manifest.mediaType },
         body: new Uint8Array(body),
       })
       if (put.status !== 201) throw new Error(`manifest: ${put.status} ${await put.text()}`)
