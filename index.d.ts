@@ -547,11 +547,27 @@ export interface DevcontainerConfig {
   userEnvProbe?: 'none' | 'loginShell' | 'loginInteractiveShell' | 'interactiveShell'
   /** `waitFor`: read; `Workspaces.create` waits for every lifecycle step. */
   waitFor?: 'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'
+  /** `features`, without the ones set to `false`. */
+  features: Array<DevcontainerFeature>
+  /** `overrideFeatureInstallOrder`: feature ids installed first, in this order. */
+  overrideFeatureInstallOrder: Array<string>
   /**
    * What the file asks for that is not acted on (`forwardPorts`, a compose config, an
    * unknown property, …), one sentence each.
    */
   warnings: Array<string>
+}
+
+/** One entry of devcontainer.json's `features`. */
+export interface DevcontainerFeature {
+  /** The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`. */
+  reference: string
+  /** `local`: a folder in the project; `oci`: an artifact fetched from a registry. */
+  kind: 'local' | 'oci'
+  /** A local feature's folder (absolute; not yet checked against the project). */
+  path?: string
+  /** Its options (a version string is `{ version }`, `true` is `{}`). */
+  options: Record<string, string | boolean>
 }
 
 /**
@@ -1117,4 +1133,10 @@ export interface WorkspaceTrust {
    * read; `['*']`: all.
    */
   localEnv?: Array<string>
+  /**
+   * Registries (`host[:port]`) devcontainer.json's OCI features, and the features they
+   * depend on, may be fetched from by the host, with the host's credentials for them;
+   * `['*']`: any.
+   */
+  featureRegistries?: Array<string>
 }

@@ -32,6 +32,7 @@ describe('readDevcontainerConfig', () => {
         "postCreateCommand": ["touch", "/tmp/created"],
         "postStartCommand": { "a": "echo a", "b": ["echo", "b"], },
         "features": {},
+        "forwardPorts": [3000],
       }`,
     })
     const config = (await addon.readDevcontainerConfig(dir))!
@@ -47,8 +48,8 @@ describe('readDevcontainerConfig', () => {
     expect(config.workspaceFolder).toBe('/workspace')
     expect(config.postCreateCommand).toEqual(['touch', '/tmp/created'])
     expect(config.postStartCommand).toEqual({ a: 'echo a', b: ['echo', 'b'] })
-    // Features are another part's work: no warning for them.
-    expect(config.warnings).toEqual([])
+    expect(config.features).toEqual([])
+    expect(config.warnings).toEqual(['forwardPorts is not supported and was ignored: no port is forwarded'])
   })
 
   it('looks in .devcontainer/, then .devcontainer.json, then one subfolder', async () => {

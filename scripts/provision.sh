@@ -45,6 +45,9 @@ missing=()
 need() { dpkg -s "$1" >/dev/null 2>&1 || missing+=("$1"); }
 need docker.io; need busybox-static; need bash-static; need debootstrap; need curl
 need gcc; need libc6-dev; need ca-certificates
+# docker-registry: the local OCI registry the features suite publishes to; python3 makes
+# the bcrypt htpasswd of its authenticated instance.
+need docker-registry; need python3
 # catatonit: the init process Podman injects for `--init`.
 if [ "$PROVISION_PODMAN" = 1 ]; then need podman; need catatonit; fi
 if [ ${#missing[@]} -gt 0 ]; then

@@ -77,6 +77,38 @@ pub struct DevcontainerRunOptions {
     pub mounts: Vec<DevcontainerMount>,
 }
 
+/// One entry of devcontainer.json's `features`.
+#[napi(object)]
+pub struct DevcontainerFeature {
+    /// The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`.
+    pub reference: String,
+    /// `local`: a folder in the project; `oci`: an artifact fetched from a registry.
+    #[napi(ts_type = "'local' | 'oci'")]
+    pub kind: String,
+    /// A local feature's folder (absolute; not yet checked against the project).
+    pub path: Option<String>,
+    /// Its options (a version string is `{ version }`, `true` is `{}`).
+    #[napi(ts_type = "Record<string, string | boolean>")]
+    pub options: Value,
+}
+
+impl From<dc::FeatureRequest> for DevcontainerFeature {
+    fn from(f: dc::FeatureRequest) -> Self {
+        let (kind, path) = match f.source {
+            dc::FeatureSource::Local { path } => {
+                ("local", Some(path.to_string_lossy().into_owned()))
+            }
+            dc::FeatureSource::Oci(_) => ("oci", None),
+        };
+        DevcontainerFeature {
+            reference: f.reference,
+            kind: kind.to_string(),
+            path,
+            options: serde_json::to_value(f.options).unwrap_or_default(),
+        }
+    }
+}
+
 /// A project's devcontainer.json, variables substituted. Fields keep devcontainer.json's
 /// names; paths in `build` are absolute.
 #[napi(object)]
@@ -160,6 +192,10 @@ pub struct DevcontainerConfig {
         ts_type = "'initializeCommand' | 'onCreateCommand' | 'updateContentCommand' | 'postCreateCommand' | 'postStartCommand'"
     )]
     pub wait_for: Option<String>,
+    /// `features`, without the ones set to `false`.
+    pub features: Vec<DevcontainerFeature>,
+    /// `overrideFeatureInstallOrder`: feature ids installed first, in this order.
+    pub override_feature_install_order: Vec<String>,
     /// What the file asks for that is not acted on (`forwardPorts`, a compose config, an
     /// unknown property, …), one sentence each.
     pub warnings: Vec<String>,
@@ -268,6 +304,12 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
             update_remote_user_uid: c.update_remote_user_uid,
             user_env_probe: c.user_env_probe,
             wait_for: c.wait_for,
+            features: c
+                .features
+                .into_iter()
+                .map(DevcontainerFeature::from)
+                .collect(),
+            override_feature_install_order: c.override_feature_install_order,
             warnings: c.warnings,
         }
     }

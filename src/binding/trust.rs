@@ -33,6 +33,10 @@ pub struct WorkspaceTrust {
     /// Host environment variables `${localEnv:NAME}` and a bare `runArgs -e NAME` may
     /// read; `['*']`: all.
     pub local_env: Option<Vec<String>>,
+    /// Registries (`host[:port]`) devcontainer.json's OCI features, and the features they
+    /// depend on, may be fetched from by the host, with the host's credentials for them;
+    /// `['*']`: any.
+    pub feature_registries: Option<Vec<String>>,
 }
 
 impl From<WorkspaceTrust> for Trust {
@@ -52,6 +56,7 @@ impl From<WorkspaceTrust> for Trust {
             engine_socket: t.engine_socket.unwrap_or(false),
             host_commands: t.host_commands.unwrap_or(false),
             local_env: t.local_env.unwrap_or_default(),
+            feature_registries: t.feature_registries.unwrap_or_default(),
         }
     }
 }

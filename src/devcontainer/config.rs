@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::build_config::{parse_build, BuildConfig};
 use super::compose::{parse_compose, ComposeConfig};
+use super::features::{parse_features, FeatureRequest};
 use super::fields::{invalid, one_of, string, string_list};
 use super::host_env::HostEnv;
 use super::image_metadata::parse_entry;
@@ -73,6 +74,8 @@ pub struct DevcontainerConfig {
     pub update_remote_user_uid: Option<bool>,
     pub user_env_probe: Option<String>,
     pub wait_for: Option<String>,
+    pub features: Vec<FeatureRequest>,
+    pub override_feature_install_order: Vec<String>,
     /// Host environment variables the file asked for that the reader was not allowed to
     /// read (they were substituted as unset).
     pub denied_env: Vec<String>,
@@ -224,6 +227,7 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
         .map(|v| parse_lifecycle(v, "initializeCommand").map_err(|e| invalid(path, e.message)))
         .transpose()?;
     config.compose = parse_compose(map, path)?;
+    (config.features, config.override_feature_install_order) = parse_features(map, path)?;
     config.warnings = unhonoured_warnings(map);
     Ok(config)
 }
@@ -297,7 +301,7 @@ mod tests {
         let project = Project::with(&[(
             ".devcontainer.json",
             r#"{ "mounts": ["type=tmpfs,target=/scratch", "source=/a,target=/b,type=bind", "source=hist,target=/h"],
-                 "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"], "features": {} }"#,
+                 "capAdd": ["SYS_PTRACE"], "securityOpt": ["seccomp=unconfined"], "features": {}, "forwardPorts": [3000] }"#,
         )]);
         let config = project.read().unwrap().unwrap();
         let kinds: Vec<_> = config.mounts.iter().map(|m| m.kind).collect();
@@ -307,7 +311,10 @@ mod tests {
         );
         assert_eq!(config.cap_add, ["SYS_PTRACE"]);
         assert_eq!(config.security_opt, ["seccomp=unconfined"]);
-        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        assert_eq!(
+            config.warnings,
+            ["forwardPorts is not supported and was ignored: no port is forwarded"]
+        );
     }
 
     #[test]

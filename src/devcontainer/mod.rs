@@ -5,6 +5,9 @@
 mod build_config;
 mod compose;
 mod config;
+mod feature_metadata;
+mod feature_order;
+mod features;
 mod fields;
 mod host_env;
 mod image_metadata;
@@ -21,6 +24,13 @@ pub use compose::ComposeConfig;
 pub use config::{
     devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
     ReadOptions, DEFAULT_WORKSPACE_FOLDER, WAIT_FOR,
+};
+pub use feature_metadata::{
+    option_env_name, parse_feature_metadata, FeatureMetadata, FEATURE_JSON_LIMIT,
+};
+pub use feature_order::{install_order, OrderNode};
+pub use features::{
+    parse_oci_ref, parse_options, FeatureRequest, FeatureSource, OciRef, OptionValue,
 };
 pub use host_env::HostEnv;
 pub use image_metadata::{

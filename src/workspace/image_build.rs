@@ -117,42 +117,107 @@ pub async fn build_image(
         options = options.platform(platform);
     }
     let subject = format!("build of {}", build.dockerfile.display());
-    let mut stream =
-        engine
-            .docker()
-            .build_image(options.build(), None, Some(bollard::body_stream(body)));
-    let mut log = String::new();
-    let mut failure = None;
-    while let Some(item) = stream.next().await {
-        let info = match item {
-            Ok(info) => info,
-            Err(e) => {
-                failure = Some(engine.annotate(from_bollard(e, &subject)));
-                break;
-            }
-        };
-        if let Some(text) = info.stream {
-            log.push_str(&text);
-            keep_tail(&mut log);
-        }
-        if let Some(detail) = info.error_detail {
-            failure = Some(Error::new(
-                ErrorCode::Devcontainer,
-                format!(
-                    "{subject} failed: {}\n{}",
-                    detail.message.unwrap_or_default(),
-                    tail(&log)
-                ),
-            ));
-            break;
-        }
-    }
-    drop(stream);
+    let failure = run_build(engine, options.build(), body, &subject)
+        .await
+        .err();
     let written = writer.await.map_err(|e| context_error(e.to_string()))?;
     if let Some(err) = failure {
         return Err(err);
     }
     written.map_err(|e| context_error(e.to_string()))
+}
+
+/// The images a classic build committed for its steps, read from its log: not `FROM`'s
+/// (the base) and not cached ones (an earlier build's). A failed build leaves them behind.
+#[derive(Default)]
+struct StepImages {
+    ids: Vec<String>,
+    from_step: bool,
+    cached: bool,
+    partial: String,
+}
+
+impl StepImages {
+    fn read(&mut self, text: &str) {
+        self.partial.push_str(text);
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            let line = line.trim();
+            if let Some(step) = line.strip_prefix("Step ") {
+                self.from_step = step
+                    .split_once(" : ")
+                    .is_some_and(|(_, i)| i.to_ascii_uppercase().starts_with("FROM"));
+                self.cached = false;
+            } else if line == "---> Using cache" {
+                self.cached = true;
+            } else if let Some(id) = line.strip_prefix("---> ") {
+                let is_id = id.len() >= 12 && id.bytes().all(|b| b.is_ascii_hexdigit());
+                if is_id && !self.from_step && !self.cached {
+                    self.ids.push(id.to_string());
+                }
+            }
+        }
+        if self.partial.len() > 64 * 1024 {
+            self.partial.clear();
+        }
+    }
+
+    /// Removes them, last first (an image still used by another is kept).
+    async fn remove(self, engine: &Engine) {
+        for id in self.ids.iter().rev() {
+            let _ = engine
+                .docker()
+                .remove_image(
+                    id,
+                    None::<bollard::query_parameters::RemoveImageOptions>,
+                    None,
+                )
+                .await;
+        }
+    }
+}
+
+/// Sends one build to the engine and follows its progress to the end; a failure carries
+/// the end of the build log and leaves none of the build's step images behind.
+pub async fn run_build(
+    engine: &Engine,
+    options: bollard::query_parameters::BuildImageOptions,
+    body: impl futures_util::Stream<Item = Bytes> + Send + 'static,
+    subject: &str,
+) -> Result<()> {
+    let body = bollard::body_stream(body);
+    let mut stream = engine.docker().build_image(options, None, Some(body));
+    let mut log = String::new();
+    let mut steps = StepImages::default();
+    let mut failure = None;
+    while let Some(item) = stream.next().await {
+        let info = match item {
+            Ok(info) => info,
+            Err(bollard::errors::Error::DockerStreamError { error }) => {
+                failure = Some(error);
+                break;
+            }
+            Err(e) => return Err(engine.annotate(from_bollard(e, subject))),
+        };
+        if let Some(text) = info.stream {
+            steps.read(&text);
+            log.push_str(&text);
+            keep_tail(&mut log);
+        }
+        if let Some(detail) = info.error_detail {
+            failure = Some(detail.message.unwrap_or_default());
+            break;
+        }
+    }
+    drop(stream);
+    let Some(message) = failure else {
+        return Ok(());
+    };
+    steps.remove(engine).await;
+    Err(Error::new(
+        ErrorCode::Devcontainer,
+        format!("{subject} failed: {message}\n{}", tail(&log)),
+    ))
 }
 
 /// The build log is the image's to write: only its end is kept.
@@ -170,4 +235,23 @@ fn keep_tail(log: &mut String) {
 fn tail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(10)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_images_skip_the_base_and_the_cache() {
+        let mut steps = StepImages::default();
+        for chunk in [
+            "Step 1/4 : FROM ${_BASE}\n ---> 0ee2273e2ca4\n",
+            "Step 2/4 : ENV A=${_F0_E0}\n ---> Using cache\n ---> 111111111111\n",
+            "Step 3/4 : ADD features/0.tar /tmp/x/\n ---> 2222222",
+            "22222\nStep 4/4 : RUN false\n ---> Running in 333333333333\n",
+        ] {
+            steps.read(chunk);
+        }
+        assert_eq!(steps.ids, ["222222222222"]);
+    }
 }

@@ -2,11 +2,16 @@
 //! host's trust, the settings fixed at creation and stored.
 
 mod clone_owner;
+mod feature_fetch;
+mod feature_image;
+mod feature_set;
+mod feature_source;
 mod host_paths;
 mod idle_tracker;
 mod image_build;
 mod lifecycle_runner;
 mod metadata_merge;
+mod registry_auth;
 mod remote_env;
 mod session_behaviour;
 mod session_container;

@@ -85,6 +85,10 @@ pub fn remote_env(
     remote: &BTreeMap<String, Option<String>>,
 ) -> RemoteEnv {
     let mut env = probed.cloned().unwrap_or_default();
+    if let (Some(probed_path), Some(own_path)) = (env.get("PATH"), container.get("PATH")) {
+        let path = kept_path(probed_path, own_path);
+        env.insert("PATH".into(), path);
+    }
     let mut unset = Vec::new();
     for (name, value) in remote {
         match value {
@@ -110,9 +114,37 @@ pub fn remote_env(
     }
 }
 
+/// A login shell's `PATH` (Debian's `/etc/profile` sets its own) with the container's
+/// entries it dropped put back in front, in their order: what an image or its features add
+/// to `PATH` stays found.
+fn kept_path(probed: &str, container: &str) -> String {
+    let shell: Vec<&str> = probed.split(':').collect();
+    let mut path: Vec<&str> = container
+        .split(':')
+        .filter(|dir| !dir.is_empty() && !shell.contains(dir))
+        .collect();
+    path.extend(shell);
+    path.join(":")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_probed_path_keeps_the_container_entries_it_dropped() {
+        assert_eq!(
+            kept_path(
+                "/usr/local/bin:/usr/bin:/bin",
+                "/opt/x/bin:/usr/local/bin:/usr/bin:/sbin"
+            ),
+            "/opt/x/bin:/sbin:/usr/local/bin:/usr/bin:/bin"
+        );
+        assert_eq!(
+            kept_path("/home/a/bin:/usr/bin", "/usr/bin"),
+            "/home/a/bin:/usr/bin"
+        );
+    }
 
     fn map(items: &[(&str, &str)]) -> BTreeMap<String, String> {
         items

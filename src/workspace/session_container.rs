@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::clone_owner::give_clone;
+use super::feature_image::ensure_feature_image;
 use super::image_build::build_image;
 use super::lifecycle_runner::{run_on_host, InContainer};
 use super::remote_env::{env_list, substitute_container_env, RemoteEnv};
@@ -36,13 +37,15 @@ pub struct SessionContainer<'a> {
 
 /// `initializeCommand` (on the host, only when the settings hold it: the host allowed it),
 /// then the image, built from the project when it is a built one and `rebuild` is asked
-/// for or it is gone, and the one derived with the remote user's ids if the session has it.
+/// for or it is gone, its features installed in a derived image, and the one derived with
+/// the remote user's ids if the session has it. Returns the image with the features (the
+/// base itself without any), whose `devcontainer.metadata` the session merges.
 pub async fn prepare_image(
     engine: &Engine,
     project: &Path,
     settings: &SessionSettings,
     rebuild: bool,
-) -> Result<()> {
+) -> Result<String> {
     if let Some(init) = &settings.lifecycle.initialize {
         run_on_host(project, init).await?;
     }
@@ -52,10 +55,11 @@ pub async fn prepare_image(
             build_image(engine, build, tag, settings.platform.as_deref()).await?;
         }
     }
-    match &settings.uid_image {
-        Some(derived) => derived.ensure(engine, settings.image.name()).await,
-        None => Ok(()),
+    let image = ensure_feature_image(engine, settings.image.name(), settings, project).await?;
+    if let Some(derived) = &settings.uid_image {
+        derived.ensure(engine, &image).await?;
     }
+    Ok(image)
 }
 
 /// A number `id` printed, validated.
@@ -102,7 +106,7 @@ impl SessionContainer<'_> {
             let image = self
                 .engine
                 .docker()
-                .inspect_image(self.settings.image.name())
+                .inspect_image(self.settings.featured_image())
                 .await;
             let env = env_list(image.ok().and_then(|i| i.config).and_then(|c| c.env));
             for value in config.environment.values_mut() {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
-use crate::devcontainer::{BuildConfig, LifecycleCommand};
+use crate::devcontainer::{BuildConfig, FeatureRequest, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
@@ -106,8 +106,19 @@ pub struct SessionSettings {
     /// host that is not root), which the container runs instead of `image`.
     #[serde(default)]
     pub uid_image: Option<UidImage>,
+    /// The image derived with the features installed, when there are features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_image: Option<String>,
     /// What the config holds that is not acted on.
     pub warnings: Vec<String>,
+    /// devcontainer.json's features: local folders canonical, OCI references as written.
+    #[serde(default)]
+    pub features: Vec<FeatureRequest>,
+    #[serde(default)]
+    pub feature_install_order: Vec<String>,
+    /// `trust.featureRegistries` at creation: where what features depend on may come from.
+    #[serde(default)]
+    pub feature_registries: Vec<String>,
 }
 
 impl Lifecycle {
@@ -130,7 +141,12 @@ impl SessionSettings {
         self.uid_image
             .as_ref()
             .map(|u| u.tag.as_str())
-            .unwrap_or(self.image.name())
+            .unwrap_or(self.featured_image())
+    }
+
+    /// The image with the session's features installed (the image itself without any).
+    pub fn featured_image(&self) -> &str {
+        self.feature_image.as_deref().unwrap_or(self.image.name())
     }
 
     /// Every command of a lifecycle step in order: the image metadata's, then the config's.
@@ -224,7 +240,11 @@ impl SessionSettings {
             image_lifecycle: Vec::new(),
             behaviour: Behaviour::default(),
             uid_image: None,
+            feature_image: None,
             warnings: Vec::new(),
+            features: Vec::new(),
+            feature_install_order: Vec::new(),
+            feature_registries: Vec::new(),
         }
     }
 }

@@ -6,13 +6,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::feature_source::checked_local_dir;
 use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, HostPlace};
 use super::session_behaviour::Behaviour;
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
-use super::trust::{refused, Refusal, Trust};
-use crate::devcontainer::{devcontainer_id, BuildConfig, DevcontainerConfig, MountKind, MountSpec};
+use super::trust::{refused, registry_allowed, Refusal, Trust};
+use crate::devcontainer::{
+    devcontainer_id, BuildConfig, DevcontainerConfig, FeatureRequest, FeatureSource, MountKind,
+    MountSpec,
+};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::ContainerPrivileges;
 
@@ -171,6 +175,29 @@ impl Resolver<'_> {
         default_image(request)
     }
 
+    /// The config's features: local folders checked to be in the project (canonical), OCI
+    /// ones from a registry the host trusts.
+    fn features(&mut self, config: &DevcontainerConfig) -> Result<Vec<FeatureRequest>> {
+        let mut features = config.features.clone();
+        for feature in &mut features {
+            match &mut feature.source {
+                FeatureSource::Local { path } => {
+                    *path = checked_local_dir(self.request.project, path, &feature.reference)?;
+                }
+                FeatureSource::Oci(oci) => {
+                    if !registry_allowed(&self.request.trust.feature_registries, &oci.registry) {
+                        self.refusals.push(Refusal::new(
+                            &format!("features.{}", feature.reference),
+                            format!("the host would fetch it from the registry {}", oci.registry),
+                            format!("featureRegistries: [{:?}]", oci.registry),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(features)
+    }
+
     fn privileges(&mut self, config: &DevcontainerConfig, network: Option<&str>) {
         let trust = self.request.trust;
         let top = [
@@ -297,6 +324,7 @@ pub fn resolve_settings(
     r.refusals
         .extend(request.trust.check_local_env(&config.denied_env));
     let image = r.image(config)?;
+    let features = r.features(config)?;
     if !r.refusals.is_empty() {
         return Err(refused(&r.config_path, &r.refusals));
     }
@@ -352,6 +380,7 @@ pub fn resolve_settings(
         },
         image_lifecycle: Vec::new(),
         uid_image: None,
+        feature_image: None,
         lifecycle: Lifecycle {
             initialize: config.initialize_command.clone(),
             on_create: config.on_create_command.clone(),
@@ -361,6 +390,9 @@ pub fn resolve_settings(
             post_attach: config.post_attach_command.clone(),
         },
         warnings: config.warnings.clone(),
+        features,
+        feature_install_order: config.override_feature_install_order.clone(),
+        feature_registries: request.trust.feature_registries.clone(),
     })
 }
 

@@ -104,6 +104,7 @@ fn what_the_host_trusts_is_granted() {
         engine_socket: true,
         host_commands: true,
         local_env: vec!["SECRET".into()],
+        feature_registries: Vec::new(),
     };
     let settings = dirs.resolve(&trust).unwrap();
     let origins: Vec<_> = settings.mounts.iter().map(|m| m.origin.clone()).collect();
@@ -213,4 +214,33 @@ fn platform_hostname_and_workdir_reach_the_container_config() {
     assert_eq!(config.platform.as_deref(), Some("linux/amd64"));
     assert_eq!(config.hostname.as_deref(), Some("box"));
     assert_eq!(config.working_directory, "/tmp");
+}
+
+#[test]
+fn oci_features_need_a_trusted_registry_and_local_ones_stay_in_the_project() {
+    let dirs = Dirs::new(
+        r#"{ "image": "img", "features": { "r.example:5000/ns/tool:1": {}, "./features/x": { "v": "1" } } }"#,
+    );
+    std::fs::create_dir_all(dirs.project.join(".devcontainer/features/x")).unwrap();
+    let err = dirs.resolve(&Trust::default()).unwrap_err();
+    assert!(
+        err.message.contains(
+            "features.r.example:5000/ns/tool:1: the host would fetch it from the registry r.example:5000; allow with trust.featureRegistries: [\"r.example:5000\"]"
+        ),
+        "{}",
+        err.message
+    );
+    let trust = Trust {
+        feature_registries: vec!["r.example:5000".into()],
+        ..Default::default()
+    };
+    let settings = dirs.resolve(&trust).unwrap();
+    assert_eq!(settings.feature_registries, ["r.example:5000"]);
+    let local = &settings.features[0];
+    assert_eq!(
+        local.source,
+        FeatureSource::Local {
+            path: std::fs::canonicalize(dirs.project.join(".devcontainer/features/x")).unwrap()
+        }
+    );
 }

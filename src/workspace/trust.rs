@@ -30,6 +30,16 @@ pub struct Trust {
     pub host_commands: bool,
     /// Host environment variables `${localEnv:…}` and a bare `-e NAME` may read (`*`: all).
     pub local_env: Vec<String>,
+    /// Registries (`host[:port]`) the host fetches OCI features from for the config, with
+    /// its own credentials for them (`*`: any).
+    pub feature_registries: Vec<String>,
+}
+
+/// Whether `registry` is in a `featureRegistries` list.
+pub fn registry_allowed(allowed: &[String], registry: &str) -> bool {
+    allowed
+        .iter()
+        .any(|r| r == "*" || r.eq_ignore_ascii_case(registry))
 }
 
 /// One thing a config asks for that the host has not allowed.

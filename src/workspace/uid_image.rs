@@ -61,7 +61,7 @@ impl UidImage {
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let user = settings.remote_user()?;
         (uid != 0 && user != "root" && settings.behaviour.update_remote_user_uid())
-            .then(|| UidImage::new(settings.image.name(), user, uid, gid))
+            .then(|| UidImage::new(settings.featured_image(), user, uid, gid))
     }
 
     /// Named after the base image, the user and the ids.

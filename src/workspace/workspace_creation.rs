@@ -129,8 +129,8 @@ impl Workspaces {
             return plain_settings(&settings_request);
         };
         let mut settings = resolve_settings(&settings_request, config)?;
-        prepare_image(engine, project, &settings, true).await?;
-        let image = settings.image.name().to_string();
+        let image = prepare_image(engine, project, &settings, true).await?;
+        settings.feature_image = Some(image.clone()).filter(|i| i != settings.image.name());
         let entries = read_image_metadata(engine, &image).await?;
         merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
         if let Some(derived) = UidImage::wanted(&settings) {
@@ -160,8 +160,10 @@ impl Workspaces {
                 .resolve(&engine, &request, &project, &clone, &self.options.trust)
                 .await?;
             existing.settings = Some(settings);
-        } else if let Some(settings) = &existing.settings {
-            prepare_image(&engine, Path::new(&existing.project_dir), settings, false).await?;
+        } else if let Some(settings) = &mut existing.settings {
+            let image =
+                prepare_image(&engine, Path::new(&existing.project_dir), settings, false).await?;
+            settings.feature_image = Some(image).filter(|i| i != settings.image.name());
         }
         let lifetime = Lifetime::parse(&existing.lifetime).unwrap_or_default();
         self.session_container(&engine, &existing)?

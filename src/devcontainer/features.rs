@@ -1,0 +1,329 @@
+//! devcontainer.json's `features` (a reference → its options) and
+//! `overrideFeatureInstallOrder`, read without fetching anything. A reference is a local
+//! folder (`./…`, relative to devcontainer.json's folder) or an OCI artifact
+//! (`<registry>/<namespace>/<id>[:tag|@sha256:…]`); the deprecated forms are refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::fields::{invalid, lexical, string_list};
+use crate::error::Result;
+
+/// An option's value as devcontainer.json and devcontainer-feature.json write it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    Bool(bool),
+    String(String),
+}
+
+impl OptionValue {
+    pub fn as_env(&self) -> String {
+        match self {
+            OptionValue::Bool(b) => b.to_string(),
+            OptionValue::String(s) => s.clone(),
+        }
+    }
+
+    /// A JSON string, boolean or number (as its text); anything else is `None`.
+    pub fn from_json(value: &Value) -> Option<OptionValue> {
+        match value {
+            Value::Bool(b) => Some(OptionValue::Bool(*b)),
+            Value::String(s) => Some(OptionValue::String(s.clone())),
+            Value::Number(n) => Some(OptionValue::String(n.to_string())),
+            _ => None,
+        }
+    }
+}
+
+/// An OCI artifact: `registry/repository` plus a tag or a digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OciRef {
+    pub registry: String,
+    /// `<namespace>/<id>`.
+    pub repository: String,
+    pub tag: String,
+    pub digest: Option<String>,
+}
+
+impl OciRef {
+    /// `registry/repository`, without tag or digest: what `installsAfter`,
+    /// `overrideFeatureInstallOrder` and `dependsOn` match on.
+    pub fn resource(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
+    }
+
+    /// The feature's id (the repository's last segment).
+    pub fn id(&self) -> &str {
+        self.repository
+            .rsplit('/')
+            .next()
+            .unwrap_or(&self.repository)
+    }
+
+    /// Whether the registry is this host, where plain HTTP is allowed.
+    pub fn is_loopback(&self) -> bool {
+        let host = match self.registry.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(v6),
+            None => self.registry.split(':').next().unwrap_or(&self.registry),
+        };
+        matches!(host, "127.0.0.1" | "localhost" | "::1")
+    }
+}
+
+impl std::fmt::Display for OciRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.digest {
+            Some(d) => write!(f, "{}@{d}", self.resource()),
+            None => write!(f, "{}:{}", self.resource(), self.tag),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum FeatureSource {
+    /// A folder, lexically resolved (not yet checked against the project).
+    Local {
+        path: PathBuf,
+    },
+    Oci(OciRef),
+}
+
+/// One entry of `features`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureRequest {
+    /// The reference as written.
+    pub reference: String,
+    pub source: FeatureSource,
+    pub options: BTreeMap<String, OptionValue>,
+}
+
+fn is_name_component(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        })
+}
+
+/// `<registry>/<namespace>/<id>[:tag|@sha256:<hex>]`; `None` when it is not one.
+pub fn parse_oci_ref(reference: &str) -> Option<OciRef> {
+    let (name, tag, digest) = match reference.split_once('@') {
+        Some((name, digest)) => {
+            let hex = digest.strip_prefix("sha256:")?;
+            if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            (
+                name,
+                "latest".to_string(),
+                Some(digest.to_ascii_lowercase()),
+            )
+        }
+        None => {
+            let last_slash = reference.rfind('/')?;
+            match reference[last_slash..].rfind(':') {
+                Some(colon) => {
+                    let at = last_slash + colon;
+                    (&reference[..at], reference[at + 1..].to_string(), None)
+                }
+                None => (reference, "latest".to_string(), None),
+            }
+        }
+    };
+    let (registry, repository) = name.split_once('/')?;
+    let registry_like = registry.contains('.') || registry.contains(':') || registry == "localhost";
+    let tag_ok = !tag.is_empty()
+        && tag.len() <= 128
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !registry_like
+        || !tag_ok
+        || !repository.contains('/')
+        || !repository.split('/').all(is_name_component)
+    {
+        return None;
+    }
+    Some(OciRef {
+        registry: registry.to_string(),
+        repository: repository.to_string(),
+        tag,
+        digest,
+    })
+}
+
+/// Where `reference` points, or why it is refused.
+pub fn parse_source(
+    reference: &str,
+    config_dir: &Path,
+) -> std::result::Result<FeatureSource, String> {
+    if reference.starts_with("./") || reference.starts_with("../") {
+        return Ok(FeatureSource::Local {
+            path: lexical(config_dir.join(reference)),
+        });
+    }
+    if reference.starts_with("https://") || reference.starts_with("http://") {
+        return Err(format!(
+            "'{reference}': features from a tarball URL are deprecated and not supported; publish it as an OCI artifact (<registry>/<namespace>/<id>:<tag>) or copy it into .devcontainer/ as a local feature"
+        ));
+    }
+    if !reference.contains('/') {
+        return Err(format!(
+            "'{reference}': a bare feature id is a deprecated form and not supported; use its OCI reference <registry>/<namespace>/{reference}:<tag>"
+        ));
+    }
+    parse_oci_ref(reference).map(FeatureSource::Oci).ok_or_else(|| {
+        format!(
+            "'{reference}' is not a feature reference: a GitHub-release form (<owner>/<repo>/<id>[@version]) is deprecated and not supported; use an OCI reference <registry>/<namespace>/<id>[:tag|@sha256:…] or a local ./path"
+        )
+    })
+}
+
+/// A feature's options as devcontainer.json writes them: an object, a string (its
+/// `version`) or `true` (defaults). `false` is `None`: the feature is not installed.
+pub fn parse_options(
+    value: &Value,
+    field: &str,
+    path: &Path,
+) -> Result<Option<BTreeMap<String, OptionValue>>> {
+    match value {
+        Value::Bool(false) => Ok(None),
+        Value::Bool(true) | Value::Null => Ok(Some(BTreeMap::new())),
+        Value::String(v) => Ok(Some(BTreeMap::from([(
+            "version".to_string(),
+            OptionValue::String(v.clone()),
+        )]))),
+        Value::Object(entries) => entries
+            .iter()
+            .map(|(k, v)| {
+                OptionValue::from_json(v)
+                    .map(|v| (k.clone(), v))
+                    .ok_or_else(|| {
+                        invalid(
+                            path,
+                            format_args!("{field}.{k} must be a string, a number or a boolean"),
+                        )
+                    })
+            })
+            .collect::<Result<_>>()
+            .map(Some),
+        _ => Err(invalid(
+            path,
+            format_args!("{field} must be an object of options, a version string or a boolean"),
+        )),
+    }
+}
+
+/// `features` and `overrideFeatureInstallOrder` of the file at `path`.
+pub fn parse_features(
+    map: &Map<String, Value>,
+    path: &Path,
+) -> Result<(Vec<FeatureRequest>, Vec<String>)> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut requests = Vec::new();
+    match map.get("features") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(entries)) => {
+            for (reference, value) in entries {
+                let field = format!("features.{reference}");
+                let Some(options) = parse_options(value, &field, path)? else {
+                    continue;
+                };
+                let source = parse_source(reference, dir)
+                    .map_err(|why| invalid(path, format_args!("features: {why}")))?;
+                requests.push(FeatureRequest {
+                    reference: reference.clone(),
+                    source,
+                    options,
+                });
+            }
+        }
+        Some(_) => return Err(invalid(path, "features must be an object")),
+    }
+    let order = string_list(map, "overrideFeatureInstallOrder", path)?;
+    Ok((requests, order))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oci_references_take_a_tag_or_a_digest_and_default_to_latest() {
+        let r = parse_oci_ref("127.0.0.1:5000/ns/hello").unwrap();
+        assert_eq!(
+            (r.registry.as_str(), r.repository.as_str()),
+            ("127.0.0.1:5000", "ns/hello")
+        );
+        assert_eq!(r.tag, "latest");
+        assert!(r.is_loopback());
+        assert_eq!(r.id(), "hello");
+        let r = parse_oci_ref("registry.example/a/b/hello:1.2").unwrap();
+        assert_eq!(
+            (r.repository.as_str(), r.tag.as_str()),
+            ("a/b/hello", "1.2")
+        );
+        assert!(!r.is_loopback());
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let r = parse_oci_ref(&format!("localhost/ns/x@{digest}")).unwrap();
+        assert_eq!(r.digest.as_deref(), Some(digest.as_str()));
+        assert_eq!(r.to_string(), format!("localhost/ns/x@{digest}"));
+        for bad in [
+            "127.0.0.1:5000/hello",
+            "a.b/ns/Upper",
+            "a.b/ns/x@sha256:12",
+            "a.b/ns/x:",
+        ] {
+            assert_eq!(parse_oci_ref(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn deprecated_forms_are_refused_saying_so() {
+        let dir = Path::new("/p/.devcontainer");
+        for (reference, says) in [
+            ("node", "bare feature id is a deprecated form"),
+            ("owner/repo/go@v1", "GitHub-release form"),
+            ("https://host.example/f.tgz", "tarball URL are deprecated"),
+        ] {
+            let err = parse_source(reference, dir).unwrap_err();
+            assert!(err.contains(says), "{reference}: {err}");
+        }
+        assert_eq!(
+            parse_source("./features/hello", dir).unwrap(),
+            FeatureSource::Local {
+                path: PathBuf::from("/p/.devcontainer/features/hello")
+            }
+        );
+    }
+
+    #[test]
+    fn options_are_an_object_a_version_or_a_boolean() {
+        let path = Path::new("/p/devcontainer.json");
+        let map: Map<String, Value> = serde_json::from_str(
+            r#"{ "features": { "./a": { "greeting": "hi", "n": 3, "on": true }, "./b": "1.2", "./c": true, "./d": false },
+                 "overrideFeatureInstallOrder": ["./c"] }"#,
+        )
+        .unwrap();
+        let (features, order) = parse_features(&map, path).unwrap();
+        let refs: Vec<_> = features.iter().map(|f| f.reference.as_str()).collect();
+        assert_eq!(refs, ["./a", "./b", "./c"]);
+        assert_eq!(features[0].options["n"], OptionValue::String("3".into()));
+        assert_eq!(features[0].options["on"], OptionValue::Bool(true));
+        assert_eq!(
+            features[1].options["version"],
+            OptionValue::String("1.2".into())
+        );
+        assert!(features[2].options.is_empty());
+        assert_eq!(order, ["./c"]);
+        let bad: Map<String, Value> =
+            serde_json::from_str(r#"{ "features": { "./a": { "o": [1] } } }"#).unwrap();
+        assert!(parse_features(&bad, path).is_err());
+    }
+}
