@@ -562,8 +562,11 @@ export interface DevcontainerConfig {
 export interface DevcontainerFeature {
   /** The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`. */
   reference: string
-  /** `local`: a folder in the project; `oci`: an artifact fetched from a registry. */
-  kind: 'local' | 'oci'
+  /**
+   * `local`: a folder in the project; `oci`: an artifact fetched from a registry;
+   * `unsupported`: a deprecated form, in `warnings`, which a session refuses.
+   */
+  kind: 'local' | 'oci' | 'unsupported'
   /** A local feature's folder (absolute; not yet checked against the project). */
   path?: string
   /** Its options (a version string is `{ version }`, `true` is `{}`). */

@@ -212,11 +212,16 @@ describe('local features', () => {
     expect(engineCli('images', '-aq').split('\n').sort()).toEqual(before)
   })
 
-  it('deprecated references are refused when read', async () => {
+  it('deprecated references are read with a warning, as the reference reads them, and a session refuses them', async () => {
     const proj = project({ '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { node: {} } }) })
-    const err = await rejection(addon.readDevcontainerConfig(proj))
+    const config = (await addon.readDevcontainerConfig(proj))!
+    expect(config.features).toEqual([{ reference: 'node', kind: 'unsupported', options: {} }])
+    expect(config.warnings).toEqual([expect.stringContaining("'node': a bare feature id is a deprecated form")])
+    const id = session()
+    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id }))
     expect(err.code).toBe('DEVCONTAINER')
     expect(err.message).toContain('deprecated')
+    expect(await workspaces.get(id)).toBeUndefined()
   })
 })
 

@@ -4,18 +4,11 @@
 import { posix } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 
-/** Reference fields another part of this library implements, or tool-specific: not compared. */
-export const NOT_COMPARED = new Set([
-  'customizations',
-  'features',
-  'overrideFeatureInstallOrder',
-  'overrideCommand',
-  'shutdownAction',
-  'init',
-  'waitFor',
-  'userEnvProbe',
-  'updateRemoteUserUID',
-])
+/** Tool-specific reference fields: not compared. */
+export const NOT_COMPARED = new Set(['customizations'])
+
+/** Compared as they are (absent and undefined alike). */
+const BEHAVIOUR = ['overrideCommand', 'shutdownAction', 'init', 'waitFor', 'userEnvProbe', 'updateRemoteUserUID']
 
 /** Honoured by the reference, not by us: our read must carry a warning naming the field. */
 const WARNED = ['forwardPorts', 'appPort', 'portsAttributes', 'otherPortsAttributes', 'hostRequirements']
@@ -83,6 +76,20 @@ export function expectedShape(expected) {
   out.dockerComposeFile = compose === undefined ? undefined : [compose].flat()
   out.runServices = compose === undefined ? undefined : (conf.runServices ?? [])
   if (compose === undefined) out.service = undefined
+  out.features = features(conf.features)
+  out.overrideFeatureInstallOrder = conf.overrideFeatureInstallOrder ?? []
+  for (const key of BEHAVIOUR) out[key] = conf[key]
+  return out
+}
+
+/** `features` as an object of reference → options in our shape: a version string is
+ * `{ version }`, `true` is `{}`, `false` leaves the feature out. */
+function features(written) {
+  const out = {}
+  for (const [reference, value] of Object.entries(written ?? {})) {
+    if (value === false) continue
+    out[reference] = typeof value === 'string' ? { version: value } : value === true ? {} : value
+  }
   return out
 }
 
@@ -93,6 +100,9 @@ export function actualShape(ours) {
   for (const key of ['runArgs', 'privileged', 'capAdd', 'securityOpt', ...LIFECYCLE, 'dockerComposeFile', 'runServices']) {
     out[key] = ours[key]
   }
+  out.features = Object.fromEntries((ours.features ?? []).map((f) => [f.reference, f.options]))
+  out.overrideFeatureInstallOrder = ours.overrideFeatureInstallOrder ?? []
+  for (const key of BEHAVIOUR) out[key] = ours[key] ?? undefined
   if (ours.build) {
     const { dockerfile, context, args, target } = ours.build
     out.build = { dockerfile, context, args }

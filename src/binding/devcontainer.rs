@@ -82,8 +82,9 @@ pub struct DevcontainerRunOptions {
 pub struct DevcontainerFeature {
     /// The reference as written: `./path` or `<registry>/<namespace>/<id>[:tag|@digest]`.
     pub reference: String,
-    /// `local`: a folder in the project; `oci`: an artifact fetched from a registry.
-    #[napi(ts_type = "'local' | 'oci'")]
+    /// `local`: a folder in the project; `oci`: an artifact fetched from a registry;
+    /// `unsupported`: a deprecated form, in `warnings`, which a session refuses.
+    #[napi(ts_type = "'local' | 'oci' | 'unsupported'")]
     pub kind: String,
     /// A local feature's folder (absolute; not yet checked against the project).
     pub path: Option<String>,
@@ -99,6 +100,7 @@ impl From<dc::FeatureRequest> for DevcontainerFeature {
                 ("local", Some(path.to_string_lossy().into_owned()))
             }
             dc::FeatureSource::Oci(_) => ("oci", None),
+            dc::FeatureSource::Unsupported { .. } => ("unsupported", None),
         };
         DevcontainerFeature {
             reference: f.reference,

@@ -229,6 +229,13 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
     config.compose = parse_compose(map, path)?;
     (config.features, config.override_feature_install_order) = parse_features(map, path)?;
     config.warnings = unhonoured_warnings(map);
+    config.warnings.extend(
+        config
+            .features
+            .iter()
+            .filter_map(|f| f.unsupported())
+            .map(|why| format!("features: {why}; a session refuses it")),
+    );
     Ok(config)
 }
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! devcontainer.json's `features` (a reference → its options) and
 //! `overrideFeatureInstallOrder`, read without fetching anything. A reference is a local
 //! folder (`./…`, relative to devcontainer.json's folder) or an OCI artifact
-//! (`<registry>/<namespace>/<id>[:tag|@sha256:…]`); the deprecated forms are refused.
+//! (`<registry>/<namespace>/<id>[:tag|@sha256:…]`); the deprecated forms are read as
+//! unsupported (a session refuses them).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -92,6 +93,21 @@ pub enum FeatureSource {
         path: PathBuf,
     },
     Oci(OciRef),
+    /// A form this library does not install (a deprecated one): read with a warning, and
+    /// refused by a session.
+    Unsupported {
+        why: String,
+    },
+}
+
+impl FeatureRequest {
+    /// Why this feature cannot be installed, if so.
+    pub fn unsupported(&self) -> Option<&str> {
+        match &self.source {
+            FeatureSource::Unsupported { why } => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// One entry of `features`.
@@ -236,7 +252,7 @@ pub fn parse_features(
                     continue;
                 };
                 let source = parse_source(reference, dir)
-                    .map_err(|why| invalid(path, format_args!("features: {why}")))?;
+                    .unwrap_or_else(|why| FeatureSource::Unsupported { why });
                 requests.push(FeatureRequest {
                     reference: reference.clone(),
                     source,

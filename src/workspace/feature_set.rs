@@ -43,6 +43,7 @@ fn identity(request: &FeatureRequest) -> String {
     let source = match &request.source {
         FeatureSource::Local { path } => path.to_string_lossy().into_owned(),
         FeatureSource::Oci(oci) => oci.to_string(),
+        FeatureSource::Unsupported { .. } => request.reference.clone(),
     };
     let options = serde_json::to_string(&request.options).unwrap_or_default();
     format!("{source} {options}")
@@ -56,7 +57,7 @@ fn normalized(name: &str) -> String {
 fn names(feature: &ResolvedFeature) -> Vec<String> {
     match &feature.request.source {
         FeatureSource::Oci(oci) => vec![oci.resource()],
-        FeatureSource::Local { .. } => vec![
+        FeatureSource::Local { .. } | FeatureSource::Unsupported { .. } => vec![
             feature.request.reference.clone(),
             feature.content.metadata.id.clone(),
         ],
@@ -77,6 +78,7 @@ async fn content(project: &Path, request: &FeatureRequest) -> Result<FeatureCont
                 .map_err(|e| refused(format!("feature {}: {e}", request.reference)))?
         }
         FeatureSource::Oci(oci) => fetch_feature(oci).await,
+        FeatureSource::Unsupported { why } => Err(refused(format!("features: {why}"))),
     }
 }
 

@@ -184,6 +184,9 @@ impl Resolver<'_> {
                 FeatureSource::Local { path } => {
                     *path = checked_local_dir(self.request.project, path, &feature.reference)?;
                 }
+                FeatureSource::Unsupported { why } => {
+                    return Err(invalid(&self.config_path, format_args!("features: {why}")));
+                }
                 FeatureSource::Oci(oci) => {
                     if !registry_allowed(&self.request.trust.feature_registries, &oci.registry) {
                         self.refusals.push(Refusal::new(

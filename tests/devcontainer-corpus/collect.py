@@ -14,9 +14,9 @@ SOURCES = [
 ]
 CONFIG = re.compile(r'(^|/)\.?devcontainer\.json$')
 # A registry's host at the head of an image or feature reference (not in a URL) is replaced by
-# `<registry>`: the project names no registry host in its files.
+# `registry.example`: the project names no registry host in its files.
 REGISTRY_HOST = re.compile(rb'(?<!://)(?<![\w.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?::[0-9]+)?/')
-def redact(data): return REGISTRY_HOST.sub(b'<registry>/', data)
+def redact(data): return REGISTRY_HOST.sub(b'registry.example/', data)
 DATA_SIBLING = re.compile(r'^(docker-compose[^/]*\.ya?ml|compose[^/]*\.ya?ml)$')
 def git(repo, *a, binary=False):
     r = subprocess.run(['git', '-C', repo, *a], capture_output=True)
@@ -53,7 +53,7 @@ for name, slug, repo, keep in SOURCES:
             dockerfiles.append({'as': item, 'inSource': src in blobs, 'kept': False})
         info = {'n': n, 'repo': slug, 'commit': commit, 'path': p, 'originalLayout': layout, 'dataKept': kept,
                 'dockerfiles': dockerfiles,
-                'note': 'Only data is kept (devcontainer.json, compose YAML). Dockerfiles and scripts are not; the conformance script puts a placeholder where a Dockerfile existed in the source. Registry host names in image and feature references are replaced by <registry>.'}
+                'note': 'Only data is kept (devcontainer.json, compose YAML). Dockerfiles and scripts are not; the conformance script puts a placeholder where a Dockerfile existed in the source. Registry host names in image and feature references are replaced by registry.example (a reserved name, RFC 2606).'}
         json.dump(info, open(os.path.join(dest, 'SOURCE.json'), 'w'), indent=1)
         manifest.append({k: info[k] for k in ('n', 'path', 'originalLayout')})
     json.dump({'repo': slug, 'commit': commit, 'files': manifest}, open(os.path.join(OUT, name, 'MANIFEST.json'), 'w'), indent=1)
