@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::devcontainer::DevcontainerConfig;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Behaviour {
@@ -19,6 +21,25 @@ pub struct Behaviour {
 }
 
 impl Behaviour {
+    /// What devcontainer.json asks (`runArgs --init` asks for an init as `init: true`
+    /// does); image metadata is merged later.
+    pub fn of(config: &DevcontainerConfig) -> Behaviour {
+        let run_args_init = config.run_args_text.iter().any(|a| a == "--init");
+        Behaviour {
+            init: if run_args_init {
+                Some(true)
+            } else {
+                config.init
+            },
+            override_command: config.override_command,
+            shutdown_action: config.shutdown_action.clone(),
+            update_remote_user_uid: config.update_remote_user_uid,
+            user_env_probe: config.user_env_probe.clone(),
+            wait_for: config.wait_for.clone(),
+            entrypoints: Vec::new(),
+        }
+    }
+
     /// The engine's init runs as the container's first process (default true).
     pub fn init(&self) -> bool {
         self.init.unwrap_or(true)

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
-use crate::devcontainer::{BuildConfig, FeatureRequest, LifecycleCommand};
+use crate::devcontainer::{BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
@@ -122,6 +122,18 @@ pub struct SessionSettings {
 }
 
 impl Lifecycle {
+    /// devcontainer.json's lifecycle commands.
+    pub fn of(config: &DevcontainerConfig) -> Lifecycle {
+        Lifecycle {
+            initialize: config.initialize_command.clone(),
+            on_create: config.on_create_command.clone(),
+            update_content: config.update_content_command.clone(),
+            post_create: config.post_create_command.clone(),
+            post_start: config.post_start_command.clone(),
+            post_attach: config.post_attach_command.clone(),
+        }
+    }
+
     /// The command of one step (`onCreateCommand`, …), if set.
     pub fn step(&self, name: &str) -> Option<&LifecycleCommand> {
         match name {

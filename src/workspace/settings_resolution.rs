@@ -275,57 +275,16 @@ pub fn resolve_settings(
             "dockerComposeFile: Docker Compose configs are not run (a session is one container from image or build); create the session with devcontainer: false to use the host's image instead",
         ));
     }
-    let mount_path = config
-        .workspace_mount
-        .as_ref()
-        .map(|m| m.target.clone())
-        .unwrap_or_else(|| config.workspace_folder.clone());
-    let workspace = match &config.workspace_mount {
-        None => Some(clone_mount(request.clone, &mount_path)),
-        Some(m) if m.kind == MountKind::Bind => r.bind("workspaceMount", m)?,
-        Some(_) => {
-            return Err(invalid(
-                &r.config_path,
-                "workspaceMount must be a bind mount (of the session clone)",
-            ))
-        }
-    };
-    let mut mounts: Vec<SessionMount> = workspace.into_iter().collect();
-    let extra = config
-        .mounts
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (format!("mounts[{i}]"), m));
-    let from_run_args = config
-        .run_args
-        .mounts
-        .iter()
-        .map(|m| ("runArgs".to_string(), m));
-    for (field, m) in extra.chain(from_run_args) {
-        mounts.extend(r.mount(&field, m)?);
-    }
+    let (mount_path, mounts) = r.session_mounts(config)?;
     // The host's own network choice is trusted; the config's is checked.
     let network = request
         .network
         .map(str::to_string)
         .or_else(|| config.run_args.network.clone());
-    r.privileges(
+    r.host_asks(
         config,
-        request
-            .network
-            .is_none()
-            .then_some(network.as_deref())
-            .flatten(),
+        network.as_deref().filter(|_| request.network.is_none()),
     );
-    if config.initialize_command.is_some() && !request.trust.host_commands {
-        r.refusals.push(Refusal::new(
-            "initializeCommand",
-            "runs a command on the host",
-            "hostCommands: true",
-        ));
-    }
-    r.refusals
-        .extend(request.trust.check_local_env(&config.denied_env));
     let image = r.image(config)?;
     let features = r.features(config)?;
     if !r.refusals.is_empty() {
@@ -336,67 +295,97 @@ pub fn resolve_settings(
     env.extend(request.env.clone());
     let mut labels = config.run_args.labels.clone();
     labels.retain(|k, _| !k.starts_with(crate::runtime::labels::PREFIX));
+    let run_args = &config.run_args;
     Ok(SessionSettings {
         config_path: Some(r.config_path),
         image,
         mount_path,
         workspace_folder: config.workspace_folder.clone(),
-        working_dir: config
-            .run_args
-            .workdir
-            .clone()
-            .unwrap_or_else(|| config.workspace_folder.clone()),
+        working_dir: (run_args.workdir.clone()).unwrap_or_else(|| config.workspace_folder.clone()),
         mounts,
         env,
-        container_user: config
-            .container_user
-            .clone()
-            .or(config.run_args.user.clone()),
+        container_user: config.container_user.clone().or(run_args.user.clone()),
         remote_user: config.remote_user.clone(),
         remote_env: config.remote_env.clone(),
-        memory: config.run_args.memory,
-        cpu_shares: config.run_args.cpu_shares,
+        memory: run_args.memory,
+        cpu_shares: run_args.cpu_shares,
         labels,
         network,
-        hostname: config.run_args.hostname.clone(),
-        platform: config.run_args.platform.clone(),
+        hostname: run_args.hostname.clone(),
+        platform: run_args.platform.clone(),
         privileges: ContainerPrivileges {
             privileged: config.privileged,
             cap_add: config.cap_add.clone(),
             security_opt: config.security_opt.clone(),
             ..Default::default()
         }
-        .merged(config.run_args.privileges.clone()),
-        behaviour: Behaviour {
-            // `runArgs --init` asks for it as much as `init: true`.
-            init: if config.run_args_text.iter().any(|a| a == "--init") {
-                Some(true)
-            } else {
-                config.init
-            },
-            override_command: config.override_command,
-            shutdown_action: config.shutdown_action.clone(),
-            update_remote_user_uid: config.update_remote_user_uid,
-            user_env_probe: config.user_env_probe.clone(),
-            wait_for: config.wait_for.clone(),
-            entrypoints: Vec::new(),
-        },
+        .merged(run_args.privileges.clone()),
+        behaviour: Behaviour::of(config),
         image_lifecycle: Vec::new(),
         uid_image: None,
         feature_image: None,
-        lifecycle: Lifecycle {
-            initialize: config.initialize_command.clone(),
-            on_create: config.on_create_command.clone(),
-            update_content: config.update_content_command.clone(),
-            post_create: config.post_create_command.clone(),
-            post_start: config.post_start_command.clone(),
-            post_attach: config.post_attach_command.clone(),
-        },
+        lifecycle: Lifecycle::of(config),
         warnings: config.warnings.clone(),
         features,
         feature_install_order: config.override_feature_install_order.clone(),
         feature_registries: request.trust.feature_registries.clone(),
     })
+}
+
+impl Resolver<'_> {
+    /// Where the clone is mounted, and every mount: the clone's (or `workspaceMount`)
+    /// first, then `mounts`, then `runArgs`' — each bind mount checked.
+    fn session_mounts(
+        &mut self,
+        config: &DevcontainerConfig,
+    ) -> Result<(String, Vec<SessionMount>)> {
+        let mount_path = config
+            .workspace_mount
+            .as_ref()
+            .map(|m| m.target.clone())
+            .unwrap_or_else(|| config.workspace_folder.clone());
+        let workspace = match &config.workspace_mount {
+            None => Some(clone_mount(self.request.clone, &mount_path)),
+            Some(m) if m.kind == MountKind::Bind => self.bind("workspaceMount", m)?,
+            Some(_) => {
+                return Err(invalid(
+                    &self.config_path,
+                    "workspaceMount must be a bind mount (of the session clone)",
+                ))
+            }
+        };
+        let mut mounts: Vec<SessionMount> = workspace.into_iter().collect();
+        let extra = config
+            .mounts
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("mounts[{i}]"), m));
+        let from_run_args = config
+            .run_args
+            .mounts
+            .iter()
+            .map(|m| ("runArgs".to_string(), m));
+        for (field, m) in extra.chain(from_run_args) {
+            mounts.extend(self.mount(&field, m)?);
+        }
+        Ok((mount_path, mounts))
+    }
+
+    /// Refusals for what the config asks of the host: privileges, the config's own
+    /// `network`, `initializeCommand` and host environment variables.
+    fn host_asks(&mut self, config: &DevcontainerConfig, network: Option<&str>) {
+        self.privileges(config, network);
+        let trust = self.request.trust;
+        if config.initialize_command.is_some() && !trust.host_commands {
+            self.refusals.push(Refusal::new(
+                "initializeCommand",
+                "runs a command on the host",
+                "hostCommands: true",
+            ));
+        }
+        self.refusals
+            .extend(trust.check_local_env(&config.denied_env));
+    }
 }
 
 #[cfg(test)]
