@@ -3,11 +3,9 @@
 // written: compose configs are refused, `runArgs --platform`, `--hostname` and `--workdir`
 // reach the container. Docker only (platform matching is the engine's).
 import { existsSync } from 'node:fs'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, gitProject, IMAGES, rejection, tempDir } from './helpers'
 
 const base = tempDir('dcs-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -17,17 +15,9 @@ afterAll(async () => {
   dirs.forEach((d) => d.cleanup())
 })
 
-function project(files: Record<string, string>): string {
-  const d = tempDir('dcs-project')
+function project(files: Record<string, string> = {}): string {
+  const d = gitProject('dcs-project', files)
   dirs.push(d)
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(d.path, name, '..'), { recursive: true })
-    writeFileSync(join(d.path, name), text)
-  }
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', ...args], { cwd: d.path })
-  git('init', '-q', '-b', 'main')
-  git('add', '.')
-  git('commit', '-q', '-m', 'init')
   return d.path
 }
 

@@ -1,11 +1,10 @@
 // devcontainer Features on the real engine: local folders and OCI artifacts from a local
 // registry installed in a derived image, in order, cached, labelled; escapes, wrong
 // digests and oversized blobs refused.
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, gitProject, IMAGES, rejection, tempDir } from './helpers'
 import { featureTar, type Registry, startRegistry } from './registry'
 
 const base = tempDir('features-base')
@@ -31,20 +30,9 @@ afterAll(async () => {
   dirs.forEach((d) => d.cleanup())
 })
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', ...args], { cwd, encoding: 'utf8' }).trim()
-
 function project(files: Record<string, string> = {}): string {
-  const d = tempDir('features-project')
+  const d = gitProject('features-project', files)
   dirs.push(d)
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(d.path, name, '..'), { recursive: true })
-    writeFileSync(join(d.path, name), text, { mode: name.endsWith('.sh') ? 0o755 : 0o644 })
-  }
-  writeFileSync(join(d.path, 'README.md'), '# p\n')
-  git(d.path, 'init', '-q', '-b', 'main')
-  git(d.path, 'add', '.')
-  git(d.path, 'commit', '-q', '-m', 'init')
   return d.path
 }
 

@@ -1,7 +1,7 @@
 // Shared set-up for the suites: the engine under test, the offline test images, and a
 // runtime whose containers are all removed after the suite.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -52,4 +52,27 @@ export async function rejection(promise: Promise<unknown>): Promise<Error & { co
     return err as Error & { code?: string }
   }
   throw new Error('expected the promise to reject')
+}
+
+/** git with a fixed identity (and any owner's repository), in `cwd`; its trimmed stdout. */
+export function git(cwd: string, ...args: string[]): string {
+  const config = ['-c', 'user.name=T', '-c', 'user.email=t@e', '-c', 'safe.directory=*']
+  return execFileSync('git', [...config, ...args], { cwd, encoding: 'utf8' }).trim()
+}
+
+/**
+ * A temporary git repository on `main` with a README.md and `files` committed (`*.sh`
+ * executable), for `Workspaces` to clone.
+ */
+export function gitProject(prefix: string, files: Record<string, string> = {}): { path: string; cleanup: () => void } {
+  const d = tempDir(prefix)
+  writeFileSync(join(d.path, 'README.md'), '# p\n')
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(d.path, name, '..'), { recursive: true })
+    writeFileSync(join(d.path, name), text, { mode: name.endsWith('.sh') ? 0o755 : 0o644 })
+  }
+  git(d.path, 'init', '-q', '-b', 'main')
+  git(d.path, 'add', '.')
+  git(d.path, 'commit', '-q', '-m', 'init')
+  return d
 }

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, git, gitProject, IMAGES, rejection, tempDir } from './helpers'
 
 // Images built here from the Debian test image, each with a devcontainer.metadata label.
 const TOOL_IMAGE = `container-isolation-test:metadata-${process.pid}`
@@ -47,23 +47,9 @@ afterAll(async () => {
   dirs.forEach((d) => d.cleanup())
 })
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', '-c', 'safe.directory=*', ...args], {
-    cwd,
-    encoding: 'utf8',
-  }).trim()
-
-function project(files: Record<string, string>): string {
-  const d = tempDir('md-project')
+function project(files: Record<string, string> = {}): string {
+  const d = gitProject('md-project', files)
   dirs.push(d)
-  writeFileSync(join(d.path, 'README.md'), '# p\n')
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(d.path, name, '..'), { recursive: true })
-    writeFileSync(join(d.path, name), text)
-  }
-  git(d.path, 'init', '-q', '-b', 'main')
-  git(d.path, 'add', '.')
-  git(d.path, 'commit', '-q', '-m', 'init')
   return d.path
 }
 

@@ -1,8 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, git, gitProject, IMAGES, rejection, tempDir } from './helpers'
 
 const base = tempDir('ws-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -12,20 +12,9 @@ afterAll(async () => {
   dirs.forEach((d) => d.cleanup())
 })
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@e', ...args], { cwd, encoding: 'utf8' }).trim()
-
 function project(files: Record<string, string> = {}): string {
-  const d = tempDir('ws-project')
+  const d = gitProject('ws-project', files)
   dirs.push(d)
-  writeFileSync(join(d.path, 'README.md'), '# p\n')
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(d.path, name, '..'), { recursive: true })
-    writeFileSync(join(d.path, name), text)
-  }
-  git(d.path, 'init', '-q', '-b', 'main')
-  git(d.path, 'add', '.')
-  git(d.path, 'commit', '-q', '-m', 'init')
   return d.path
 }
 
