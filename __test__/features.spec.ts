@@ -200,6 +200,41 @@ describe('local features', () => {
     expect(engineCli('images', '-aq').split('\n').sort()).toEqual(before)
   })
 
+  it("runs a feature's entrypoint at every start of the container, before it idles", async () => {
+    const proj = project({
+      '.devcontainer/features/daemon/devcontainer-feature.json': JSON.stringify({
+        id: 'daemon',
+        entrypoint: '/usr/local/share/daemon-init.sh',
+      }),
+      // The entrypoint counts its runs and leaves a process in the background, as a
+      // daemon-starting entrypoint does.
+      '.devcontainer/features/daemon/install.sh': `#!/bin/sh
+set -e
+printf '#!/bin/sh\\necho run >> /tmp/entrypoint-runs\\nsleep 1000 &\\n' > /usr/local/share/daemon-init.sh
+chmod +x /usr/local/share/daemon-init.sh
+`,
+      '.devcontainer/devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { './features/daemon': {} } }),
+    })
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(info.warnings).toEqual([])
+    const runs = async (count: number) => {
+      const deadline = Date.now() + 5000
+      let out: string[] = []
+      while (Date.now() < deadline) {
+        out = await run(id, 'cat /tmp/entrypoint-runs 2>/dev/null || true')
+        if (out.length >= count) break
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      return out
+    }
+    expect(await runs(1)).toEqual(['run'])
+    expect(await run(id, 'pgrep -c -x sleep || true')).not.toEqual(['0'])
+    await workspaces.stop(id)
+    await workspaces.create({ projectDir: proj, sessionId: id })
+    expect(await runs(2)).toEqual(['run', 'run'])
+  })
+
   it('deprecated references are read with a warning, as the reference reads them, and a session refuses them', async () => {
     const proj = project({ '.devcontainer.json': JSON.stringify({ image: IMAGES.debian, features: { node: {} } }) })
     const config = (await addon.readDevcontainerConfig(proj))!

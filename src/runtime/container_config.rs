@@ -129,6 +129,9 @@ pub struct ContainerConfig {
     /// With no `command`: run the image's own entrypoint and command instead of the
     /// keep-alive (devcontainer `overrideCommand: false`).
     pub image_command: bool,
+    /// With the keep-alive: shell commands it runs first, in order (devcontainer
+    /// `entrypoint`s of features and image metadata).
+    pub startup_commands: Vec<String>,
     /// The engine's init as the first process (`None`: yes).
     pub init: Option<bool>,
     pub environment: BTreeMap<String, String>,

@@ -18,7 +18,7 @@ use super::container_runtime::ContainerRuntime;
 use super::create_checks::{check_network, check_user};
 use super::engine_answers::{info_from_inspect, info_from_summary};
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
-use super::keepalive::{sandbox_command, SHELL};
+use super::keepalive::{sandbox_command_after, SHELL};
 use super::known_mounts::KnownMounts;
 use super::labels::{self, labels_for_new_container};
 use super::logs::{stream_logs, LogsRequest};
@@ -160,7 +160,11 @@ impl ContainerRuntime for DockerRuntime {
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let entrypoint = match (&config.command, config.image_command) {
             (None, true) => None,
-            (command, _) => Some(command.clone().unwrap_or_else(sandbox_command)),
+            (command, _) => Some(
+                command
+                    .clone()
+                    .unwrap_or_else(|| sandbox_command_after(&config.startup_commands)),
+            ),
         };
         let agent = self.agent_source(&engine);
         let mut body = create_body(&config, &image, labels.clone(), entrypoint);

@@ -193,10 +193,12 @@ fn merge_behaviour(settings: &mut SessionSettings, entries: &[MetadataEntry]) {
         .iter()
         .filter_map(|e| e.entrypoint.clone())
         .collect();
-    for entrypoint in &b.entrypoints {
-        settings.warnings.push(format!(
-            "image metadata entrypoint {entrypoint} is not run (features' entrypoints are not supported)"
-        ));
+    if !b.override_command() {
+        for entrypoint in &b.entrypoints {
+            settings.warnings.push(format!(
+                "image metadata entrypoint {entrypoint} is not run: overrideCommand is false, so the image's own command runs"
+            ));
+        }
     }
 }
 

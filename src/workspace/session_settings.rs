@@ -224,6 +224,7 @@ impl SessionSettings {
             platform: self.platform.clone(),
             init: Some(self.behaviour.init()),
             image_command: !self.behaviour.override_command(),
+            startup_commands: self.behaviour.entrypoints.clone(),
             ..Default::default()
         }
     }
