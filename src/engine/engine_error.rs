@@ -46,6 +46,11 @@ pub fn code_for_status(status: u16, message: &str) -> ErrorCode {
     if lower.contains("already in use") {
         return ErrorCode::Eexist;
     }
+    // Podman, while another client removes the container: a 500 "… does not exist in
+    // database: no such container".
+    if status == 500 && lower.contains("does not exist in database: no such container") {
+        return ErrorCode::ContainerNotFound;
+    }
     if lower.contains("container state improper")
         || lower.contains("can only create exec sessions on running containers")
     {
@@ -123,6 +128,13 @@ mod tests {
         assert_eq!(
             code_for_status(409, "Container abc is not running"),
             ErrorCode::ContainerNotRunning
+        );
+        assert_eq!(
+            code_for_status(
+                500,
+                "container 379f does not exist in database: no such container"
+            ),
+            ErrorCode::ContainerNotFound
         );
         assert_eq!(
             code_for_status(404, "Could not find the file /x in container y"),
