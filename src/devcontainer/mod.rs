@@ -39,3 +39,4 @@ pub use image_metadata::{
 pub use lifecycle::{Command, LifecycleCommand};
 pub use mount_spec::{MountKind, MountSpec};
 pub use run_args::RunArgs;
+pub use variables::substitute_with;

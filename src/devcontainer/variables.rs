@@ -19,6 +19,28 @@ pub fn basename(path: &str) -> &str {
         .unwrap_or(path)
 }
 
+/// Every `${name}` in `text` replaced by `lookup(name)`; a name it does not know, and an
+/// unclosed `${`, stay verbatim.
+pub fn substitute_with(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        match lookup(&after[..end]) {
+            Some(value) => out.push_str(&value),
+            None => out.push_str(&rest[start..start + 2 + end + 1]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Variables<'_> {
     fn lookup(&self, name: &str) -> Option<String> {
         if let Some(rest) = name
@@ -50,28 +72,7 @@ impl Variables<'_> {
     }
 
     pub fn substitute(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(start) = rest.find("${") {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            match after.find('}') {
-                Some(end) => {
-                    let name = &after[..end];
-                    match self.lookup(name) {
-                        Some(value) => out.push_str(&value),
-                        None => out.push_str(&rest[start..start + 2 + end + 1]),
-                    }
-                    rest = &after[end + 1..];
-                }
-                None => {
-                    out.push_str(&rest[start..]);
-                    rest = "";
-                }
-            }
-        }
-        out.push_str(rest);
-        out
+        substitute_with(text, |name| self.lookup(name))
     }
 
     /// Substitutes in every string of a JSON value.

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::feature_set::{resolve_features, ResolvedFeature};
 use super::image_build::run_build;
+use super::remote_env::env_list;
 use super::session_settings::SessionSettings;
 use crate::engine::{from_bollard, Engine};
 use crate::error::{Error, ErrorCode, Result};
@@ -108,13 +109,7 @@ async fn inspect_base(engine: &Engine, name: &str) -> Result<BaseImage> {
         .await
         .map_err(|e| engine.annotate(from_bollard(e, &subject)))?;
     let config = image.config.unwrap_or_default();
-    let env = config
-        .env
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let env = env_list(config.env);
     let label = config
         .labels
         .unwrap_or_default()

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::devcontainer::{Command, LifecycleCommand};
+use crate::devcontainer::{substitute_with, Command, LifecycleCommand};
 
 /// What a command runs with. `replace`: `env` is the whole environment (some variable is
 /// unset, which an addition cannot do); otherwise it is added to the container's.
@@ -31,30 +31,21 @@ pub fn env_list(list: Option<Vec<String>>) -> BTreeMap<String, String> {
 /// `${containerEnv:NAME}` and `${containerEnv:NAME:default}` in `text` from `env`
 /// (unset and no default: empty); other `${…}` stay as they are.
 pub fn substitute_container_env(text: &str, env: &BTreeMap<String, String>) -> String {
-    const MARK: &str = "${containerEnv:";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(MARK) {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + MARK.len()..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return out;
-        };
-        let (name, default) = match after[..end].split_once(':') {
-            Some((n, d)) => (n, Some(d)),
-            None => (&after[..end], None),
-        };
-        out.push_str(
-            env.get(name)
+    substitute_with(text, |name| {
+        let (var, default) =
+            name.strip_prefix("containerEnv:")
+                .map(|rest| match rest.split_once(':') {
+                    Some((v, d)) => (v, Some(d)),
+                    None => (rest, None),
+                })?;
+        Some(
+            env.get(var)
                 .map(String::as_str)
                 .or(default)
-                .unwrap_or_default(),
-        );
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    out
+                .unwrap_or_default()
+                .to_string(),
+        )
+    })
 }
 
 /// A lifecycle command with `${containerEnv:…}` resolved in each of its strings.
