@@ -62,12 +62,19 @@ pub async fn prepare_image(
     Ok(image)
 }
 
-/// A number `id` printed, validated.
-fn parse_id(out: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(out).ok()?.trim();
-    (text.len() <= 10 && text.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| text.parse().ok())
-        .flatten()
+/// The uid and gid of `id`'s first line (`uid=N(name) gid=N(name) …`), validated.
+fn parse_ids(out: &[u8]) -> Option<(u32, u32)> {
+    let number = |field: &str| -> Option<u32> {
+        let digits = field.split('(').next()?;
+        (!digits.is_empty() && digits.len() <= 10 && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    let line = std::str::from_utf8(out).ok()?.lines().next()?;
+    let mut fields = line.split(' ');
+    let uid = number(fields.next()?.strip_prefix("uid=")?)?;
+    let gid = number(fields.next()?.strip_prefix("gid=")?)?;
+    Some((uid, gid))
 }
 
 impl SessionContainer<'_> {
@@ -143,23 +150,23 @@ impl SessionContainer<'_> {
         Ok(())
     }
 
-    /// One line of `id` (`-u` or `-g`) as the remote user.
-    async fn remote_id(&self, flag: &str) -> Result<u32> {
+    /// The remote user's uid and gid, from one `id` run as that user.
+    async fn remote_ids(&self) -> Result<(u32, u32)> {
         let request = ExecRequest {
-            command: vec!["id".into(), flag.into()],
+            command: vec!["id".into()],
             user: self.settings.remote_user().map(str::to_string),
             timeout: Some(std::time::Duration::from_secs(10)),
-            output_limit: Some(64),
+            output_limit: Some(512),
             ..Default::default()
         };
         let out = run_buffered(self.engine, &self.record.container_id, request).await?;
-        parse_id(&out.stdout)
+        parse_ids(&out.stdout)
             .filter(|_| out.exit_code == 0)
             .ok_or_else(|| {
                 Error::new(
                     ErrorCode::Devcontainer,
                     format!(
-                        "remoteUser of container '{}': `id {flag}` gave no id (exit {})",
+                        "remoteUser of container '{}': `id` gave no uid and gid (exit {})",
                         self.record.container_id, out.exit_code
                     ),
                 )
@@ -177,7 +184,7 @@ impl SessionContainer<'_> {
         {
             return Ok(());
         }
-        let (uid, gid) = (self.remote_id("-u").await?, self.remote_id("-g").await?);
+        let (uid, gid) = self.remote_ids().await?;
         if uid == 0 {
             return Ok(());
         }
@@ -228,5 +235,25 @@ impl SessionContainer<'_> {
             )
             .await?;
         Ok(env)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ids;
+
+    #[test]
+    fn ids_come_from_the_first_line_of_id() {
+        let gnu = b"uid=1000(agent) gid=1001(staff) groups=1001(staff),27(sudo)\n";
+        assert_eq!(parse_ids(gnu), Some((1000, 1001)));
+        assert_eq!(parse_ids(b"uid=0(root) gid=0(root)\n"), Some((0, 0)));
+        for bad in [
+            &b"uid=x(a) gid=1(b)"[..],
+            b"gid=1(b) uid=1(a)",
+            b"",
+            b"uid=99999999999(a) gid=1(b)",
+        ] {
+            assert_eq!(parse_ids(bad), None);
+        }
     }
 }
