@@ -37,6 +37,16 @@ pub fn boolean(
     }
 }
 
+/// A string, number or boolean as the text an environment variable holds.
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
 pub fn string_map(
     map: &Map<String, Value>,
     key: &str,
@@ -46,11 +56,9 @@ pub fn string_map(
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(entries)) => entries
             .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                Value::Number(n) => Ok((k.clone(), n.to_string())),
-                Value::Bool(b) => Ok((k.clone(), b.to_string())),
-                _ => Err(invalid(path, format_args!("{key}.{k} must be a string"))),
+            .map(|(k, v)| match scalar(v) {
+                Some(text) => Ok((k.clone(), text)),
+                None => Err(invalid(path, format_args!("{key}.{k} must be a string"))),
             })
             .collect(),
         Some(_) => Err(invalid(
@@ -101,12 +109,10 @@ pub fn nullable_string_map(
     };
     let mut out = BTreeMap::new();
     for (k, v) in entries {
-        let value = match v {
-            Value::Null => None,
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => {
+        let value = match (v, scalar(v)) {
+            (Value::Null, _) => None,
+            (_, Some(text)) => Some(text),
+            (_, None) => {
                 return Err(invalid(
                     path,
                     format_args!("{key}.{k} must be a string or null"),
