@@ -12,6 +12,7 @@ use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
 use crate::devcontainer::{BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand};
+use crate::egress::EgressSpec;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
@@ -119,6 +120,10 @@ pub struct SessionSettings {
     /// `trust.featureRegistries` at creation: where what features depend on may come from.
     #[serde(default)]
     pub feature_registries: Vec<String>,
+    /// The session's egress as last set by the host (`None`: a record from before egress
+    /// existed, which keeps the engine's network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressSpec>,
 }
 
 impl Lifecycle {
@@ -258,6 +263,7 @@ impl SessionSettings {
             features: Vec::new(),
             feature_install_order: Vec::new(),
             feature_registries: Vec::new(),
+            egress: None,
         }
     }
 }

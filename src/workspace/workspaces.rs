@@ -17,6 +17,7 @@ use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
 };
+use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, RuntimeOptions};
@@ -33,6 +34,8 @@ pub struct WorkspacesOptions {
     pub idle_timeout: Option<Duration>,
     /// Use each session's agent for its commands and file operations.
     pub agent: bool,
+    /// Where sessions may connect, unless `create` gives its own.
+    pub egress: Egress,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -46,6 +49,8 @@ pub struct CreateWorkspace {
     pub lifetime: Lifetime,
     /// Replaces the constructor's trust for this session.
     pub trust: Option<Trust>,
+    /// Replaces the constructor's egress for this session.
+    pub egress: Option<Egress>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +72,9 @@ pub struct Workspaces {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub(super) idle: Option<Arc<IdleTracker>>,
     probes: ProbeCache,
+    /// Each session's egress as this process last set it (with its callbacks).
+    pub(super) egress: Mutex<HashMap<String, Egress>>,
+    pub(super) forwards: Mutex<HashMap<String, Vec<Arc<PortForward>>>>,
 }
 
 pub(super) fn blocking_error(e: tokio::task::JoinError) -> Error {
@@ -93,6 +101,8 @@ impl Workspaces {
             locks: Mutex::new(HashMap::new()),
             idle,
             probes: ProbeCache::default(),
+            egress: Mutex::default(),
+            forwards: Mutex::default(),
         }
     }
 
@@ -160,6 +170,7 @@ impl Workspaces {
             record,
             settings,
             probes: &self.probes,
+            egress: self.egress_of(record),
         })
     }
 
@@ -168,10 +179,11 @@ impl Workspaces {
     pub(super) async fn ensure_started(&self, record: &WorkspaceRecord) -> Result<()> {
         let engine = self.runtime.engine().await?;
         match record.settings {
-            Some(_) => self.session_container(&engine, record)?.start().await,
+            Some(_) => self.session_container(&engine, record)?.start().await?,
             // A record from before settings were kept: started as it is, nothing run.
-            None => self.runtime.start(&record.container_id).await,
+            None => self.runtime.start(&record.container_id).await?,
         }
+        self.attach_relay(record).await.map(|_| ())
     }
 
     pub(super) async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
@@ -179,7 +191,7 @@ impl Workspaces {
         Ok(WorkspaceInfo { record, state })
     }
 
-    fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
+    pub(super) fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
         validate_session_id(session_id)?;
         record::load(&self.options.base_dir, session_id)?.ok_or_else(|| {
             Error::new(
@@ -192,6 +204,7 @@ impl Workspaces {
     /// Stops the container; the clone and the workspace stay.
     pub async fn stop(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
+        self.close_forwards(session_id);
         match self.runtime.stop(&record.container_id, None).await {
             Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(()),
             other => other,
@@ -230,6 +243,11 @@ impl Workspaces {
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         self.probes.forget(&record.container_id);
+        self.egress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session_id);
+        self.close_forwards(session_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
