@@ -92,9 +92,8 @@ fn accept_loop(
             continue;
         }
         let id = AGENT_STREAM | (next.fetch_add(1, Ordering::Relaxed) & !AGENT_STREAM);
-        if relay_stream::start(id, socket, out.clone(), streams.clone()).is_ok() {
-            out.send(id, &Message::Accepted { listener: index });
-        }
+        let accepted = Message::Accepted { listener: index };
+        let _ = relay_stream::start(id, socket, out.clone(), streams.clone(), Some(accepted));
     }
 }
 
@@ -176,10 +175,12 @@ fn dispatch(id: u32, message: Message, out: &FrameOut, streams: &Streams) {
 fn dial(id: u32, port: u16, out: &FrameOut, streams: Streams) {
     let target = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let reply = match TcpStream::connect_timeout(&target, Duration::from_secs(5)) {
-        Ok(socket) => match relay_stream::start(id, socket, out.clone(), streams) {
-            Ok(()) => Message::Done,
-            Err(e) => failure(&e, port),
-        },
+        Ok(socket) => {
+            match relay_stream::start(id, socket, out.clone(), streams, Some(Message::Done)) {
+                Ok(()) => return,
+                Err(e) => failure(&e, port),
+            }
+        }
         Err(e) => failure(&e, port),
     };
     out.send(id, &reply);

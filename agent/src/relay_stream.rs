@@ -64,9 +64,15 @@ impl StreamEntry {
     }
 }
 
-/// Registers `socket` as stream `id` and starts its two threads; they remove it when both
-/// directions are done.
-pub fn start(id: u32, socket: TcpStream, out: FrameOut, streams: Streams) -> std::io::Result<()> {
+/// Registers `socket` as stream `id`, sends `announce` (before any of the stream's data),
+/// and starts its two threads; they remove it when both directions are done.
+pub fn start(
+    id: u32,
+    socket: TcpStream,
+    out: FrameOut,
+    streams: Streams,
+    announce: Option<Message>,
+) -> std::io::Result<()> {
     let _ = socket.set_nodelay(true);
     let (toward, receiver) = channel();
     let entry = Arc::new(StreamEntry {
@@ -83,6 +89,9 @@ pub fn start(id: u32, socket: TcpStream, out: FrameOut, streams: Streams) -> std
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(id, entry.clone());
+    if let Some(message) = announce {
+        out.send(id, &message);
+    }
     let done = Arc::new(Mutex::new(0u8));
     let finish = move |streams: &Streams, done: &Mutex<u8>| {
         let mut count = done.lock().unwrap_or_else(|e| e.into_inner());

@@ -18,6 +18,13 @@ use super::egress_settings::{EgressEvent, EgressMode, EgressRequest, Policy};
 const ASK_WAIT: Duration = Duration::from_secs(30);
 const RESOLVE_WAIT: Duration = Duration::from_secs(10);
 
+/// Why a destination is not connected to: the policy's refusal, or a name that could not
+/// be resolved (which the client hears as unreachable, not as refused).
+pub enum Denied {
+    Refused(String),
+    Unresolved(String),
+}
+
 /// A destination cleared for connection.
 pub struct Cleared {
     pub addresses: Vec<SocketAddr>,
@@ -83,20 +90,25 @@ impl Gate {
     }
 
     /// The addresses to connect to, or why not.
-    pub async fn check(&self, host: &str, port: u16) -> Result<Cleared, String> {
+    pub async fn check(&self, host: &str, port: u16) -> Result<Cleared, Denied> {
         let policy = self.policy();
         if policy.mode == EgressMode::None {
-            return Err("the session's egress is 'none'".into());
+            return Err(Denied::Refused("the session's egress is 'none'".into()));
         }
         if let Some(reason) = policy.rules.denies_name(host, port) {
-            return Err(reason);
+            return Err(Denied::Refused(reason));
         }
-        let addresses = resolve(host, port, &policy).await?;
+        let addresses = resolve(host, port, &policy)
+            .await
+            .map_err(Denied::Unresolved)?;
         let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
         let reason = match policy.rules.decide(host, port, &ips, &|a| self.special(a)) {
             Decision::Allow => "allowed by the session's policy".to_string(),
-            Decision::Refuse(reason) => return Err(reason),
-            Decision::Ask => self.ask(&policy, host, port).await?,
+            Decision::Refuse(reason) => return Err(Denied::Refused(reason)),
+            Decision::Ask => self
+                .ask(&policy, host, port)
+                .await
+                .map_err(Denied::Refused)?,
         };
         Ok(Cleared { addresses, reason })
     }

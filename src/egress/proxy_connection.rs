@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::net::TcpStream;
 
 use super::client_hello::{server_name, sni_matches, Hello};
-use super::destination_gate::Gate;
+use super::destination_gate::{Denied, Gate};
 use super::egress_settings::EgressEvent;
 use super::http_proxy::{self, ProxyRequest};
 use super::relay_channel::Accepted;
@@ -105,8 +105,13 @@ async fn relay(kind: &Client, client: &mut DuplexStream, gate: &Gate) -> Option<
     };
     let cleared = match gate.check(&outcome.host, port).await {
         Ok(cleared) => cleared,
-        Err(reason) => {
+        Err(Denied::Refused(reason)) => {
             refuse(kind, client, &outcome.host, port, &reason).await;
+            outcome.reason = reason;
+            return Some(outcome);
+        }
+        Err(Denied::Unresolved(reason)) => {
+            unreachable(kind, client, &outcome.host, port, &reason).await;
             outcome.reason = reason;
             return Some(outcome);
         }
