@@ -789,11 +789,18 @@ export interface DockerShellOptions {
 
 /** One relayed connection, reported when it ends. */
 export interface EgressEventInfo {
+  /** The session whose connection it was. */
   sessionId: string
+  /** The name (or address) the client asked for. */
   host: string
+  /** The port it asked for. */
   port: number
   /** The address the host connected to (absent when it did not connect). */
   address?: string
+  /**
+   * Whether the policy let it through (false also for a tunnel closed for domain
+   * fronting).
+   */
   allowed: boolean
   /** Why it was allowed or refused, or how it failed. */
   reason: string
@@ -801,6 +808,7 @@ export interface EgressEventInfo {
   bytesUp: number
   /** Bytes from the destination to the container. */
   bytesDown: number
+  /** From the client's request to the connection's end. */
   ms: number
 }
 
@@ -834,8 +842,11 @@ export interface EgressPolicy {
 
 /** A destination the lists leave open. */
 export interface EgressRequestInfo {
+  /** The session that asks. */
   sessionId: string
+  /** The name (or address) the client in the container asked for, lower-cased. */
   host: string
+  /** The port it asked for. */
   port: number
 }
 

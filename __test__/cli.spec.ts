@@ -29,6 +29,19 @@ describe('container-isolation CLI', () => {
     expect(cli('doctor').out).toMatch(/^KIND\s+VERSION\s+API\s+ENDPOINT\s+LATENCY/)
   })
 
+  it('up --egress: a policy as JSON, a malformed one refused with its code, a bad word a usage error', () => {
+    const session = `egress${process.pid}`
+    const up = cli('up', proj.path, '--session', session, '--egress', '{"allow":["internet.test"]}', '--json')
+    expect(up.code, up.err).toBe(0)
+    const env = cli('exec', session, '--', 'sh', '-c', 'echo $HTTPS_PROXY')
+    expect(env.out.trim()).toBe('http://127.0.0.1:3128')
+    const bad = cli('up', proj.path, '--session', `${session}b`, '--egress', '{"allow":["a*.com"]}')
+    expect(bad.code).toBe(1)
+    expect(bad.err).toContain('INVALID_ARGUMENT')
+    expect(cli('up', proj.path, '--egress', 'nope').code).toBe(2)
+    expect(cli('down', session).code).toBe(0)
+  })
+
   it('up, exec, ls, reap --dry-run, down — with exit codes a script can use', () => {
     writeFileSync(join(proj.path, 'hello.txt'), 'hello\n')
     const up = cli('up', proj.path, '--json')

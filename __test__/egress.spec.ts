@@ -1,7 +1,9 @@
 // The session's network under the host's control: a session has no route out, its tools
 // reach what the policy allows through the agent's proxies, and nothing else — against a
 // test "internet" in a network namespace (egress-net.ts) and canaries on the host.
+import { execFileSync } from 'node:child_process'
 import { request } from 'node:http'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInternet, PRIVATE, PUBLIC, type Internet } from './egress-net'
 import { addon, engine, engineCli, gitProject, IMAGES, rejection, tempDir } from './helpers'
@@ -210,6 +212,49 @@ describe('egress', () => {
     // 20 ms of slack: on a 2-core machine the flood's 300 curl processes share the CPU.
     expect(during).toBeLessThanOrEqual(2 * before + 20)
   }, 120_000)
+
+  it('a tunnel whose TLS server name is not its CONNECT host is closed (domain fronting)', async () => {
+    const events: Event[] = []
+    const id = await session({ allow: ['internet.test', 'front.test'], hosts: { ...hosts, 'front.test': [PUBLIC.ns] }, onEvent: (e) => events.push(e) })
+    const env = await workspaces.environment(id, 'egress')
+    await env.fileIO.writeFile('ca.pem', net.caPem)
+    // curl asks the proxy for internet.test:443 and sends a ClientHello naming front.test.
+    const fronted = await curl(id, '--cacert /workspace/ca.pem --connect-to front.test:443:internet.test:443 https://front.test/')
+    expect(fronted.exitCode).not.toBe(0)
+    await new Promise((r) => setTimeout(r, 300))
+    const event = events.find((e) => e.host === 'internet.test' && e.port === 443)
+    expect(event).toMatchObject({ allowed: false })
+    expect(event!.reason).toMatch(/front\.test.*domain fronting/)
+  })
+
+  it('DockerRuntime.create with egress: no network, the proxy variables, the relay started with the container', async () => {
+    const runtime = new addon.DockerRuntime({ engine, image: IMAGES.debian, baseDir: base.path })
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], lifetime: 'process', egress: { allow: ['internet.test'], hosts } })
+    try {
+      await runtime.start(id)
+      const ok = await runtime.exec(id, { command: ['curl', '-sS', '--max-time', '10', 'http://internet.test/'] })
+      expect(ok.stdout).toBe('internet-ok\n')
+      const refused = await runtime.exec(id, { command: ['curl', '-sS', '--max-time', '10', 'http://private.test/'] })
+      expect(refused.stdout).toContain(refusedLine('private.test', 80))
+      const conflict = runtime.create({ workingDirectory: '/', mounts: [], network: 'bridge', egress: 'public' })
+      expect((await rejection(conflict)).code).toBe('INVALID_ARGUMENT')
+    } finally {
+      await runtime.remove(id)
+    }
+  })
+
+  it('a policy that cannot be enforced rejects create with EGRESS_UNAVAILABLE and leaves no container', () => {
+    const project = gitProject('egress-unavailable')
+    dirs.push(project)
+    const id = `egu${process.pid}`
+    const lib = fileURLToPath(new URL('../lib/index.js', import.meta.url))
+    const script = `require(${JSON.stringify(lib)}).Workspaces && new (require(${JSON.stringify(lib)}).Workspaces)(${JSON.stringify({ baseDir: base.path, engine, image: IMAGES.debian })})
+      .create(${JSON.stringify({ projectDir: project.path, sessionId: id, lifetime: 'process' })})
+      .then(() => console.log('created'), (e) => console.log(e.code, e.message))`
+    const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, CONTAINER_ISOLATION_AGENT: 'off' }, encoding: 'utf8' })
+    expect(out).toMatch(/^EGRESS_UNAVAILABLE .*egress 'bridge'/)
+    expect(engineCli('ps', '-a', '-q', '--filter', `name=ws-${id}-`)).toBe('')
+  })
 
   it("'none' refuses everything; 'bridge' keeps the engine's network", async () => {
     const none = await session('none')

@@ -17,19 +17,27 @@ use crate::error::{Error, Result};
 /// A destination the lists leave open.
 #[napi(object)]
 pub struct EgressRequestInfo {
+    /// The session that asks.
     pub session_id: String,
+    /// The name (or address) the client in the container asked for, lower-cased.
     pub host: String,
+    /// The port it asked for.
     pub port: u32,
 }
 
 /// One relayed connection, reported when it ends.
 #[napi(object)]
 pub struct EgressEventInfo {
+    /// The session whose connection it was.
     pub session_id: String,
+    /// The name (or address) the client asked for.
     pub host: String,
+    /// The port it asked for.
     pub port: u32,
     /// The address the host connected to (absent when it did not connect).
     pub address: Option<String>,
+    /// Whether the policy let it through (false also for a tunnel closed for domain
+    /// fronting).
     pub allowed: bool,
     /// Why it was allowed or refused, or how it failed.
     pub reason: String,
@@ -37,6 +45,7 @@ pub struct EgressEventInfo {
     pub bytes_up: f64,
     /// Bytes from the destination to the container.
     pub bytes_down: f64,
+    /// From the client's request to the connection's end.
     pub ms: f64,
 }
 
