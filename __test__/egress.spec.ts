@@ -227,6 +227,19 @@ describe('egress', () => {
     expect(event!.reason).toMatch(/front\.test.*domain fronting/)
   })
 
+  it('a connection idle past idleTimeoutMs is closed, and past maxConnections none is opened', async () => {
+    const id = await session({ allow: [`${PUBLIC.ns}/32`], idleTimeoutMs: 500 })
+    const tunnel = `exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT ${PUBLIC.ns}:7 HTTP/1.1\\r\\n\\r\\n' >&3`
+    // The echo server answers "ping"; then nothing moves until the relay closes the tunnel.
+    const idle = await run(id, `${tunnel}; printf ping >&3; timeout 10 cat <&3; echo " exit=$?"`)
+    expect(idle.text).toContain('ping exit=0')
+    const bounded = await session({ allow: [`${PUBLIC.ns}/32`], maxConnections: 2 })
+    const held = `(${tunnel}; sleep 3) & `
+    const third = await run(bounded, `${held}${held}sleep 0.5; ${tunnel}; timeout 5 cat <&3; echo " exit=$?"; wait`)
+    expect(third.text).not.toContain('200 Connection established')
+    expect(third.text).toContain('exit=0')
+  })
+
   it('DockerRuntime.create with egress: no network, the proxy variables, the relay started with the container', async () => {
     const runtime = new addon.DockerRuntime({ engine, image: IMAGES.debian, baseDir: base.path })
     const id = await runtime.create({ workingDirectory: '/', mounts: [], lifetime: 'process', egress: { allow: ['internet.test'], hosts } })

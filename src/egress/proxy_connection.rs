@@ -228,8 +228,8 @@ async fn carry(
         let _ = client_write.shutdown().await;
         got
     };
-    let (up, down) = tokio::join!(toward_upstream, toward_client);
-    Ok((up?, down))
+    // A refused ClientHello ends both directions at once (the server waits for it).
+    tokio::try_join!(toward_upstream, async { Ok(toward_client.await) })
 }
 
 /// Reads the client's first bytes until they are known not to be a ClientHello, or to be

@@ -10,17 +10,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use container_isolation_agent::protocol::{
-    encode, FrameBuffer, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
+    encode, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
 };
-use futures_util::StreamExt;
 use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 
 use super::relay_pump::{Credit, Inbound, Pump, StreamShared};
-use crate::engine::{Engine, FrameDemux};
+use crate::agent::AgentFrames;
+use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::output::StreamKind;
-use crate::runtime::exec::{self, ExecOutput, ExecRequest};
+use crate::runtime::exec::{self, ExecRequest};
 
 /// Frames queued towards the agent before senders wait.
 const SEND_QUEUE: usize = 64;
@@ -96,13 +95,9 @@ impl RelayChannel {
         let (welcome_tx, welcome_rx) = oneshot::channel();
         channel.dials.lock().unwrap().insert(CONTROL, welcome_tx);
         let (accepted_tx, accepted) = mpsc::unbounded_channel();
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        tokio::spawn(read_frames(
-            started.output,
-            channel.clone(),
-            accepted_tx,
-            stderr.clone(),
-        ));
+        let frames = AgentFrames::new(started.output);
+        let stderr = frames.stderr.clone();
+        tokio::spawn(read_frames(frames, channel.clone(), accepted_tx));
         channel.handshake(welcome_rx, &stderr).await?;
         Ok((channel, accepted))
     }
@@ -286,31 +281,16 @@ fn busy(what: &str) -> Error {
 }
 
 async fn read_frames(
-    mut output: ExecOutput,
+    mut frames: AgentFrames,
     channel: Arc<RelayChannel>,
     accepted: mpsc::UnboundedSender<Accepted>,
-    stderr: Arc<Mutex<Vec<u8>>>,
 ) {
-    let mut demux = FrameDemux::default();
-    let mut frames = FrameBuffer::default();
-    'stream: while let Some(Ok(chunk)) = output.next().await {
-        match demux.split(chunk) {
-            Some((StreamKind::Stdout, bytes)) => frames.push(&bytes),
-            Some((StreamKind::Stderr, bytes)) => {
-                let mut kept = stderr.lock().unwrap();
-                let room = 4096usize.saturating_sub(kept.len());
-                kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                continue;
-            }
-            None => continue,
-        }
-        while let Some(frame) = frames.next_frame() {
-            let Ok((id, message)) = frame else {
-                tracing::warn!("network relay in '{}': malformed frame", channel.container);
-                break 'stream;
-            };
-            channel.dispatch(id, message, &accepted);
-        }
+    while let Some(frame) = frames.next().await {
+        let Ok((id, message)) = frame else {
+            tracing::warn!("network relay in '{}': malformed frame", channel.container);
+            break;
+        };
+        channel.dispatch(id, message, &accepted);
     }
     channel.closed.store(true, Ordering::Release);
     let slots: Vec<_> = channel.slots.lock().unwrap().drain().collect();
