@@ -34,7 +34,8 @@ for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=b', '-c', 'u
   await run('git', args, { cwd: project })
 }
 const base = mkdtempSync(join(tmpdir(), 'bench-egress-base-'))
-const workspaces = new Workspaces({ baseDir: base, image, egress: { allow: ['127.0.0.1/32'] } })
+// A name, so that curl goes through the proxy (NO_PROXY keeps 127.0.0.1 direct).
+const workspaces = new Workspaces({ baseDir: base, image, egress: { allow: ['127.0.0.1/32'], hosts: { 'target.test': ['127.0.0.1'] } } })
 const runtime = new DockerRuntime({ image, baseDir: base })
 
 /** curl's `time_total` of `n` sequential requests, and the speed of one download, in `exec`. */
@@ -53,22 +54,32 @@ try {
     const r = await env.shell.execute(command, { toolRequestId: `b${Date.now()}` })
     return r.output.filter((l) => l.stream === 'stdout').map((l) => l.text).join('\n')
   }
-  rows.push(['relay (egress policy, HTTP proxy)', await measure(inSession, `http://127.0.0.1:${port}`)])
+  rows.push(['relay (egress policy, HTTP proxy)', await measure(inSession, `http://target.test:${port}`)])
+  const onHost = async (command) => (await run('bash', ['-c', command])).stdout
+  rows.push(['this machine, no container', await measure(onHost, `http://127.0.0.1:${port}`)])
 
-  let gateway = ''
-  try {
-    gateway = (await run(DOCKER, ['network', 'inspect', 'bridge', '-f', '{{range .IPAM.Config}}{{.Gateway}}{{end}}'])).stdout.trim()
-  } catch {}
+  // The engine's bridge: its default one, else a bridge network made for this run.
+  let network = 'bridge'
+  let made = false
+  const gatewayOf = async (name) =>
+    (await run(DOCKER, ['network', 'inspect', name, '-f', '{{range .IPAM.Config}}{{.Gateway}}{{end}}'])).stdout.trim()
+  let gateway = await gatewayOf(network).catch(() => '')
+  if (!gateway) {
+    network = `ci-bench-${process.pid}`
+    made = await run(DOCKER, ['network', 'create', '--driver', 'bridge', network]).then(() => true, () => false)
+    gateway = made ? await gatewayOf(network).catch(() => '') : ''
+  }
   if (gateway) {
-    const id = await runtime.create({ workingDirectory: '/', mounts: [], network: 'bridge', lifetime: 'process' })
+    const id = await runtime.create({ workingDirectory: '/', mounts: [], network, lifetime: 'process' })
     try {
       await runtime.start(id)
       const onBridge = async (command) => (await runtime.exec(id, { command: ['bash', '-c', command] })).stdout
-      rows.push(['engine bridge network (direct)', await measure(onBridge, `http://${gateway}:${port}`)])
+      rows.push([`engine bridge network '${network}' (direct)`, await measure(onBridge, `http://${gateway}:${port}`)])
     } finally {
       await runtime.remove(id)
     }
   }
+  if (made) await run(DOCKER, ['network', 'rm', network]).catch(() => {})
 } finally {
   for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
   server.kill()
@@ -77,12 +88,12 @@ try {
 }
 
 console.log(`Egress: a request to a server on this machine (curl time_total, p50 of ${N}) and a ${MB} MB download`)
-console.log('path'.padEnd(36), 'request p50'.padStart(12), 'download'.padStart(14))
+console.log('path'.padEnd(48), 'request p50'.padStart(12), 'download'.padStart(14))
 for (const [name, m] of rows) {
-  console.log(name.padEnd(36), `${m.p50.toFixed(2)} ms`.padStart(12), `${m.mbps.toFixed(0)} MB/s`.padStart(14))
+  console.log(name.padEnd(48), `${m.p50.toFixed(2)} ms`.padStart(12), `${m.mbps.toFixed(0)} MB/s`.padStart(14))
 }
-if (rows.length === 2) {
-  const [relay, bridge] = rows.map((r) => r[1])
+if (rows.length === 3) {
+  const [relay, , bridge] = rows.map((r) => r[1])
   console.log(`relay/bridge: request ${(relay.p50 / bridge.p50).toFixed(2)}x, download ${(relay.mbps / bridge.mbps).toFixed(2)}x`)
 } else {
   console.log('the engine has no default bridge network: no direct row to compare with')
