@@ -587,8 +587,13 @@ export interface DevcontainerConfig {
   /** `overrideFeatureInstallOrder`: feature ids installed first, in this order. */
   overrideFeatureInstallOrder: Array<string>
   /**
-   * What the file asks for that is not acted on (`forwardPorts`, a compose config, an
-   * unknown property, …), one sentence each.
+   * `forwardPorts` then `appPort`: what a session serves on the host (through
+   * `forwardPort`, on 127.0.0.1).
+   */
+  ports: Array<DevcontainerPort>
+  /**
+   * What the file asks for that is not acted on (a compose config, a port of another
+   * container, an unknown property, …), one sentence each.
    */
   warnings: Array<string>
 }
@@ -621,6 +626,19 @@ export interface DevcontainerMount {
   target: string
   /** Whether the mount is read-only. */
   readonly: boolean
+}
+
+/** A container port devcontainer.json asks to be served on the host. */
+export interface DevcontainerPort {
+  /** The port in the container. */
+  containerPort: number
+  /**
+   * The host port `appPort` names; absent for `forwardPorts` (the same number where it
+   * is free, else any).
+   */
+  hostPort?: number
+  /** `forwardPorts` or `appPort`. */
+  field: string
 }
 
 /** The part of `runArgs` this library honours, parsed. */
@@ -994,6 +1012,16 @@ export interface FileStat {
   size: number
 }
 
+/** A container port served on the host. */
+export interface ForwardedPort {
+  /** The port in the container. */
+  containerPort: number
+  /** The address listened on. */
+  hostIp: string
+  /** The port listened on. */
+  hostPort: number
+}
+
 /** Where to listen for `Workspaces.forwardPort`. */
 export interface ForwardPortOptions {
   /** The host port; default 0: any free port. */
@@ -1176,6 +1204,11 @@ export interface WorkspaceInfo {
   createdAtMs: number
   /** What the session's devcontainer.json holds that is not acted on. */
   warnings: Array<string>
+  /**
+   * Container ports this process serves on the host (devcontainer.json's `forwardPorts`
+   * and `appPort`, and `forwardPort`'s).
+   */
+  ports: Array<ForwardedPort>
 }
 
 /** Options of `new Workspaces()`. */

@@ -47,6 +47,16 @@ async function run(id: string, command: string): Promise<{ exitCode: number; tex
   return { exitCode: r.exitCode, text: r.output.map((l) => l.text).join('\n') }
 }
 
+function httpGet(port: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/index.html' }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve(body))
+    }).on('error', reject).end()
+  })
+}
+
 const curl = (id: string, args: string) => run(id, `curl -sS --max-time 20 ${args}`)
 const refusedLine = (host: string, port: number) => `container-isolation: egress to ${host}:${port} refused`
 
@@ -177,18 +187,27 @@ describe('egress', () => {
     await env.shell.execute('setsid busybox httpd -p 127.0.0.1:8080 -h /workspace', { toolRequestId: 'httpd' })
     const forward = await workspaces.forwardPort(id, 8080)
     expect(forward.hostIp).toBe('127.0.0.1')
-    const get = (port: number) =>
-      new Promise<string>((resolve, reject) => {
-        request({ host: '127.0.0.1', port, path: '/index.html' }, (res) => {
-          let body = ''
-          res.on('data', (d) => (body += d))
-          res.on('end', () => resolve(body))
-        }).on('error', reject).end()
-      })
-    expect(await get(forward.hostPort)).toBe('forwarded-ok\n')
+    expect(await httpGet(forward.hostPort)).toBe('forwarded-ok\n')
     await forward.close()
-    await expect(get(forward.hostPort)).rejects.toThrow()
+    await expect(httpGet(forward.hostPort)).rejects.toThrow()
     expect((await rejection(workspaces.forwardPort(id, 70000))).code).toBe('INVALID_ARGUMENT')
+  })
+
+  it("devcontainer.json's forwardPorts and appPort are served on the host through the relay", async () => {
+    const config = { image: IMAGES.busybox, forwardPorts: [8080, 'db:5432'], appPort: ['8081'] }
+    const project = gitProject('egress-ports', { '.devcontainer/devcontainer.json': JSON.stringify(config) })
+    dirs.push(project)
+    const id = `egp${process.pid}`
+    const info = await workspaces.create({ projectDir: project.path, sessionId: id, lifetime: 'process', egress: 'none' })
+    expect(info.warnings.some((w) => w.includes('"db:5432"') && w.includes('another container'))).toBe(true)
+    expect(info.ports.map((p) => p.containerPort).sort()).toEqual([8080, 8081])
+    expect(info.ports.every((p) => p.hostIp === '127.0.0.1')).toBe(true)
+    const env = await workspaces.environment(id, 'egress')
+    await env.fileIO.writeFile('/workspace/index.html', 'configured-ok\n')
+    await env.shell.execute('setsid busybox httpd -p 127.0.0.1:8080 -h /workspace', { toolRequestId: 'httpd' })
+    const served = info.ports.find((p) => p.containerPort === 8080)!
+    expect(await httpGet(served.hostPort)).toBe('configured-ok\n')
+    expect((await workspaces.get(id))!.ports).toEqual(info.ports)
   })
 
   it("300 parallel connections from one session do not slow another session's execute('true') past 2x", async () => {

@@ -108,6 +108,20 @@ pub struct WorkspaceInfo {
     pub created_at_ms: f64,
     /// What the session's devcontainer.json holds that is not acted on.
     pub warnings: Vec<String>,
+    /// Container ports this process serves on the host (devcontainer.json's `forwardPorts`
+    /// and `appPort`, and `forwardPort`'s).
+    pub ports: Vec<ForwardedPort>,
+}
+
+/// A container port served on the host.
+#[napi(object)]
+pub struct ForwardedPort {
+    /// The port in the container.
+    pub container_port: u32,
+    /// The address listened on.
+    pub host_ip: String,
+    /// The port listened on.
+    pub host_port: u32,
 }
 
 /// What a host needs to run an agent thread in a session (`Workspaces.environment`).
@@ -141,6 +155,15 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             lifetime: r.lifetime,
             created_at_ms: r.created_at_ms as f64,
             warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
+            ports: info
+                .ports
+                .into_iter()
+                .map(|(container_port, host)| ForwardedPort {
+                    container_port: u32::from(container_port),
+                    host_ip: host.ip().to_string(),
+                    host_port: u32::from(host.port()),
+                })
+                .collect(),
         }
     }
 }

@@ -142,15 +142,7 @@ impl Workspaces {
         }
         let record = self.required(session_id)?;
         self.start_session(session_id).await?;
-        let channel = match self.attach_relay(&record).await? {
-            Some(channel) => channel,
-            None => {
-                let bridge = Egress::of(EgressSpec::of(EgressMode::Bridge));
-                self.runtime
-                    .attach_relay(&record.container_id, session_id, bridge)
-                    .await?
-            }
-        };
+        let channel = self.relay_for_forwarding(&record).await?;
         let forward = Arc::new(forward_port(channel, container_port, host_ip, host_port).await?);
         self.forwards
             .lock()
@@ -159,6 +151,74 @@ impl Workspaces {
             .or_default()
             .push(forward.clone());
         Ok(forward)
+    }
+
+    /// Serves devcontainer.json's `forwardPorts` and `appPort` once per session in this
+    /// process: on the host port asked for (or the same number) where it is free, else on
+    /// any free port (`WorkspaceInfo.ports` says which).
+    pub(super) async fn forward_configured(&self, record: &WorkspaceRecord) -> Result<()> {
+        let Some(settings) = record.settings.as_ref().filter(|s| !s.ports.is_empty()) else {
+            return Ok(());
+        };
+        let session = &record.session_id;
+        let already = self
+            .forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(session);
+        if already {
+            return Ok(());
+        }
+        let channel = self.relay_for_forwarding(record).await?;
+        let loopback = IpAddr::from(std::net::Ipv4Addr::LOCALHOST);
+        let mut opened = Vec::new();
+        for request in &settings.ports {
+            let wanted = request.host_port.unwrap_or(request.container_port);
+            let forward =
+                match forward_port(channel.clone(), request.container_port, loopback, wanted).await
+                {
+                    Ok(forward) => forward,
+                    Err(_) => {
+                        forward_port(channel.clone(), request.container_port, loopback, 0).await?
+                    }
+                };
+            opened.push(Arc::new(forward));
+        }
+        self.forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(session.clone())
+            .or_default()
+            .extend(opened);
+        Ok(())
+    }
+
+    /// The relay channel of a running session, started without listeners for a session on
+    /// the engine's network.
+    async fn relay_for_forwarding(&self, record: &WorkspaceRecord) -> Result<Arc<RelayChannel>> {
+        match self.attach_relay(record).await? {
+            Some(channel) => Ok(channel),
+            None => {
+                let bridge = Egress::of(EgressSpec::of(EgressMode::Bridge));
+                self.runtime
+                    .attach_relay(&record.container_id, &record.session_id, bridge)
+                    .await
+            }
+        }
+    }
+
+    /// The ports this process serves for the session.
+    pub(super) fn forwarded(&self, session_id: &str) -> Vec<(u16, std::net::SocketAddr)> {
+        self.forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(session_id)
+            .map(|all| {
+                all.iter()
+                    .map(|f| (f.container_port, f.host_address))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Closes the session's forwarded ports.

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
-use crate::devcontainer::{BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand};
+use crate::devcontainer::{
+    BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand, PortRequest,
+};
 use crate::egress::EgressSpec;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
@@ -124,6 +126,10 @@ pub struct SessionSettings {
     /// existed, which keeps the engine's network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<EgressSpec>,
+    /// devcontainer.json's `forwardPorts` and `appPort`, served on the host by each process
+    /// that attaches the session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortRequest>,
 }
 
 impl Lifecycle {
@@ -264,6 +270,7 @@ impl SessionSettings {
             feature_install_order: Vec::new(),
             feature_registries: Vec::new(),
             egress: None,
+            ports: Vec::new(),
         }
     }
 }

@@ -330,6 +330,7 @@ pub fn resolve_settings(
         feature_install_order: config.override_feature_install_order.clone(),
         feature_registries: request.trust.feature_registries.clone(),
         egress: None,
+        ports: config.ports.clone(),
     })
 }
 

@@ -88,6 +88,7 @@ impl Workspaces {
             .create(request.lifetime)
             .await?;
         record::save(base, &record)?;
+        self.forward_configured(&record).await?;
         self.info(record).await
     }
 
@@ -181,6 +182,7 @@ impl Workspaces {
             .create(lifetime)
             .await?;
         record::save(&self.options.base_dir, &existing)?;
+        self.forward_configured(&existing).await?;
         self.info(existing).await
     }
 }

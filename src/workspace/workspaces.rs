@@ -58,6 +58,8 @@ pub struct WorkspaceInfo {
     pub record: WorkspaceRecord,
     /// A container state, or `missing`.
     pub state: String,
+    /// Container ports this process serves on the host: (container port, host address).
+    pub ports: Vec<(u16, std::net::SocketAddr)>,
 }
 
 /// FileIO and Shell bound to a session's container, as its `remoteUser` in its
@@ -140,7 +142,12 @@ impl Workspaces {
             return Ok(None);
         };
         let state = self.state_of(&record.container_id).await?;
-        Ok(Some(WorkspaceInfo { record, state }))
+        let ports = self.forwarded(session_id);
+        Ok(Some(WorkspaceInfo {
+            record,
+            state,
+            ports,
+        }))
     }
 
     pub async fn list(&self) -> Result<Vec<WorkspaceInfo>> {
@@ -183,12 +190,18 @@ impl Workspaces {
             // A record from before settings were kept: started as it is, nothing run.
             None => self.runtime.start(&record.container_id).await?,
         }
-        self.attach_relay(record).await.map(|_| ())
+        self.attach_relay(record).await?;
+        self.forward_configured(record).await
     }
 
     pub(super) async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
         let state = self.state_of(&record.container_id).await?;
-        Ok(WorkspaceInfo { record, state })
+        let ports = self.forwarded(&record.session_id);
+        Ok(WorkspaceInfo {
+            record,
+            state,
+            ports,
+        })
     }
 
     pub(super) fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
