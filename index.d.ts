@@ -251,6 +251,18 @@ export declare class NativeExecStream {
   wait(): Promise<ExecStreamExit>
 }
 
+/** A port of a session's container, served on the host through the session's relay. */
+export declare class PortForward {
+  /** The address listened on. */
+  get hostIp(): string
+  /** The port listened on. */
+  get hostPort(): number
+  /** The container port each connection reaches. */
+  get containerPort(): number
+  /** Stops listening; connections already made go on until they end. */
+  close(): Promise<void>
+}
+
 /**
  * One git clone plus one container per agent session, created from the project's
  * devcontainer.json under the host's trust. State is kept on disk, so any process sees the
@@ -268,6 +280,17 @@ export declare class Workspaces {
   get(sessionId: string): Promise<WorkspaceInfo | undefined>
   /** Every workspace recorded under this base directory. */
   list(): Promise<WorkspaceInfo[]>
+  /**
+   * Changes a running or stopped session's egress for the connections it makes from now
+   * on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`).
+   */
+  setEgress(sessionId: string, egress: 'none' | 'public' | 'bridge' | EgressPolicy): Promise<void>
+  /**
+   * Serves the session container's `containerPort` on the host (`127.0.0.1` and a free
+   * port unless told otherwise), through the session's relay: the session needs no
+   * network for it. Closed by `close()`, `stop` or `destroy`.
+   */
+  forwardPort(sessionId: string, containerPort: number, opts?: ForwardPortOptions | undefined | null): Promise<PortForward>
   /** Container stopped, clone kept. */
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
@@ -367,6 +390,13 @@ export interface ContainerConfig {
   sysctls?: Record<string, string> | undefined
   /** Linux capabilities added to the engine's default set, e.g. `['NET_ADMIN']`. */
   capAdd?: Array<string> | undefined
+  /**
+   * Where the container may connect. Absent: the engine's network (`network`), as the
+   * host chose it. `'none'`, `'public'` or a policy: no network, only the session relay
+   * (its HTTP proxy on 127.0.0.1:3128 and SOCKS5 on 127.0.0.1:1080, in the proxy
+   * variables), started at each `start` in this process.
+   */
+  egress?: 'none' | 'public' | 'bridge' | EgressPolicy | undefined
 }
 
 /** Options of `new ContainerGitClient()`. */
@@ -449,6 +479,11 @@ export interface CreateWorkspaceOptions {
   lifetime?: 'process' | 'session'
   /** Replaces the constructor's `trust` for this session. */
   trust?: WorkspaceTrust
+  /**
+   * Replaces the constructor's `egress` for this session (for an existing session: as
+   * `setEgress`).
+   */
+  egress?: 'none' | 'public' | 'bridge' | EgressPolicy
 }
 
 /**
@@ -552,8 +587,13 @@ export interface DevcontainerConfig {
   /** `overrideFeatureInstallOrder`: feature ids installed first, in this order. */
   overrideFeatureInstallOrder: Array<string>
   /**
-   * What the file asks for that is not acted on (`forwardPorts`, a compose config, an
-   * unknown property, …), one sentence each.
+   * `forwardPorts` then `appPort`: what a session serves on the host (through
+   * `forwardPort`, on 127.0.0.1).
+   */
+  ports: Array<DevcontainerPort>
+  /**
+   * What the file asks for that is not acted on (a compose config, a port of another
+   * container, an unknown property, …), one sentence each.
    */
   warnings: Array<string>
 }
@@ -586,6 +626,19 @@ export interface DevcontainerMount {
   target: string
   /** Whether the mount is read-only. */
   readonly: boolean
+}
+
+/** A container port devcontainer.json asks to be served on the host. */
+export interface DevcontainerPort {
+  /** The port in the container. */
+  containerPort: number
+  /**
+   * The host port `appPort` names; absent for `forwardPorts` (the same number where it
+   * is free, else any).
+   */
+  hostPort?: number
+  /** `forwardPorts` or `appPort`. */
+  field: string
 }
 
 /** The part of `runArgs` this library honours, parsed. */
@@ -752,6 +805,69 @@ export interface DockerShellOptions {
   agent?: boolean
 }
 
+/** One relayed connection, reported when it ends. */
+export interface EgressEventInfo {
+  /** The session whose connection it was. */
+  sessionId: string
+  /** The name (or address) the client asked for. */
+  host: string
+  /** The port it asked for. */
+  port: number
+  /** The address the host connected to (absent when it did not connect). */
+  address?: string
+  /**
+   * Whether the policy let it through (false also for a tunnel closed for domain
+   * fronting).
+   */
+  allowed: boolean
+  /** Why it was allowed or refused, or how it failed. */
+  reason: string
+  /** Bytes from the container to the destination. */
+  bytesUp: number
+  /** Bytes from the destination to the container. */
+  bytesDown: number
+  /** From the client's request to the connection's end. */
+  ms: number
+}
+
+/** Where a session may connect, beyond `'none'`, `'public'` and `'bridge'`. */
+export interface EgressPolicy {
+  /**
+   * Destinations allowed: `'example.com'`, `'*.example.com'`, `'example.com:443'`,
+   * `'203.0.113.0/24'`, `'10.1.2.3:5432'`, `'*'` (any public destination). A name never
+   * opens a loopback, private, link-local or host address: only an IP or CIDR entry does.
+   */
+  allow?: Array<string>
+  /** Destinations refused, in the same grammar; wins over `allow`. */
+  deny?: Array<string>
+  /**
+   * Names this session's connections resolve to these addresses instead of by the
+   * system's resolver.
+   */
+  hosts?: Record<string, Array<string>>
+  /**
+   * Asked for what neither list decides, once per host:port per session; the answer is
+   * remembered. A callback that throws or takes over 30 s means no.
+   */
+  onRequest?: (req: EgressRequestInfo) => boolean | Promise<boolean>
+  /** Called once per relayed connection when it ends. */
+  onEvent?: (event: EgressEventInfo) => void
+  /** Relayed connections open at once, at most (default 256). */
+  maxConnections?: number
+  /** A connection with no traffic for this long is closed (default 600000). */
+  idleTimeoutMs?: number
+}
+
+/** A destination the lists leave open. */
+export interface EgressRequestInfo {
+  /** The session that asks. */
+  sessionId: string
+  /** The name (or address) the client in the container asked for, lower-cased. */
+  host: string
+  /** The port it asked for. */
+  port: number
+}
+
 /** Options of `CloneManager.emptyTrash`. */
 export interface EmptyTrashOptions {
   /** Only entries at least this old; default 0 (everything). */
@@ -894,6 +1010,24 @@ export interface FileStat {
   mtimeMs: number
   /** In bytes. */
   size: number
+}
+
+/** A container port served on the host. */
+export interface ForwardedPort {
+  /** The port in the container. */
+  containerPort: number
+  /** The address listened on. */
+  hostIp: string
+  /** The port listened on. */
+  hostPort: number
+}
+
+/** Where to listen for `Workspaces.forwardPort`. */
+export interface ForwardPortOptions {
+  /** The host port; default 0: any free port. */
+  hostPort?: number
+  /** The host address; default `127.0.0.1` (never all interfaces unless asked for). */
+  hostIp?: string
 }
 
 /** The repository state `ContainerGitClient.getState` reports: Magenta's `GitState`. */
@@ -1070,6 +1204,11 @@ export interface WorkspaceInfo {
   createdAtMs: number
   /** What the session's devcontainer.json holds that is not acted on. */
   warnings: Array<string>
+  /**
+   * Container ports this process serves on the host (devcontainer.json's `forwardPorts`
+   * and `appPort`, and `forwardPort`'s).
+   */
+  ports: Array<ForwardedPort>
 }
 
 /** Options of `new Workspaces()`. */
@@ -1102,6 +1241,11 @@ export interface WorkspacesOptions {
    * agent where it runs. False: engine execs and archive calls only.
    */
   agent?: boolean
+  /**
+   * Where sessions may connect (default `'public'`: the public internet only, through
+   * the session relay; the container itself has no network); `create` may give its own.
+   */
+  egress?: 'none' | 'public' | 'bridge' | EgressPolicy
 }
 
 /**

@@ -842,6 +842,7 @@ module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
 module.exports.NativeExecStream = nativeBinding.NativeExecStream
+module.exports.PortForward = nativeBinding.PortForward
 module.exports.Workspaces = nativeBinding.Workspaces
 module.exports.computeContainerName = nativeBinding.computeContainerName
 module.exports.containerAccess = nativeBinding.containerAccess

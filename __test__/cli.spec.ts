@@ -6,10 +6,10 @@ import { addon, IMAGES, tempDir } from './helpers'
 
 const home = tempDir('cli-home')
 const proj = tempDir('cli-project')
+const dirs = [home, proj]
 afterAll(() => {
   spawnSync(process.execPath, [cliPath, 'reap', '--active', ''], { env: cliEnv })
-  home.cleanup()
-  proj.cleanup()
+  dirs.forEach((d) => d.cleanup())
 })
 
 const cliPath = join(__dirname, '..', 'bin', 'container-isolation.js')
@@ -27,6 +27,21 @@ describe('container-isolation CLI', () => {
     expect(docker).toMatchObject({ endpoint: 'unix:///var/run/docker.sock' })
     expect(docker.latencyMs).toBeGreaterThan(0)
     expect(cli('doctor').out).toMatch(/^KIND\s+VERSION\s+API\s+ENDPOINT\s+LATENCY/)
+  })
+
+  it('up --egress: a policy as JSON, a malformed one refused with its code, a bad word a usage error', () => {
+    const session = `egress${process.pid}`
+    const own = tempDir('cli-egress-project')
+    dirs.push(own)
+    const up = cli('up', own.path, '--session', session, '--egress', '{"allow":["internet.test"]}', '--json')
+    expect(up.code, up.err).toBe(0)
+    const env = cli('exec', session, '--', 'sh', '-c', 'echo $HTTPS_PROXY')
+    expect(env.out.trim()).toBe('http://127.0.0.1:3128')
+    const bad = cli('up', own.path, '--session', `${session}b`, '--egress', '{"allow":["a*.com"]}')
+    expect(bad.code).toBe(1)
+    expect(bad.err).toContain('INVALID_ARGUMENT')
+    expect(cli('up', own.path, '--egress', 'nope').code).toBe(2)
+    expect(cli('down', session).code).toBe(0)
   })
 
   it('up, exec, ls, reap --dry-run, down — with exit codes a script can use', () => {

@@ -76,11 +76,13 @@ describe('Workspaces and what devcontainer.json asks of the container', () => {
 
   it('applies runArgs --hostname and --workdir to the container; what it does not honour is in warnings', async () => {
     const proj = project({
-      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--hostname", "box-1", "--workdir=/tmp"], "forwardPorts": [3000] }`,
+      '.devcontainer.json': `{ "image": "${IMAGES.debian}", "runArgs": ["--hostname", "box-1", "--workdir=/tmp"], "hostRequirements": { "cpus": 1 } }`,
     })
     const id = session()
     const info = await workspaces.create({ projectDir: proj, sessionId: id })
-    expect(info.warnings).toEqual(['forwardPorts is not supported and was ignored: no port is forwarded'])
+    expect(info.warnings).toEqual([
+      "hostRequirements is not supported and was ignored: the host's cpus, memory, storage and gpu are not checked",
+    ])
     const container = containersOf(id)
     expect(engineCli('inspect', '--format', '{{.Config.Hostname}} {{.Config.WorkingDir}}', container)).toBe('box-1 /tmp')
     const env = await workspaces.environment(id, 't')

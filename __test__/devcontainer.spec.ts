@@ -49,7 +49,8 @@ describe('readDevcontainerConfig', () => {
     expect(config.postCreateCommand).toEqual(['touch', '/tmp/created'])
     expect(config.postStartCommand).toEqual({ a: 'echo a', b: ['echo', 'b'] })
     expect(config.features).toEqual([])
-    expect(config.warnings).toEqual(['forwardPorts is not supported and was ignored: no port is forwarded'])
+    expect(config.ports).toEqual([{ containerPort: 3000, field: 'forwardPorts' }])
+    expect(config.warnings).toEqual([])
   })
 
   it('looks in .devcontainer/, then .devcontainer.json, then one subfolder', async () => {
@@ -98,7 +99,7 @@ describe('readDevcontainerConfig', () => {
     expect(config.warnings).toEqual([])
   })
 
-  it('warns about every field the reference honours and this library does not, and unknown ones', async () => {
+  it('reads forwardPorts and appPort as ports; warns about every field the reference honours and this library does not, and unknown ones', async () => {
     const dir = project({
       '.devcontainer/devcontainer.json': `{
         "build": { "dockerfile": "Dockerfile", "options": ["--add-host=a:127.0.0.1"], "cacheFrom": ["cache:1"] },
@@ -110,15 +111,18 @@ describe('readDevcontainerConfig', () => {
       }`,
     })
     const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.ports).toEqual([
+      { containerPort: 3000, field: 'forwardPorts' },
+      { containerPort: 8080, hostPort: 8080, field: 'appPort' },
+    ])
     expect(config.warnings).toEqual([
-      'forwardPorts is not supported and was ignored: no port is forwarded',
-      'appPort is not supported and was ignored: no port is published',
-      'portsAttributes is not supported and was ignored: no port is forwarded',
-      'otherPortsAttributes is not supported and was ignored: no port is forwarded',
+      'portsAttributes is not supported and was ignored: ports are forwarded without their attributes',
+      'otherPortsAttributes is not supported and was ignored: ports are forwarded without their attributes',
       "hostRequirements is not supported and was ignored: the host's cpus, memory, storage and gpu are not checked",
       'build.options is not supported and was ignored: no extra docker build option is passed',
       "build.cacheFrom is not supported and was ignored: the build uses only the engine's own cache of this project's earlier builds",
       'postCreateComand is not a devcontainer.json property and was ignored',
+      'forwardPorts entry "db:5432" was ignored: a port of another container (Docker Compose), which a session does not run',
     ])
   })
 

@@ -12,9 +12,12 @@ const USAGE = `usage: container-isolation <command> [options]
   doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
                                        session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
+     [--egress none|public|bridge|JSON]
                                        create (or start) the session's clone + container;
                                        --trust: what devcontainer.json may reach beyond the
-                                       session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}'
+                                       session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}';
+                                       --egress: where the session may connect (default public),
+                                       e.g. '{"allow":["registry.npmjs.org","*.github.com"]}'
   exec <session> -- <command...>       run a command in the session, streaming its output;
                                        exits with the command's exit code
   ls                                   sessions with state, branch, clone path, age, owner
@@ -38,7 +41,7 @@ function parse(argv) {
       break
     }
     if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer') args[a.slice(2)] = true
-    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust') {
+    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress') {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
     } else if (a === '-h' || a === '--help') args.help = true
@@ -113,6 +116,17 @@ const commands = {
         throw new UsageError(`--trust is not JSON: ${err.message}`)
       }
     }
+    let egress
+    if (args.egress !== undefined) {
+      if (['none', 'public', 'bridge'].includes(args.egress)) egress = args.egress
+      else {
+        try {
+          egress = JSON.parse(args.egress)
+        } catch (err) {
+          throw new UsageError(`--egress is not none, public, bridge or JSON: ${err.message}`)
+        }
+      }
+    }
     const info = await withProgress(
       'creating workspace',
       workspaces.create({
@@ -121,6 +135,7 @@ const commands = {
         image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
         devcontainer: !args['no-devcontainer'],
         trust,
+        egress,
       }),
     )
     if (args.json) console.log(JSON.stringify(info, null, 2))

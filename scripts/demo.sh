@@ -8,6 +8,9 @@ PROVISION_PODMAN="${PROVISION_PODMAN:-0}" bash scripts/provision.sh
 if [ ! -x node_modules/.bin/napi ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm install --no-audit --no-fund
 fi
+# The session agent runs each session's tools and its network relay (sessions have no
+# network of their own: without the agent, `up` refuses with EGRESS_UNAVAILABLE).
+bash scripts/build-agent.sh >&2
 npx napi build --platform --no-const-enum >&2
 
 export CONTAINER_ISOLATION_HOME="${CONTAINER_ISOLATION_HOME:-$(mktemp -d)}"

@@ -45,6 +45,8 @@ missing=()
 need() { dpkg -s "$1" >/dev/null 2>&1 || missing+=("$1"); }
 need docker.io; need busybox-static; need bash-static; need debootstrap; need curl
 need gcc; need libc6-dev; need ca-certificates
+# The egress suite's "internet": a network namespace, veth pairs, a certificate it makes.
+need iproute2; need openssl
 # docker-registry: the local OCI registry the features suite publishes to; python3 makes
 # the bcrypt htpasswd of its authenticated instance.
 need docker-registry; need python3
@@ -179,13 +181,16 @@ cleanup() {
 trap cleanup EXIT
 new_work() { cleanup; work=$(mktemp -d "${TMPDIR:-/var/tmp}/provision.XXXXXX"); }
 
+# What the Debian test image holds beyond minbase; the rootfs cache is named by it.
+DEBIAN_INCLUDE=bash,coreutils,git,procps,ca-certificates,curl
 debian_rootfs_tar() { # cached: debootstrap runs once per machine (or per wiped cache)
-  local tarball="$CACHE/debian-rootfs.tar" mirror
+  local tarball mirror
+  tarball="$CACHE/debian-rootfs-$(printf '%s' "$DEBIAN_INCLUDE" | sha256sum | cut -c1-12).tar"
   [ -s "$tarball" ] && return 0
   new_work
   mirror=$(apt_mirror)
   log "debootstrap minbase bookworm from $mirror (a few minutes, once; log: /var/log/debootstrap-test-image.log)"
-  debootstrap --variant=minbase --include=bash,coreutils,git,procps,ca-certificates \
+  debootstrap --variant=minbase --include="$DEBIAN_INCLUDE" \
     bookworm "$work/rootfs" "$mirror" >/var/log/debootstrap-test-image.log 2>&1 \
     || { tail -n 20 /var/log/debootstrap-test-image.log >&2; die "debootstrap failed"; }
   rm -rf "$work/rootfs/var/cache/apt/archives/"*.deb "$work/rootfs/var/cache/apt/"*.bin \
@@ -198,11 +203,11 @@ build_debian() { # recipe
   debian_rootfs_tar
   new_work
   mkdir "$work/rootfs"
-  tar -C "$work/rootfs" --numeric-owner -xpf "$CACHE/debian-rootfs.tar"
+  tar -C "$work/rootfs" --numeric-owner -xpf "$CACHE/debian-rootfs-$(printf '%s' "$DEBIAN_INCLUDE" | sha256sum | cut -c1-12).tar"
   add_agent_user "$work/rootfs" /bin/bash
   import_rootfs "$work/rootfs" debian '["/bin/bash"]' "$1"
   cleanup
-  in_docker "$(image_name debian)" bash -c 'id agent && git --version' >/dev/null \
+  in_docker "$(image_name debian)" bash -c 'id agent && git --version && curl --version' >/dev/null \
     || die "$(image_name debian) does not run bash/git as built"
 }
 
@@ -242,6 +247,7 @@ recipe() { # image -> short hash of everything that goes into it
   {
     declare -f "build_$1" add_agent_user import_rootfs
     case $1 in
+      debian) echo "$DEBIAN_INCLUDE" ;;
       busybox) sha256sum </bin/busybox ;;
       noshell) cat "$here/test-images/pause.c"; gcc -dumpfullversion ;;
     esac

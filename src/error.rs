@@ -24,6 +24,10 @@ pub enum ErrorCode {
     InvalidArgument,
     Git,
     Devcontainer,
+    /// A connection was refused (a forwarded port nothing listens on in the container).
+    Econnrefused,
+    /// A session's egress policy cannot be enforced there (no agent can run its relay).
+    EgressUnavailable,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -47,6 +51,8 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::Git => "GIT",
             ErrorCode::Devcontainer => "DEVCONTAINER",
+            ErrorCode::Econnrefused => "ECONNREFUSED",
+            ErrorCode::EgressUnavailable => "EGRESS_UNAVAILABLE",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

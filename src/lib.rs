@@ -9,6 +9,7 @@ pub mod base_dir;
 pub mod clone;
 pub mod container_environment;
 pub mod devcontainer;
+pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod fileio;

@@ -1,5 +1,6 @@
 //! The agent's entry point: `serve` (the default) speaks the protocol on stdin/stdout;
-//! `reaper-kill` is what a command's reaper execs to kill its tree when `serve` is gone.
+//! `reaper-kill` is what a command's reaper execs to kill its tree when `serve` is gone;
+//! `relay` carries the session's network connections (see `relay`).
 
 mod creds;
 mod files;
@@ -8,6 +9,8 @@ mod launch;
 mod process;
 mod reaper;
 mod reaper_report;
+mod relay;
+mod relay_stream;
 mod serve;
 mod tree;
 mod write;
@@ -17,6 +20,7 @@ fn main() {
     let code = match mode.as_deref() {
         None | Some("serve") => serve::run(),
         Some("reaper-kill") => reaper::kill_mode(),
+        Some("relay") => relay::run(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("--version") => {
             println!(
                 "container-isolation-agent {} (protocol {})",

@@ -11,7 +11,24 @@ export const NOT_COMPARED = new Set(['customizations'])
 const BEHAVIOUR = ['overrideCommand', 'shutdownAction', 'init', 'waitFor', 'userEnvProbe', 'updateRemoteUserUID']
 
 /** Honoured by the reference, not by us: our read must carry a warning naming the field. */
-const WARNED = ['forwardPorts', 'appPort', 'portsAttributes', 'otherPortsAttributes', 'hostRequirements']
+const WARNED = ['portsAttributes', 'otherPortsAttributes', 'hostRequirements']
+
+/** `forwardPorts` then `appPort` as the container ports a session serves (docs/api.md). */
+function ports(conf) {
+  const list = (v) => (v === undefined || v === null ? [] : [v].flat())
+  const port = (t) => (/^\d+$/.test(String(t)) && Number(t) > 0 && Number(t) < 65536 ? Number(t) : undefined)
+  const out = []
+  for (const entry of list(conf.forwardPorts)) {
+    const [host, p] = typeof entry === 'string' && entry.includes(':') ? [entry.slice(0, entry.lastIndexOf(':')), entry.slice(entry.lastIndexOf(':') + 1)] : ['localhost', entry]
+    if (['localhost', '127.0.0.1'].includes(host) && port(p)) out.push({ containerPort: port(p), field: 'forwardPorts' })
+  }
+  for (const entry of list(conf.appPort)) {
+    const parts = String(entry).split(':')
+    const [h, c] = parts.length === 1 ? [parts[0], parts[0]] : parts.slice(-2)
+    if (parts.length <= 3 && port(h) && port(c)) out.push({ containerPort: port(c), hostPort: port(h), field: 'appPort' })
+  }
+  return out
+}
 
 const LIFECYCLE = [
   'initializeCommand',
@@ -79,6 +96,7 @@ export function expectedShape(expected) {
   out.features = features(conf.features)
   out.overrideFeatureInstallOrder = conf.overrideFeatureInstallOrder ?? []
   for (const key of BEHAVIOUR) out[key] = conf[key]
+  out.ports = ports(conf)
   return out
 }
 
@@ -103,6 +121,8 @@ export function actualShape(ours) {
   out.features = Object.fromEntries((ours.features ?? []).map((f) => [f.reference, f.options]))
   out.overrideFeatureInstallOrder = ours.overrideFeatureInstallOrder ?? []
   for (const key of BEHAVIOUR) out[key] = ours[key] ?? undefined
+  out.ports = (ours.ports ?? []).map(({ containerPort, hostPort, field }) =>
+    hostPort === undefined || hostPort === null ? { containerPort, field } : { containerPort, hostPort, field })
   if (ours.build) {
     const { dockerfile, context, args, target } = ours.build
     out.build = { dockerfile, context, args }
@@ -136,7 +156,7 @@ export function differences(expected, ours) {
       out.push({ field: `build.${key}`, expected: 'a warning', actual: ours.warnings })
     }
   }
-  const known = new Set([...PLAIN, ...Object.keys(want), ...WARNED, ...NOT_COMPARED, 'dockerFile', 'context', 'configFilePath'])
+  const known = new Set([...PLAIN, ...Object.keys(want), ...WARNED, ...NOT_COMPARED, 'dockerFile', 'context', 'configFilePath', 'forwardPorts', 'appPort'])
   // Anything else must at least be warned about (an unknown property is).
   for (const key of Object.keys(conf)) {
     if (known.has(key) || ours.warnings.some((w) => w.startsWith(`${key} `))) continue

@@ -10,15 +10,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use container_isolation_agent::protocol::{encode, FrameBuffer, Message, CONTROL, VERSION};
-use futures_util::StreamExt;
+use container_isolation_agent::protocol::{encode, Message, CONTROL, VERSION};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use crate::engine::{Engine, FrameDemux};
+use super::agent_frames::AgentFrames;
+use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
-use crate::output::StreamKind;
 use crate::runtime::exec::{self, ExecRequest};
 
 /// Frames queued towards one request before the reader waits for it.
@@ -27,8 +26,6 @@ const REQUEST_QUEUE: usize = 16;
 const SEND_QUEUE: usize = 32;
 /// How long a started agent may take to answer `Hello`.
 const WELCOME_WAIT: Duration = Duration::from_secs(10);
-/// How much of what the agent writes to stderr is kept for an error message.
-const STDERR_KEPT: usize = 4096;
 
 type Routes = HashMap<u32, mpsc::Sender<Message>>;
 
@@ -88,15 +85,15 @@ impl AgentConnection {
         });
         let (welcome_tx, welcome_rx) = mpsc::channel(1);
         routes.lock().unwrap().insert(CONTROL, welcome_tx);
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let frames = AgentFrames::new(output);
+        let stderr = frames.stderr.clone();
         tokio::spawn(read_frames(
-            output,
+            frames,
             Ending {
                 routes: routes.clone(),
                 closed: closed.clone(),
                 writer: writer.abort_handle(),
             },
-            stderr.clone(),
         ));
         let mut connection = AgentConnection {
             outgoing,
@@ -252,8 +249,6 @@ impl Drop for AgentRequest {
     }
 }
 
-type ExecOutput = exec::ExecOutput;
-
 /// What the end of the agent's output ends: every request, and the writer (which may be
 /// stuck writing to an exec whose process is gone).
 struct Ending {
@@ -262,31 +257,17 @@ struct Ending {
     writer: tokio::task::AbortHandle,
 }
 
-async fn read_frames(mut output: ExecOutput, ending: Ending, stderr: Arc<Mutex<Vec<u8>>>) {
+async fn read_frames(mut frames: AgentFrames, ending: Ending) {
     let routes = &ending.routes;
-    let mut demux = FrameDemux::default();
-    let mut frames = FrameBuffer::default();
-    'stream: while let Some(Ok(chunk)) = output.next().await {
-        match demux.split(chunk) {
-            Some((StreamKind::Stdout, bytes)) => frames.push(&bytes),
-            Some((StreamKind::Stderr, bytes)) => {
-                let mut kept = stderr.lock().unwrap();
-                let room = STDERR_KEPT.saturating_sub(kept.len());
-                kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                continue;
-            }
-            None => continue,
-        }
-        while let Some(frame) = frames.next_frame() {
-            let Ok((id, message)) = frame else {
-                tracing::warn!("session agent: malformed frame; closing the connection");
-                break 'stream;
-            };
-            let route = routes.lock().unwrap().get(&id).cloned();
-            if let Some(route) = route {
-                if route.send(message).await.is_err() {
-                    routes.lock().unwrap().remove(&id);
-                }
+    while let Some(frame) = frames.next().await {
+        let Ok((id, message)) = frame else {
+            tracing::warn!("session agent: malformed frame; closing the connection");
+            break;
+        };
+        let route = routes.lock().unwrap().get(&id).cloned();
+        if let Some(route) = route {
+            if route.send(message).await.is_err() {
+                routes.lock().unwrap().remove(&id);
             }
         }
     }

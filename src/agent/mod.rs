@@ -6,6 +6,7 @@ mod agent_connection;
 mod agent_errors;
 mod agent_exec;
 mod agent_files;
+mod agent_frames;
 mod agent_pool;
 mod agent_process;
 
@@ -14,6 +15,7 @@ pub use agent_connection::{AgentConnection, AgentRequest, RequestSender};
 pub use agent_errors::errno_code;
 pub use agent_exec::{run_buffered, spawn_for};
 pub use agent_files::{AgentFiles, AgentReply};
+pub use agent_frames::AgentFrames;
 pub use agent_pool::{agent_access, agent_for, agent_for_inspected, agent_if, AgentAccess};
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};

@@ -1,5 +1,6 @@
 //! The plain objects of docs/contract.md §2 as JavaScript sees them, and their conversions.
 
+use super::egress::{egress_from_js, EgressOption};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ pub struct PortMapping {
 
 /// What `DockerRuntime.create` makes: Lace's `ContainerConfig`. Environment names that are
 /// empty or hold `=` or NUL reject `INVALID_ARGUMENT`.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 pub struct ContainerConfig {
     /// Prefix of the generated name (`<id>-<8 hex>`) when `name` is absent; empty counts as
     /// absent.
@@ -95,6 +96,12 @@ pub struct ContainerConfig {
     /// Linux capabilities added to the engine's default set, e.g. `['NET_ADMIN']`.
     #[napi(ts_type = "Array<string> | undefined")]
     pub cap_add: Option<Vec<String>>,
+    /// Where the container may connect. Absent: the engine's network (`network`), as the
+    /// host chose it. `'none'`, `'public'` or a policy: no network, only the session relay
+    /// (its HTTP proxy on 127.0.0.1:3128 and SOCKS5 on 127.0.0.1:1080, in the proxy
+    /// variables), started at each `start` in this process.
+    #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy | undefined")]
+    pub egress: Option<EgressOption>,
 }
 
 /// A container as `inspect`, `daemonInspect` and `list` report it: Lace's `ContainerInfo`.
@@ -253,6 +260,7 @@ impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
                 cap_add: capabilities(js.cap_add.unwrap_or_default())?,
                 ..Default::default()
             },
+            egress: js.egress.map(egress_from_js).transpose()?,
             ..Default::default()
         })
     }

@@ -198,9 +198,24 @@ pub struct DevcontainerConfig {
     pub features: Vec<DevcontainerFeature>,
     /// `overrideFeatureInstallOrder`: feature ids installed first, in this order.
     pub override_feature_install_order: Vec<String>,
-    /// What the file asks for that is not acted on (`forwardPorts`, a compose config, an
-    /// unknown property, …), one sentence each.
+    /// `forwardPorts` then `appPort`: what a session serves on the host (through
+    /// `forwardPort`, on 127.0.0.1).
+    pub ports: Vec<DevcontainerPort>,
+    /// What the file asks for that is not acted on (a compose config, a port of another
+    /// container, an unknown property, …), one sentence each.
     pub warnings: Vec<String>,
+}
+
+/// A container port devcontainer.json asks to be served on the host.
+#[napi(object)]
+pub struct DevcontainerPort {
+    /// The port in the container.
+    pub container_port: u32,
+    /// The host port `appPort` names; absent for `forwardPorts` (the same number where it
+    /// is free, else any).
+    pub host_port: Option<u32>,
+    /// `forwardPorts` or `appPort`.
+    pub field: String,
 }
 
 fn command_value(command: Command) -> Value {
@@ -312,6 +327,15 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
                 .map(DevcontainerFeature::from)
                 .collect(),
             override_feature_install_order: c.override_feature_install_order,
+            ports: c
+                .ports
+                .into_iter()
+                .map(|p| DevcontainerPort {
+                    container_port: u32::from(p.container_port),
+                    host_port: p.host_port.map(u32::from),
+                    field: p.field,
+                })
+                .collect(),
             warnings: c.warnings,
         }
     }

@@ -12,11 +12,14 @@ use super::container_git_client::ContainerGitClient;
 use super::container_types::duration_ms;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
+use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::port_forward::{ForwardPortOptions, PortForward};
 use super::trust::WorkspaceTrust;
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
+use crate::egress::Egress;
 use crate::error::Error;
 use crate::runtime::Lifetime;
 use crate::workspace::{self, Trust};
@@ -44,6 +47,10 @@ pub struct WorkspacesOptions {
     /// Default true: carry commands and file operations out through the container's session
     /// agent where it runs. False: engine execs and archive calls only.
     pub agent: Option<bool>,
+    /// Where sessions may connect (default `'public'`: the public internet only, through
+    /// the session relay; the container itself has no network); `create` may give its own.
+    #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy")]
+    pub egress: Option<EgressOption>,
 }
 
 /// Options of `Workspaces.create`.
@@ -67,6 +74,10 @@ pub struct CreateWorkspaceOptions {
     pub lifetime: Option<String>,
     /// Replaces the constructor's `trust` for this session.
     pub trust: Option<WorkspaceTrust>,
+    /// Replaces the constructor's `egress` for this session (for an existing session: as
+    /// `setEgress`).
+    #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy")]
+    pub egress: Option<EgressOption>,
 }
 
 /// A session's workspace as `create`, `get` and `list` report it.
@@ -97,6 +108,20 @@ pub struct WorkspaceInfo {
     pub created_at_ms: f64,
     /// What the session's devcontainer.json holds that is not acted on.
     pub warnings: Vec<String>,
+    /// Container ports this process serves on the host (devcontainer.json's `forwardPorts`
+    /// and `appPort`, and `forwardPort`'s).
+    pub ports: Vec<ForwardedPort>,
+}
+
+/// A container port served on the host.
+#[napi(object)]
+pub struct ForwardedPort {
+    /// The port in the container.
+    pub container_port: u32,
+    /// The address listened on.
+    pub host_ip: String,
+    /// The port listened on.
+    pub host_port: u32,
 }
 
 /// What a host needs to run an agent thread in a session (`Workspaces.environment`).
@@ -130,6 +155,15 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             lifetime: r.lifetime,
             created_at_ms: r.created_at_ms as f64,
             warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
+            ports: info
+                .ports
+                .into_iter()
+                .map(|(container_port, host)| ForwardedPort {
+                    container_port: u32::from(container_port),
+                    host_ip: host.ip().to_string(),
+                    host_port: u32::from(host.port()),
+                })
+                .collect(),
         }
     }
 }
@@ -158,7 +192,12 @@ impl Workspaces {
             allow_host_commands: None,
             idle_timeout_ms: None,
             agent: None,
+            egress: None,
         });
+        let egress = match opts.egress {
+            Some(option) => egress_from_js(option).map_err(sync_error)?,
+            None => Egress::default(),
+        };
         let mut trust = Trust::from(opts.trust.unwrap_or_default());
         if opts.allow_host_commands.unwrap_or(false) {
             trust.host_commands = true;
@@ -178,6 +217,7 @@ impl Workspaces {
                 trust,
                 idle_timeout,
                 agent: opts.agent.unwrap_or(true),
+                egress,
             })),
         })
     }
@@ -204,6 +244,7 @@ impl Workspaces {
                 network: opts.network,
                 lifetime,
                 trust: opts.trust.map(Trust::from),
+                egress: opts.egress.map(egress_from_js).transpose()?,
             };
             inner.create(request).await.map(WorkspaceInfo::from)
         }
@@ -232,6 +273,60 @@ impl Workspaces {
             .await
             .map(|all| all.into_iter().map(WorkspaceInfo::from).collect())
             .into()
+    }
+
+    /// Changes a running or stopped session's egress for the connections it makes from now
+    /// on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn set_egress(
+        &self,
+        session_id: String,
+        #[napi(ts_arg_type = "'none' | 'public' | 'bridge' | EgressPolicy")] egress: EgressOption,
+    ) -> Outcome<()> {
+        let inner = self.inner.clone();
+        async move { inner.set_egress(&session_id, egress_from_js(egress)?).await }
+            .await
+            .into()
+    }
+
+    /// Serves the session container's `containerPort` on the host (`127.0.0.1` and a free
+    /// port unless told otherwise), through the session's relay: the session needs no
+    /// network for it. Closed by `close()`, `stop` or `destroy`.
+    #[napi(ts_return_type = "Promise<PortForward>")]
+    pub async fn forward_port(
+        &self,
+        session_id: String,
+        container_port: u32,
+        opts: Option<ForwardPortOptions>,
+    ) -> Outcome<PortForward> {
+        let inner = self.inner.clone();
+        async move {
+            let port = |n: u32, what: &str| {
+                u16::try_from(n).map_err(|_| {
+                    Error::invalid_argument(format!("forwardPort: {what} {n} is not a port"))
+                })
+            };
+            let container_port = port(container_port, "container port")?;
+            let (host_port, host_ip) = match opts {
+                Some(o) => (o.host_port.unwrap_or(0), o.host_ip),
+                None => (0, None),
+            };
+            let host_port = port(host_port, "host port")?;
+            let host_ip: std::net::IpAddr = match host_ip {
+                Some(ip) => ip.parse().map_err(|_| {
+                    Error::invalid_argument(format!(
+                        "forwardPort: hostIp '{ip}' is not an IP address"
+                    ))
+                })?,
+                None => std::net::Ipv4Addr::LOCALHOST.into(),
+            };
+            inner
+                .forward_port(&session_id, container_port, host_ip, host_port)
+                .await
+                .map(PortForward::from_core)
+        }
+        .await
+        .into()
     }
 
     /// Container stopped, clone kept.

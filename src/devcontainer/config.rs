@@ -18,6 +18,7 @@ use super::jsonc;
 use super::lifecycle::{parse_lifecycle, LifecycleCommand};
 use super::lookup::find_config;
 use super::mount_spec::{parse_mount, MountSpec};
+use super::port_requests::{parse_port_requests, PortRequest};
 use super::run_args::{parse_run_args, RunArgs};
 use super::unhonoured::unhonoured_warnings;
 use super::variables::{basename, Variables};
@@ -79,7 +80,9 @@ pub struct DevcontainerConfig {
     /// Host environment variables the file asked for that the reader was not allowed to
     /// read (they were substituted as unset).
     pub denied_env: Vec<String>,
-    /// What the file asks for that is not acted on (`forwardPorts`, a compose config, …).
+    /// `forwardPorts` then `appPort`, as a session serves them on the host.
+    pub ports: Vec<PortRequest>,
+    /// What the file asks for that is not acted on (a compose config, …).
     pub warnings: Vec<String>,
 }
 
@@ -229,6 +232,9 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
     config.compose = parse_compose(map, path)?;
     (config.features, config.override_feature_install_order) = parse_features(map, path)?;
     config.warnings = unhonoured_warnings(map);
+    let (ports, port_warnings) = parse_port_requests(map);
+    config.ports = ports;
+    config.warnings.extend(port_warnings);
     config.warnings.extend(
         config
             .features

@@ -15,6 +15,7 @@ mod jsonc;
 mod lifecycle;
 mod lookup;
 mod mount_spec;
+mod port_requests;
 mod run_args;
 mod unhonoured;
 mod variables;
@@ -38,5 +39,6 @@ pub use image_metadata::{
 };
 pub use lifecycle::{Command, LifecycleCommand};
 pub use mount_spec::{MountKind, MountSpec};
+pub use port_requests::PortRequest;
 pub use run_args::RunArgs;
 pub use variables::substitute_with;

@@ -155,6 +155,9 @@ pub struct ContainerConfig {
     pub session_id: Option<String>,
     pub clone_path: Option<String>,
     pub project_dir: Option<String>,
+    /// Where the container may connect: through the session relay unless `bridge`; `None`
+    /// keeps the engine's network (the host's decision).
+    pub egress: Option<crate::egress::Egress>,
 }
 
 impl ContainerConfig {

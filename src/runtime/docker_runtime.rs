@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bollard::models::ContainerCreateBody;
@@ -25,8 +26,10 @@ use super::logs::{stream_logs, LogsRequest};
 use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;
 use super::path_translation::Direction;
+use super::relayed_network::{prepare_relayed, RelayedContainers};
 use crate::agent::{agent_binary, agent_for};
 use crate::base_dir::resolve_base_dir;
+use crate::egress::{ensure_relay, Egress, RelayChannel};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
@@ -49,6 +52,7 @@ pub struct DockerRuntime {
     base_dir: PathBuf,
     mounts: KnownMounts,
     agent: bool,
+    relayed: RelayedContainers,
 }
 
 fn container_subject(id: &str) -> String {
@@ -63,6 +67,7 @@ impl DockerRuntime {
             base_dir: resolve_base_dir(options.base_dir.as_deref()),
             mounts: KnownMounts::default(),
             agent: options.agent,
+            relayed: RelayedContainers::default(),
         }
     }
 
@@ -127,11 +132,35 @@ impl DockerRuntime {
 
     /// The host file containers get the session agent from: a private copy, and only where
     /// the engine shares this machine's file system.
-    fn agent_source(&self, engine: &Engine) -> Option<PathBuf> {
-        if !self.agent || !engine.is_local() {
+    fn agent_source(&self, engine: &Engine, needed: bool) -> Option<PathBuf> {
+        if !(self.agent || needed) || !engine.is_local() {
             return None;
         }
         agent_binary(&engine.info().arch)?.private_copy(&self.base_dir)
+    }
+
+    /// Starts `container`'s relay under `egress` (or gives a running one that policy) and
+    /// keeps it for the container's later starts in this process.
+    pub async fn attach_relay(
+        &self,
+        container: &str,
+        session_id: &str,
+        egress: Egress,
+    ) -> Result<Arc<RelayChannel>> {
+        let engine = self.engine().await?;
+        let channel = ensure_relay(&engine, container, session_id, &egress).await?;
+        self.relayed.remember(container, session_id, egress);
+        Ok(channel)
+    }
+
+    /// Gives `container`'s relay `egress` for new connections, here and at its later starts.
+    pub async fn set_egress(&self, container: &str, egress: Egress) -> Result<()> {
+        let engine = self.engine().await?;
+        crate::egress::set_egress(&engine, container, &egress).await?;
+        if let Some((session, _)) = self.relayed.get(container) {
+            self.relayed.remember(container, &session, egress);
+        }
+        Ok(())
     }
 
     /// Removes a container we just created and cannot use; failures are moot.
@@ -147,15 +176,21 @@ impl DockerRuntime {
 }
 
 impl ContainerRuntime for DockerRuntime {
-    async fn create(&self, config: ContainerConfig) -> Result<String> {
+    async fn create(&self, mut config: ContainerConfig) -> Result<String> {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
+        let engine = self.engine().await?;
+        let egress = config.egress.take().filter(|e| e.spec.relayed());
+        let agent = self.agent_source(&engine, egress.is_some());
+        if let Some(egress) = &egress {
+            egress.compile()?;
+            prepare_relayed(&mut config, &name, agent.is_some())?;
+        }
         for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
             ensure_mount_source(&mount.source, &name).await?;
         }
         if config.lifetime == Lifetime::Process {
             crate::reaper::note_process_container(&self.engine_options);
         }
-        let engine = self.engine().await?;
         check_network(&engine, config.network.as_deref()).await?;
         let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
         let entrypoint = match (&config.command, config.image_command) {
@@ -166,7 +201,6 @@ impl ContainerRuntime for DockerRuntime {
                     .unwrap_or_else(|| sandbox_command_after(&config.startup_commands)),
             ),
         };
-        let agent = self.agent_source(&engine);
         let mut body = create_body(&config, &image, labels.clone(), entrypoint);
         if let Some(source) = &agent {
             add_agent_mount(&mut body, source);
@@ -201,6 +235,14 @@ impl ContainerRuntime for DockerRuntime {
         }
         let binds = config.mounts.iter().filter(|m| m.kind == MountKind::Bind);
         self.mounts.remember(&[&name], binds.cloned().collect());
+        if let Some(egress) = egress {
+            let session = config
+                .session_id
+                .clone()
+                .or(config.id.clone())
+                .unwrap_or(name.clone());
+            self.relayed.remember(&name, &session, egress);
+        }
         Ok(name)
     }
 
@@ -210,7 +252,14 @@ impl ContainerRuntime for DockerRuntime {
         // An already running container answers 304, which is success.
         engine
             .call(&subject, engine.docker().start_container(id, None))
-            .await
+            .await?;
+        match self.relayed.get(id) {
+            Some((session, egress)) => {
+                ensure_relay(&engine, id, &session, &egress).await?;
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 
     /// Stops with SIGTERM, then SIGKILL after `timeout` (rounded up to whole seconds, the
@@ -253,6 +302,7 @@ impl ContainerRuntime for DockerRuntime {
             )
             .await?;
         self.mounts.forget(&[id, &info.id, &info.engine_id]);
+        self.relayed.forget(&engine, id);
         Ok(())
     }
 

@@ -25,6 +25,7 @@ mod path_exists;
 mod path_translation;
 mod port_mapping;
 pub mod process_kill;
+mod relayed_network;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind, RestartPolicy};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};

@@ -15,6 +15,7 @@ mod registry_auth;
 mod remote_env;
 mod session_behaviour;
 mod session_container;
+mod session_egress;
 mod session_settings;
 mod settings_resolution;
 mod trust;

@@ -13,6 +13,7 @@ use super::remote_env::{env_list, substitute_container_env, RemoteEnv};
 use super::session_settings::{ImageChoice, SessionSettings};
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
+use crate::egress::Egress;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{run_buffered, ExecRequest};
@@ -33,6 +34,8 @@ pub struct SessionContainer<'a> {
     pub record: &'a WorkspaceRecord,
     pub settings: &'a SessionSettings,
     pub probes: &'a ProbeCache,
+    /// Relayed: the container is made without a network, its relay started with it.
+    pub egress: Option<Egress>,
 }
 
 /// `initializeCommand` (on the host, only when the settings hold it: the host allowed it),
@@ -125,6 +128,10 @@ impl SessionContainer<'_> {
         config.session_id = Some(record.session_id.clone());
         config.clone_path = Some(record.clone_path.clone());
         config.project_dir = Some(record.project_dir.clone());
+        if let Some(egress) = self.egress.clone().filter(|e| e.spec.relayed()) {
+            config.network = None;
+            config.egress = Some(egress);
+        }
         match self.runtime.create(config).await {
             Ok(_) => {}
             // Another process made it first: use that one.

@@ -11,7 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
-use crate::devcontainer::{BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand};
+use crate::devcontainer::{
+    BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand, PortRequest,
+};
+use crate::egress::EgressSpec;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
 
@@ -119,6 +122,14 @@ pub struct SessionSettings {
     /// `trust.featureRegistries` at creation: where what features depend on may come from.
     #[serde(default)]
     pub feature_registries: Vec<String>,
+    /// The session's egress as last set by the host (`None`: a record from before egress
+    /// existed, which keeps the engine's network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressSpec>,
+    /// devcontainer.json's `forwardPorts` and `appPort`, served on the host by each process
+    /// that attaches the session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortRequest>,
 }
 
 impl Lifecycle {
@@ -258,6 +269,8 @@ impl SessionSettings {
             features: Vec::new(),
             feature_install_order: Vec::new(),
             feature_registries: Vec::new(),
+            egress: None,
+            ports: Vec::new(),
         }
     }
 }

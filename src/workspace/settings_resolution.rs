@@ -329,6 +329,8 @@ pub fn resolve_settings(
         features,
         feature_install_order: config.override_feature_install_order.clone(),
         feature_registries: request.trust.feature_registries.clone(),
+        egress: None,
+        ports: config.ports.clone(),
     })
 }
 

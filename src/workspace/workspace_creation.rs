@@ -35,12 +35,22 @@ impl Workspaces {
         let _guard = lock.lock().await;
         let base = &self.options.base_dir;
         if let Some(existing) = record::load(base, &request.session_id)? {
+            if let Some(egress) = request.egress.clone() {
+                drop(_guard);
+                self.set_egress(&request.session_id, egress).await?;
+                return Box::pin(self.create(CreateWorkspace {
+                    egress: None,
+                    ..request
+                }))
+                .await;
+            }
             if self.state_of(&existing.container_id).await? == "missing" {
                 return self.recreate(existing).await;
             }
             self.ensure_started(&existing).await?;
             return self.info(existing).await;
         }
+        let egress = self.egress_for_new(&request)?;
         let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
             Error::new(
                 ErrorCode::Enoent,
@@ -56,9 +66,10 @@ impl Workspaces {
         .map_err(blocking_error)??;
         let engine = self.runtime.engine().await?;
         let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
-        let settings = self
+        let mut settings = self
             .resolve(&engine, &request, &project, &clone_path, trust)
             .await?;
+        self.settle_egress(&request.session_id, &mut settings, egress);
         let record = WorkspaceRecord {
             session_id: request.session_id.clone(),
             project_dir: project.to_string_lossy().into_owned(),
@@ -77,6 +88,7 @@ impl Workspaces {
             .create(request.lifetime)
             .await?;
         record::save(base, &record)?;
+        self.forward_configured(&record).await?;
         self.info(record).await
     }
 
@@ -170,6 +182,7 @@ impl Workspaces {
             .create(lifetime)
             .await?;
         record::save(&self.options.base_dir, &existing)?;
+        self.forward_configured(&existing).await?;
         self.info(existing).await
     }
 }

@@ -17,6 +17,7 @@ use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
 };
+use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, RuntimeOptions};
@@ -33,6 +34,8 @@ pub struct WorkspacesOptions {
     pub idle_timeout: Option<Duration>,
     /// Use each session's agent for its commands and file operations.
     pub agent: bool,
+    /// Where sessions may connect, unless `create` gives its own.
+    pub egress: Egress,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -46,6 +49,8 @@ pub struct CreateWorkspace {
     pub lifetime: Lifetime,
     /// Replaces the constructor's trust for this session.
     pub trust: Option<Trust>,
+    /// Replaces the constructor's egress for this session.
+    pub egress: Option<Egress>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +58,8 @@ pub struct WorkspaceInfo {
     pub record: WorkspaceRecord,
     /// A container state, or `missing`.
     pub state: String,
+    /// Container ports this process serves on the host: (container port, host address).
+    pub ports: Vec<(u16, std::net::SocketAddr)>,
 }
 
 /// FileIO and Shell bound to a session's container, as its `remoteUser` in its
@@ -67,6 +74,9 @@ pub struct Workspaces {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub(super) idle: Option<Arc<IdleTracker>>,
     probes: ProbeCache,
+    /// Each session's egress as this process last set it (with its callbacks).
+    pub(super) egress: Mutex<HashMap<String, Egress>>,
+    pub(super) forwards: Mutex<HashMap<String, Vec<Arc<PortForward>>>>,
 }
 
 pub(super) fn blocking_error(e: tokio::task::JoinError) -> Error {
@@ -93,6 +103,8 @@ impl Workspaces {
             locks: Mutex::new(HashMap::new()),
             idle,
             probes: ProbeCache::default(),
+            egress: Mutex::default(),
+            forwards: Mutex::default(),
         }
     }
 
@@ -130,7 +142,12 @@ impl Workspaces {
             return Ok(None);
         };
         let state = self.state_of(&record.container_id).await?;
-        Ok(Some(WorkspaceInfo { record, state }))
+        let ports = self.forwarded(session_id);
+        Ok(Some(WorkspaceInfo {
+            record,
+            state,
+            ports,
+        }))
     }
 
     pub async fn list(&self) -> Result<Vec<WorkspaceInfo>> {
@@ -160,6 +177,7 @@ impl Workspaces {
             record,
             settings,
             probes: &self.probes,
+            egress: self.egress_of(record),
         })
     }
 
@@ -168,18 +186,25 @@ impl Workspaces {
     pub(super) async fn ensure_started(&self, record: &WorkspaceRecord) -> Result<()> {
         let engine = self.runtime.engine().await?;
         match record.settings {
-            Some(_) => self.session_container(&engine, record)?.start().await,
+            Some(_) => self.session_container(&engine, record)?.start().await?,
             // A record from before settings were kept: started as it is, nothing run.
-            None => self.runtime.start(&record.container_id).await,
+            None => self.runtime.start(&record.container_id).await?,
         }
+        self.attach_relay(record).await?;
+        self.forward_configured(record).await
     }
 
     pub(super) async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
         let state = self.state_of(&record.container_id).await?;
-        Ok(WorkspaceInfo { record, state })
+        let ports = self.forwarded(&record.session_id);
+        Ok(WorkspaceInfo {
+            record,
+            state,
+            ports,
+        })
     }
 
-    fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
+    pub(super) fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
         validate_session_id(session_id)?;
         record::load(&self.options.base_dir, session_id)?.ok_or_else(|| {
             Error::new(
@@ -192,6 +217,7 @@ impl Workspaces {
     /// Stops the container; the clone and the workspace stay.
     pub async fn stop(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
+        self.close_forwards(session_id);
         match self.runtime.stop(&record.container_id, None).await {
             Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(()),
             other => other,
@@ -230,6 +256,11 @@ impl Workspaces {
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         self.probes.forget(&record.container_id);
+        self.egress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session_id);
+        self.close_forwards(session_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}

@@ -140,6 +140,7 @@ impl Message {
             Message::Abort => 10,
             Message::Mkdir { .. } => 11,
             Message::ReadDir { .. } => 12,
+            Message::Dial { .. } => 13,
             Message::Welcome { .. } => 32,
             Message::Done => 33,
             Message::Failed { .. } => 34,
@@ -149,8 +150,10 @@ impl Message {
             Message::Signalled { .. } => 38,
             Message::Stat(_) => 39,
             Message::Names(_) => 40,
+            Message::Accepted { .. } => 41,
             Message::Data(_) => 64,
             Message::End => 65,
+            Message::Credit { .. } => 66,
         }
     }
 
@@ -194,6 +197,9 @@ impl Message {
                 w.i32(*signal);
             }
             Message::Signalled { count } => w.u32(*count),
+            Message::Dial { port } => w.u32(u32::from(*port)),
+            Message::Accepted { listener } => w.u8(*listener),
+            Message::Credit { bytes } => w.u32(*bytes),
             Message::Stat(s) => write_stat(w, s),
             Message::Names(names) => w.strs(names),
             Message::StdinEnd | Message::Kill | Message::Abort | Message::Done | Message::End => {}
@@ -215,6 +221,9 @@ impl Message {
             },
             8 | 9 | 11 | 12 => path_message(code, r.str()?, r.creds()?),
             10 => Message::Abort,
+            13 => Message::Dial {
+                port: u16::try_from(r.u32()?).map_err(|_| bad("a port above 65535"))?,
+            },
             32 => Message::Welcome {
                 version: r.u32()?,
                 pid: r.u32()?,
@@ -236,8 +245,10 @@ impl Message {
             38 => Message::Signalled { count: r.u32()? },
             39 => Message::Stat(read_stat(r)?),
             40 => Message::Names(r.strs()?),
+            41 => Message::Accepted { listener: r.u8()? },
             64 => Message::Data(r.bytes()?),
             65 => Message::End,
+            66 => Message::Credit { bytes: r.u32()? },
             other => return Err(bad(format!("unknown message kind {other}"))),
         })
     }

@@ -90,6 +90,11 @@ pub enum Message {
         path: String,
         creds: Creds,
     },
+    /// Relay: opens a connection to `port` on the container's loopback for a forwarded
+    /// port; answered by `Done` (then `Data`, `Credit`, `End`, `Abort` either way) or `Failed`.
+    Dial {
+        port: u16,
+    },
     // Agent to host.
     Welcome {
         version: u32,
@@ -116,7 +121,17 @@ pub enum Message {
     },
     Stat(Stat),
     Names(Vec<String>),
+    /// Relay: a connection accepted on the proxy listener of that index; the frame's id is
+    /// the agent's (high bit set) and names the stream from then on.
+    Accepted {
+        listener: u8,
+    },
     // Either way.
     Data(Vec<u8>),
     End,
+    /// Relay: the receiver has passed on `bytes` more of a stream's data; the sender may send
+    /// that much more (each side starts with `RELAY_WINDOW`).
+    Credit {
+        bytes: u32,
+    },
 }

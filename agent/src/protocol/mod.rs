@@ -30,6 +30,13 @@ pub const MAX_FRAME: usize = 1 << 20;
 pub const CHUNK: usize = 256 * 1024;
 /// Id of the connection's own messages (`Hello`).
 pub const CONTROL: u32 = 0;
+/// Relay streams the agent opens (accepted connections) have this bit set in their id;
+/// those the host opens (`Dial`) do not, so neither side can pick the other's.
+pub const AGENT_STREAM: u32 = 1 << 31;
+/// Bytes of one relay stream either side may send before the other's `Credit`.
+pub const RELAY_WINDOW: u32 = 512 * 1024;
+/// The data carried by one relay `Data` frame at most.
+pub const RELAY_CHUNK: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtocolError(pub String);

@@ -68,6 +68,9 @@ fn all() -> Vec<Message> {
         Message::Names(vec![".hidden".into(), "b".into()]),
         Message::Data(vec![1; 1000]),
         Message::End,
+        Message::Dial { port: 8080 },
+        Message::Accepted { listener: 1 },
+        Message::Credit { bytes: 65536 },
     ]
 }
 

@@ -128,9 +128,11 @@ fn kill_stops_a_fork_loop() {
     if !docker_available() {
         return;
     }
-    let container = Container::start(BUSYBOX, &["--pids-limit", "2000"], KEEP_ALIVE);
+    // Paced, so that a slow test machine does not let the loop reach the pids limit (where
+    // the shell itself gives up) before the kill.
+    let container = Container::start(BUSYBOX, &["--pids-limit", "20000"], KEEP_ALIVE);
     let mut agent = container.agent();
-    let id = agent.spawn(&["sh", "-c", "while :; do sleep 1000 & done"], false);
+    let id = agent.spawn(&["sh", "-c", "while :; do sleep 1000 & usleep 1000; done"], false);
     std::thread::sleep(Duration::from_millis(200));
     agent.send(id, &Message::Kill);
     let ran = agent.finish(id);

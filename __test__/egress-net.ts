@@ -1,0 +1,136 @@
+// The egress suite's "internet", made of real parts on this machine only: a network
+// namespace joined to the host by a veth pair (203.0.113.0/24, TEST-NET-3, as the public
+// side; 10.213.7.0/24 as a private range the host has an address in), servers inside it
+// (fixtures/egress_internet.py), and canaries on the host's loopback and private address.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { git, tempDir } from './helpers'
+
+export const PUBLIC = { host: '203.0.113.1', ns: '203.0.113.2' }
+export const PRIVATE = { host: '10.213.7.1', ns: '10.213.7.2' }
+
+export interface Internet {
+  /** A bare repository with one commit, served at http://<ns>/repo.git. */
+  commit: string
+  /** The CA that signed the HTTPS server's certificate for `internet.test`. */
+  caPem: string
+  /** Canary ports on the host: 127.0.0.1 and the host's private address. */
+  loopbackPort: number
+  hostPrivatePort: number
+  stop(): Promise<void>
+}
+
+function ip(...args: string[]): void {
+  execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+function canary(address: string, text: string): Promise<Server> {
+  const server = createServer((_req, res) => res.end(text))
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, address, () => resolve(server))
+  })
+}
+
+function makeCertificate(dir: string): { cert: string; key: string; ca: string } {
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=egress test CA',
+    '-keyout', 'ca.key', '-out', 'ca.pem')
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=internet.test', '-keyout', 'server.key', '-out', 'server.csr')
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:internet.test\n')
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+    '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.pem')
+  return { cert: join(dir, 'server.pem'), key: join(dir, 'server.key'), ca: join(dir, 'ca.pem') }
+}
+
+function makeRepository(dir: string): string {
+  const work = join(dir, 'work')
+  mkdirSync(work)
+  writeFileSync(join(work, 'README.md'), '# served\n')
+  git(work, 'init', '-q', '-b', 'main')
+  git(work, 'add', '.')
+  git(work, 'commit', '-q', '-m', 'served')
+  git(dir, 'clone', '-q', '--bare', work, join(dir, 'repo.git'))
+  git(join(dir, 'repo.git'), 'update-server-info')
+  return git(work, 'rev-parse', 'HEAD')
+}
+
+async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!probe()) {
+    if (Date.now() > end) throw new Error(`egress test net: ${what} did not come up within ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+export async function startInternet(): Promise<Internet> {
+  const ns = `ci-egress-${process.pid}`
+  const hostIf = `cie${process.pid % 100000}h`
+  const nsIf = `cie${process.pid % 100000}n`
+  const dir = tempDir('egress-net')
+  let server: ChildProcess | undefined
+  const canaries: Server[] = []
+  const stop = async () => {
+    server?.kill('SIGKILL')
+    server = undefined
+    await Promise.all(canaries.splice(0).map((c) => new Promise((r) => c.close(r))))
+    try {
+      ip('netns', 'delete', ns)
+    } catch {}
+    try {
+      ip('link', 'delete', hostIf)
+    } catch {}
+    dir.cleanup()
+  }
+  try {
+    try {
+      ip('netns', 'delete', ns)
+    } catch {}
+    try {
+      ip('netns', 'add', ns)
+    } catch (err) {
+      throw new Error(`egress test net: 'ip netns add' is not permitted here: ${(err as Error).message}`)
+    }
+    ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', nsIf)
+    ip('link', 'set', nsIf, 'netns', ns)
+    ip('addr', 'add', `${PUBLIC.host}/24`, 'dev', hostIf)
+    ip('addr', 'add', `${PRIVATE.host}/24`, 'dev', hostIf)
+    ip('link', 'set', hostIf, 'up')
+    ip('-n', ns, 'addr', 'add', `${PUBLIC.ns}/24`, 'dev', nsIf)
+    ip('-n', ns, 'addr', 'add', `${PRIVATE.ns}/24`, 'dev', nsIf)
+    ip('-n', ns, 'link', 'set', nsIf, 'up')
+    ip('-n', ns, 'link', 'set', 'lo', 'up')
+    const tls = makeCertificate(dir.path)
+    const commit = makeRepository(dir.path)
+    const script = fileURLToPath(new URL('./fixtures/egress_internet.py', import.meta.url))
+    server = spawn('ip', ['netns', 'exec', ns, 'python3', '-u', script, PUBLIC.ns, PRIVATE.ns, dir.path, tls.cert, tls.key],
+      { stdio: ['ignore', 'pipe', 'inherit'] })
+    let ready = false
+    server.stdout?.on('data', (d: Buffer) => (ready ||= d.toString().includes('ready')))
+    await until('the namespace servers', () => ready)
+    canaries.push(await canary('127.0.0.1', 'canary-loopback\n'))
+    canaries.push(await canary(PRIVATE.host, 'canary-host-private\n'))
+    const curl = (...args: string[]) => execFileSync('curl', ['-sS', '--max-time', '5', ...args], { encoding: 'utf8' })
+    await until('http://203.0.113.2/', () => {
+      try {
+        return curl(`http://${PUBLIC.ns}/`) === 'internet-ok\n'
+      } catch {
+        return false
+      }
+    })
+    return {
+      commit,
+      caPem: readFileSync(tls.ca, 'utf8'),
+      loopbackPort: (canaries[0].address() as AddressInfo).port,
+      hostPrivatePort: (canaries[1].address() as AddressInfo).port,
+      stop,
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}

@@ -1,0 +1,159 @@
+//! One relayed connection inside the container: a thread that sends what the local socket
+//! says as `Data` frames while the host's credit lasts, and a thread that writes the
+//! host's `Data` to the socket and returns credit for every byte written.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+
+use container_isolation_agent::protocol::{Message, RELAY_CHUNK, RELAY_WINDOW};
+
+use super::frame_out::FrameOut;
+
+/// What the host sends towards the local socket.
+pub enum Toward {
+    Data(Vec<u8>),
+    End,
+    Abort,
+}
+
+/// A stream as the dispatcher sees it: where the host's frames go.
+pub struct StreamEntry {
+    pub toward: Sender<Toward>,
+    credit: Mutex<Credit>,
+    granted: Condvar,
+    socket: TcpStream,
+}
+
+struct Credit {
+    bytes: u64,
+    aborted: bool,
+}
+
+pub type Streams = Arc<Mutex<std::collections::HashMap<u32, Arc<StreamEntry>>>>;
+
+impl StreamEntry {
+    pub fn credit(&self, bytes: u32) {
+        let mut credit = self.credit.lock().unwrap_or_else(|e| e.into_inner());
+        credit.bytes = credit.bytes.saturating_add(u64::from(bytes));
+        self.granted.notify_all();
+    }
+
+    /// Ends both directions at once (the host gave up on the stream).
+    pub fn abort(&self) {
+        let mut credit = self.credit.lock().unwrap_or_else(|e| e.into_inner());
+        credit.aborted = true;
+        self.granted.notify_all();
+        let _ = self.socket.shutdown(Shutdown::Both);
+        let _ = self.toward.send(Toward::Abort);
+    }
+
+    /// Waits for credit; how many bytes may be read now, or `None` once aborted.
+    fn take_credit(&self) -> Option<usize> {
+        let mut credit = self.credit.lock().unwrap_or_else(|e| e.into_inner());
+        while credit.bytes == 0 && !credit.aborted {
+            credit = self.granted.wait(credit).unwrap_or_else(|e| e.into_inner());
+        }
+        (!credit.aborted).then(|| credit.bytes.min(RELAY_CHUNK as u64) as usize)
+    }
+
+    fn spend(&self, bytes: usize) {
+        let mut credit = self.credit.lock().unwrap_or_else(|e| e.into_inner());
+        credit.bytes = credit.bytes.saturating_sub(bytes as u64);
+    }
+}
+
+/// Registers `socket` as stream `id`, sends `announce` (before any of the stream's data),
+/// and starts its two threads; they remove it when both directions are done.
+pub fn start(
+    id: u32,
+    socket: TcpStream,
+    out: FrameOut,
+    streams: Streams,
+    announce: Option<Message>,
+) -> std::io::Result<()> {
+    let _ = socket.set_nodelay(true);
+    let (toward, receiver) = channel();
+    let entry = Arc::new(StreamEntry {
+        toward,
+        credit: Mutex::new(Credit {
+            bytes: u64::from(RELAY_WINDOW),
+            aborted: false,
+        }),
+        granted: Condvar::new(),
+        socket: socket.try_clone()?,
+    });
+    let writer_socket = socket.try_clone()?;
+    streams
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, entry.clone());
+    if let Some(message) = announce {
+        out.send(id, &message);
+    }
+    let done = Arc::new(Mutex::new(0u8));
+    let finish = move |streams: &Streams, done: &Mutex<u8>| {
+        let mut count = done.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        if *count == 2 {
+            streams
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
+        }
+    };
+    let (out2, streams2, done2, entry2) = (out.clone(), streams.clone(), done.clone(), entry);
+    std::thread::spawn(move || {
+        read_side(id, socket, &entry2, &out2);
+        finish(&streams2, &done2);
+    });
+    std::thread::spawn(move || {
+        write_side(id, writer_socket, receiver, &out);
+        finish(&streams, &done);
+    });
+    Ok(())
+}
+
+fn read_side(id: u32, mut socket: TcpStream, entry: &StreamEntry, out: &FrameOut) {
+    let mut buf = vec![0u8; RELAY_CHUNK];
+    while let Some(room) = entry.take_credit() {
+        match socket.read(&mut buf[..room]) {
+            Ok(0) => return out.send(id, &Message::End),
+            Ok(n) => {
+                entry.spend(n);
+                out.send(id, &Message::Data(buf[..n].to_vec()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    out.send(id, &Message::Abort);
+}
+
+fn write_side(id: u32, mut socket: TcpStream, receiver: Receiver<Toward>, out: &FrameOut) {
+    while let Ok(next) = receiver.recv() {
+        match next {
+            Toward::Data(data) => {
+                if socket.write_all(&data).is_err() {
+                    let _ = socket.shutdown(Shutdown::Both);
+                    return out.send(id, &Message::Abort);
+                }
+                out.send(
+                    id,
+                    &Message::Credit {
+                        bytes: data.len() as u32,
+                    },
+                );
+            }
+            Toward::End => {
+                let _ = socket.shutdown(Shutdown::Write);
+                return;
+            }
+            Toward::Abort => {
+                let _ = socket.shutdown(Shutdown::Both);
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// A host's egress callbacks as the native relay calls them: `onRequest` always answers a
+// boolean (a throw or a rejection is a no, never an uncaught exception in the host), and
+// `onEvent` never throws into the host. Applied to every option that takes an egress.
+'use strict'
+
+function safeEgress(egress) {
+  if (egress === null || typeof egress !== 'object') return egress
+  const { onRequest, onEvent } = egress
+  const safe = { ...egress }
+  if (typeof onRequest === 'function') {
+    safe.onRequest = (request) => {
+      try {
+        return Promise.resolve(onRequest(request)).then((answer) => answer === true, () => false)
+      } catch {
+        return false
+      }
+    }
+  }
+  if (typeof onEvent === 'function') {
+    safe.onEvent = (event) => {
+      try {
+        onEvent(event)
+      } catch {}
+    }
+  }
+  return safe
+}
+
+const withSafeEgress = (opts) => (opts && opts.egress !== undefined ? { ...opts, egress: safeEgress(opts.egress) } : opts)
+
+module.exports = function installEgress(native) {
+  const Base = native.Workspaces
+  const { create, setEgress } = Base.prototype
+  Base.prototype.create = function (opts) {
+    return create.call(this, withSafeEgress(opts))
+  }
+  Base.prototype.setEgress = function (sessionId, egress) {
+    return setEgress.call(this, sessionId, safeEgress(egress))
+  }
+  const runtimeCreate = native.DockerRuntime.prototype.create
+  native.DockerRuntime.prototype.create = function (config) {
+    return runtimeCreate.call(this, withSafeEgress(config))
+  }
+  class Workspaces extends Base {
+    constructor(opts) {
+      super(withSafeEgress(opts))
+    }
+  }
+  Object.defineProperty(Workspaces, 'name', { value: 'Workspaces' })
+  native.Workspaces = Workspaces
+}

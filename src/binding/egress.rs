@@ -1,0 +1,174 @@
+//! `Egress` as JavaScript gives it (`'none' | 'public' | 'bridge' | EgressPolicy`), and the
+//! host's `onRequest`/`onEvent` bridged as weak callbacks (they never keep Node running).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Either, Promise};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use crate::egress::{
+    AskFuture, Egress, EgressAsker, EgressEvent, EgressEvents, EgressMode, EgressRequest,
+    EgressSpec,
+};
+use crate::error::{Error, Result};
+
+/// A destination the lists leave open.
+#[napi(object)]
+pub struct EgressRequestInfo {
+    /// The session that asks.
+    pub session_id: String,
+    /// The name (or address) the client in the container asked for, lower-cased.
+    pub host: String,
+    /// The port it asked for.
+    pub port: u32,
+}
+
+/// One relayed connection, reported when it ends.
+#[napi(object)]
+pub struct EgressEventInfo {
+    /// The session whose connection it was.
+    pub session_id: String,
+    /// The name (or address) the client asked for.
+    pub host: String,
+    /// The port it asked for.
+    pub port: u32,
+    /// The address the host connected to (absent when it did not connect).
+    pub address: Option<String>,
+    /// Whether the policy let it through (false also for a tunnel closed for domain
+    /// fronting).
+    pub allowed: bool,
+    /// Why it was allowed or refused, or how it failed.
+    pub reason: String,
+    /// Bytes from the container to the destination.
+    pub bytes_up: f64,
+    /// Bytes from the destination to the container.
+    pub bytes_down: f64,
+    /// From the client's request to the connection's end.
+    pub ms: f64,
+}
+
+pub type AskCallback = ThreadsafeFunction<
+    EgressRequestInfo,
+    Either<bool, Promise<bool>>,
+    EgressRequestInfo,
+    napi::Status,
+    false,
+    true,
+>;
+pub type EventCallback =
+    ThreadsafeFunction<EgressEventInfo, (), EgressEventInfo, napi::Status, false, true>;
+
+/// Where a session may connect, beyond `'none'`, `'public'` and `'bridge'`.
+#[napi(object, object_to_js = false)]
+pub struct EgressPolicy {
+    /// Destinations allowed: `'example.com'`, `'*.example.com'`, `'example.com:443'`,
+    /// `'203.0.113.0/24'`, `'10.1.2.3:5432'`, `'*'` (any public destination). A name never
+    /// opens a loopback, private, link-local or host address: only an IP or CIDR entry does.
+    pub allow: Option<Vec<String>>,
+    /// Destinations refused, in the same grammar; wins over `allow`.
+    pub deny: Option<Vec<String>>,
+    /// Names this session's connections resolve to these addresses instead of by the
+    /// system's resolver.
+    pub hosts: Option<HashMap<String, Vec<String>>>,
+    /// Asked for what neither list decides, once per host:port per session; the answer is
+    /// remembered. A callback that throws or takes over 30 s means no.
+    #[napi(ts_type = "(req: EgressRequestInfo) => boolean | Promise<boolean>")]
+    pub on_request: Option<AskCallback>,
+    /// Called once per relayed connection when it ends.
+    #[napi(ts_type = "(event: EgressEventInfo) => void")]
+    pub on_event: Option<EventCallback>,
+    /// Relayed connections open at once, at most (default 256).
+    pub max_connections: Option<u32>,
+    /// A connection with no traffic for this long is closed (default 600000).
+    pub idle_timeout_ms: Option<f64>,
+}
+
+pub type EgressOption = Either<String, EgressPolicy>;
+
+struct JsAsker(Arc<AskCallback>);
+
+impl EgressAsker for JsAsker {
+    fn ask(&self, request: EgressRequest) -> AskFuture {
+        let callback = self.0.clone();
+        Box::pin(async move {
+            let info = EgressRequestInfo {
+                session_id: request.session_id,
+                host: request.host,
+                port: u32::from(request.port),
+            };
+            match callback.call_async(info).await {
+                Ok(Either::A(answer)) => answer,
+                Ok(Either::B(promise)) => promise.await.unwrap_or(false),
+                Err(_) => false,
+            }
+        })
+    }
+}
+
+struct JsEvents(EventCallback);
+
+impl EgressEvents for JsEvents {
+    fn event(&self, e: EgressEvent) {
+        let info = EgressEventInfo {
+            session_id: e.session_id,
+            host: e.host,
+            port: u32::from(e.port),
+            address: e.address,
+            allowed: e.allowed,
+            reason: e.reason,
+            bytes_up: e.bytes_up as f64,
+            bytes_down: e.bytes_down as f64,
+            ms: e.ms,
+        };
+        self.0.call(info, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+/// The core's `Egress` for what JavaScript gave; `INVALID_ARGUMENT` for anything else.
+pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
+    let policy = match option {
+        Either::A(mode) => {
+            let mode = match mode.as_str() {
+                "none" => EgressMode::None,
+                "public" => EgressMode::Public,
+                "bridge" => EgressMode::Bridge,
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "egress '{other}' is not 'none', 'public', 'bridge' or a policy object"
+                    )))
+                }
+            };
+            return Ok(Egress::of(EgressSpec::of(mode)));
+        }
+        Either::B(policy) => policy,
+    };
+    let idle_timeout_ms = match policy.idle_timeout_ms {
+        Some(ms) if !ms.is_finite() || ms <= 0.0 => {
+            return Err(Error::invalid_argument(
+                "egress idleTimeoutMs must be a positive number",
+            ))
+        }
+        other => other.map(|ms| ms.ceil() as u64),
+    };
+    let spec = EgressSpec {
+        mode: EgressMode::Policy,
+        allow: policy.allow.unwrap_or_default(),
+        deny: policy.deny.unwrap_or_default(),
+        hosts: policy.hosts.unwrap_or_default().into_iter().collect(),
+        max_connections: policy.max_connections,
+        idle_timeout_ms,
+    };
+    let egress = Egress {
+        spec,
+        asker: policy
+            .on_request
+            .map(|f| Arc::new(JsAsker(Arc::new(f))) as Arc<dyn EgressAsker>),
+        events: policy
+            .on_event
+            .map(|f| Arc::new(JsEvents(f)) as Arc<dyn EgressEvents>),
+    };
+    egress.compile()?;
+    Ok(egress)
+}

@@ -1,0 +1,176 @@
+//! Whether a session may reach `host:port`, and at which addresses: the name checked, then
+//! resolved here (never in the container), every address checked, and the host asked once
+//! per destination for what the lists leave open. The addresses returned are the ones to
+//! connect to: there is no second lookup that DNS rebinding could switch.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+
+use super::address_class::{host_addresses, special_kind};
+use super::egress_policy::Decision;
+use super::egress_settings::{EgressEvent, EgressMode, EgressRequest, Policy};
+
+/// How long the host's `onRequest` may take before its silence means no.
+const ASK_WAIT: Duration = Duration::from_secs(30);
+const RESOLVE_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a destination is not connected to: the policy's refusal, or a name that could not
+/// be resolved (which the client hears as unreachable, not as refused).
+pub enum Denied {
+    Refused(String),
+    Unresolved(String),
+}
+
+/// A destination cleared for connection.
+pub struct Cleared {
+    pub addresses: Vec<SocketAddr>,
+    pub reason: String,
+}
+
+type Answers = Mutex<HashMap<(String, u16), Arc<OnceCell<bool>>>>;
+
+pub struct Gate {
+    pub session_id: String,
+    policy: RwLock<Arc<Policy>>,
+    /// The host's answers, per destination, for the session's life.
+    answers: Answers,
+    /// Gateways of the engine's networks: the host as containers see it.
+    gateways: Vec<IpAddr>,
+}
+
+impl Gate {
+    pub fn new(session_id: &str, policy: Policy, gateways: Vec<IpAddr>) -> Gate {
+        Gate {
+            session_id: session_id.to_string(),
+            policy: RwLock::new(Arc::new(policy)),
+            answers: Mutex::default(),
+            gateways,
+        }
+    }
+
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Applies to connections made from now on.
+    pub fn replace(&self, policy: Policy) {
+        *self.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
+    }
+
+    pub fn report(&self, event: EgressEvent) {
+        if let Some(events) = &self.policy().events {
+            events.event(event);
+        }
+    }
+
+    /// Why `addr` is never public, counting this machine's own addresses and the engine's
+    /// gateways.
+    fn special(&self, addr: IpAddr) -> Option<String> {
+        if let Some(kind) = special_kind(addr) {
+            return Some(kind.to_string());
+        }
+        let plain = canonical(addr);
+        if host_addresses()
+            .into_iter()
+            .any(|own| canonical(own) == plain)
+        {
+            return Some("an address of this host".into());
+        }
+        if self.gateways.iter().any(|g| canonical(*g) == plain) {
+            return Some("an engine network's gateway".into());
+        }
+        None
+    }
+
+    /// The addresses to connect to, or why not.
+    pub async fn check(&self, host: &str, port: u16) -> Result<Cleared, Denied> {
+        let policy = self.policy();
+        if policy.mode == EgressMode::None {
+            return Err(Denied::Refused("the session's egress is 'none'".into()));
+        }
+        if let Some(reason) = policy.rules.denies_name(host, port) {
+            return Err(Denied::Refused(reason));
+        }
+        let addresses = resolve(host, port, &policy)
+            .await
+            .map_err(Denied::Unresolved)?;
+        let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
+        let reason = match policy.rules.decide(host, port, &ips, &|a| self.special(a)) {
+            Decision::Allow => "allowed by the session's policy".to_string(),
+            Decision::Refuse(reason) => return Err(Denied::Refused(reason)),
+            Decision::Ask => self
+                .ask(&policy, host, port)
+                .await
+                .map_err(Denied::Refused)?,
+        };
+        Ok(Cleared { addresses, reason })
+    }
+
+    async fn ask(&self, policy: &Policy, host: &str, port: u16) -> Result<String, String> {
+        let Some(asker) = policy.asker.clone() else {
+            return Err("not in the allow list (and no onRequest to ask)".into());
+        };
+        let cell = self
+            .answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry((host.to_string(), port))
+            .or_default()
+            .clone();
+        let request = EgressRequest {
+            session_id: self.session_id.clone(),
+            host: host.to_string(),
+            port,
+        };
+        let yes = *cell
+            .get_or_init(|| async move {
+                tokio::time::timeout(ASK_WAIT, asker.ask(request))
+                    .await
+                    .unwrap_or(false)
+            })
+            .await;
+        match yes {
+            true => Ok("allowed by onRequest".into()),
+            false => Err("onRequest did not allow it".into()),
+        }
+    }
+}
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it is.
+fn canonical(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(addr),
+        v4 => v4,
+    }
+}
+
+async fn resolve(host: &str, port: u16, policy: &Policy) -> Result<Vec<SocketAddr>, String> {
+    if let Some(pinned) = policy.hosts.get(host) {
+        return Ok(pinned.iter().map(|ip| SocketAddr::new(*ip, port)).collect());
+    }
+    if let Ok(ip) = host
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<IpAddr>()
+    {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    match tokio::time::timeout(RESOLVE_WAIT, tokio::net::lookup_host((host, port))).await {
+        Ok(Ok(found)) => {
+            let mut all: Vec<SocketAddr> = found.collect();
+            all.dedup();
+            Ok(all)
+        }
+        Ok(Err(e)) => Err(format!("'{host}' does not resolve: {e}")),
+        Err(_) => Err(format!(
+            "resolving '{host}' took over {} s",
+            RESOLVE_WAIT.as_secs()
+        )),
+    }
+}

@@ -1,0 +1,140 @@
+//! The relays of this process, one per container: started when a relayed session's
+//! container runs here, its policy replaced in place by `set_egress`, started again after
+//! the container (and so the relay) stopped. A later process that attaches to the same
+//! session starts its own, which replaces this one inside the container.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::destination_gate::Gate;
+use super::egress_settings::Egress;
+use super::proxy_connection;
+use super::relay_channel::RelayChannel;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::AGENT_MOUNT;
+
+/// The relay's ports on the container's loopback: the HTTP proxy, then SOCKS5.
+pub const HTTP_PROXY_PORT: u16 = 3128;
+pub const SOCKS_PORT: u16 = 1080;
+
+struct SessionRelay {
+    channel: Arc<RelayChannel>,
+    gate: Arc<Gate>,
+}
+
+type Cell = Arc<tokio::sync::Mutex<Option<SessionRelay>>>;
+
+fn relays() -> &'static Mutex<HashMap<(String, String), Cell>> {
+    static RELAYS: OnceLock<Mutex<HashMap<(String, String), Cell>>> = OnceLock::new();
+    RELAYS.get_or_init(Default::default)
+}
+
+fn cell(engine: &Engine, container: &str) -> Cell {
+    relays()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry((engine.endpoint().to_string(), container.to_string()))
+        .or_default()
+        .clone()
+}
+
+/// What a relayed session's container gets in its environment, so that curl, git, npm,
+/// pip and apt use the relay unchanged.
+pub fn proxy_environment() -> BTreeMap<String, String> {
+    let http = format!("http://127.0.0.1:{HTTP_PROXY_PORT}");
+    let socks = format!("socks5h://127.0.0.1:{SOCKS_PORT}");
+    let none = "localhost,127.0.0.1,::1".to_string();
+    let mut env = BTreeMap::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+        ("NO_PROXY", &none),
+    ] {
+        env.insert(name.to_string(), value.clone());
+        env.insert(name.to_ascii_lowercase(), value.clone());
+    }
+    env
+}
+
+/// Starts `container`'s relay under `egress` unless it runs already, in which case its
+/// policy becomes `egress`. `EGRESS_UNAVAILABLE` when the agent cannot run the relay there.
+pub async fn ensure_relay(
+    engine: &Engine,
+    container: &str,
+    session_id: &str,
+    egress: &Egress,
+) -> Result<Arc<RelayChannel>> {
+    let policy = egress.compile()?;
+    let cell = cell(engine, container);
+    let mut slot = cell.lock().await;
+    if let Some(relay) = slot.as_ref().filter(|r| !r.channel.is_closed()) {
+        relay.gate.replace(policy);
+        return Ok(relay.channel.clone());
+    }
+    let ports = match egress.spec.relayed() {
+        true => vec![HTTP_PROXY_PORT, SOCKS_PORT],
+        false => Vec::new(),
+    };
+    let (channel, mut accepted) = RelayChannel::start(
+        engine,
+        container,
+        AGENT_MOUNT,
+        &ports,
+        egress.max_connections(),
+        egress.idle(),
+    )
+    .await
+    .map_err(|e| Error::new(ErrorCode::EgressUnavailable, e.message))?;
+    let gate = Arc::new(Gate::new(session_id, policy, engine_gateways(engine).await));
+    let serving = gate.clone();
+    tokio::spawn(async move {
+        while let Some(connection) = accepted.recv().await {
+            tokio::spawn(proxy_connection::serve(connection, serving.clone()));
+        }
+    });
+    *slot = Some(SessionRelay {
+        channel: channel.clone(),
+        gate,
+    });
+    Ok(channel)
+}
+
+/// Replaces the policy of `container`'s running relay; false when none runs here.
+pub async fn set_egress(engine: &Engine, container: &str, egress: &Egress) -> Result<bool> {
+    let policy = egress.compile()?;
+    let cell = cell(engine, container);
+    let slot = cell.lock().await;
+    match slot.as_ref().filter(|r| !r.channel.is_closed()) {
+        Some(relay) => {
+            relay.gate.replace(policy);
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Forgets `container`'s relay (its container is being removed).
+pub fn forget_relay(engine: &Engine, container: &str) {
+    relays()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(engine.endpoint().to_string(), container.to_string()));
+}
+
+/// The gateways of the engine's networks: how a container on them reaches this host.
+async fn engine_gateways(engine: &Engine) -> Vec<IpAddr> {
+    let listed = engine
+        .docker()
+        .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+        .await
+        .unwrap_or_default();
+    listed
+        .iter()
+        .filter_map(|n| n.ipam.as_ref()?.config.as_ref())
+        .flatten()
+        .filter_map(|c| c.gateway.as_deref()?.parse().ok())
+        .collect()
+}
