@@ -14,6 +14,7 @@ use container_isolation_agent::protocol::{
 };
 
 use super::frame_out::FrameOut;
+use super::reply_window::Window;
 
 /// How much of a path an error message quotes (a path may be nearly a frame long).
 const QUOTED: usize = 1024;
@@ -90,7 +91,7 @@ pub fn stat(path: &str, follow: bool) -> Message {
 }
 
 /// Streams a regular file as `Data` frames and `End`; anything else is an error.
-pub fn read(id: u32, path: &str, out: &FrameOut) {
+pub fn read(id: u32, path: &str, out: &FrameOut, window: &Window) {
     let opened = (|| -> std::io::Result<std::fs::File> {
         let held = open_at(libc::AT_FDCWD, &cstr(Path::new(path))?, libc::O_PATH, 0)?;
         let meta = std::fs::File::from(held.try_clone()?).metadata()?;
@@ -129,6 +130,9 @@ pub fn read(id: u32, path: &str, out: &FrameOut) {
         match (&mut file).take(CHUNK as u64).read_to_end(&mut frame) {
             Ok(0) => return out.send(id, &Message::End),
             Ok(n) => {
+                if !window.spend(n as u32) {
+                    return;
+                }
                 frame[..DATA_HEADER].copy_from_slice(&data_header(id, n));
                 out.send_frame(frame);
             }
@@ -171,7 +175,7 @@ pub fn make_dirs(path: &str) -> Message {
 
 /// Lists a directory as `Names` frames (at least one; each within a frame, however many
 /// names there are) and `End`, or `Failed`.
-pub fn read_dir(id: u32, path: &str, out: &FrameOut) {
+pub fn read_dir(id: u32, path: &str, out: &FrameOut, window: &Window) {
     let entries = match std::fs::read_dir(path) {
         Ok(entries) => entries,
         Err(e) => return out.send(id, &failed(&e, path)),
@@ -184,6 +188,9 @@ pub fn read_dir(id: u32, path: &str, out: &FrameOut) {
         };
         // Each name costs its length and a length field.
         if size + 4 + name.len() > CHUNK {
+            if !window.spend(size as u32) {
+                return;
+            }
             out.send(id, &Message::Names(std::mem::take(&mut names)));
             (size, sent) = (0, true);
         }

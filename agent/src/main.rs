@@ -11,6 +11,7 @@ mod reaper;
 mod reaper_report;
 mod relay;
 mod relay_stream;
+mod reply_window;
 mod serve;
 mod tree;
 mod write;

@@ -16,6 +16,7 @@ use container_isolation_agent::protocol::{Message, Spawn, CHUNK};
 use super::frame_out::FrameOut;
 use super::launch::{fork_reaper, Launch, ReaperFds};
 use super::reaper_report::{self, Report};
+use super::reply_window::{Window, Windows};
 use super::tree;
 
 /// Exit code of a command that could not be started (as the engine reports it).
@@ -109,8 +110,18 @@ fn agent_path() -> std::io::Result<&'static CString> {
     Ok(PATH.get_or_init(|| path))
 }
 
-/// Starts `spawn` under a reaper; replies `Spawned`, output, and `Exited` under `id`.
-pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::io::Result<()> {
+/// How long the output waits, at most, between looks at a full reply window.
+const ROOM_POLL_MS: i32 = 100;
+
+/// Starts `spawn` under a reaper; replies `Spawned`, output (within the request's reply
+/// window), and `Exited` under `id`.
+pub fn start(
+    id: u32,
+    spawn: Spawn,
+    out: FrameOut,
+    registry: Registry,
+    windows: &Windows,
+) -> std::io::Result<()> {
     let launch = match Launch::new(&spawn) {
         Ok(launch) => launch,
         Err(err) => {
@@ -161,8 +172,15 @@ pub fn start(id: u32, spawn: Spawn, out: FrameOut, registry: Registry) -> std::i
     registry.lock().unwrap().insert(id, running.clone());
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
     let mut socket = std::fs::File::from(ours);
+    let (windows, window) = (windows.clone(), windows.open(id));
     std::thread::spawn(move || {
-        coordinate(id, &launch.program, &mut socket, outputs, &out, &running);
+        let ends = Ends {
+            socket: &mut socket,
+            outputs,
+            window: &window,
+        };
+        coordinate(id, &launch.program, ends, &out, &running);
+        windows.finish(id);
         running.mark_started();
         // The reaper lives on while anything of the command does; then it is collected.
         // Our end of its socket stays open until then: its closing tells the reaper that
@@ -203,15 +221,23 @@ fn feed_stdin(write: OwnedFd) -> Sender<Option<Vec<u8>>> {
     sender
 }
 
-/// Relays the reaper's reports and the command's output until both have ended.
-fn coordinate(
-    id: u32,
-    program: &str,
-    socket: &mut std::fs::File,
-    mut outputs: [std::fs::File; 2],
-    out: &FrameOut,
-    running: &Running,
-) {
+/// What `coordinate` reads: the reaper's socket, the command's stdout and stderr, and the
+/// room the host has granted for the output.
+struct Ends<'a> {
+    socket: &'a mut std::fs::File,
+    outputs: [std::fs::File; 2],
+    window: &'a Window,
+}
+
+/// Relays the reaper's reports and the command's output until both have ended. Output is
+/// read only while the request's window has room (else it waits in its pipe); once the host
+/// has closed the window it is read and dropped.
+fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &Running) {
+    let Ends {
+        socket,
+        mut outputs,
+        window,
+    } = ends;
     let mut reports = Reports {
         id,
         program,
@@ -233,9 +259,14 @@ fn coordinate(
         ];
         // Output waits until the reaper has reported the command started (it may write
         // before the report arrives), so that `Spawned` comes first.
-        let ready = reports.started || !open[0];
+        let ready = (reports.started || !open[0]) && window.has_room();
         let watched = [open[0], open[1] && ready, open[2] && ready];
-        for i in readable(&fds, &watched) {
+        let wait = if ready || !open[1] && !open[2] {
+            -1
+        } else {
+            ROOM_POLL_MS
+        };
+        for i in readable(&fds, &watched, wait) {
             let n = match i {
                 0 => socket.read(&mut buf),
                 _ => outputs[i - 1].read(&mut buf),
@@ -244,6 +275,7 @@ fn coordinate(
             match (n, i) {
                 (0, _) => open[i] = false,
                 (_, 0) => reports.push(&buf[..n]),
+                _ if !window.spend_now(n as u32) => {}
                 _ => out.send(
                     id,
                     &Message::Output {
@@ -262,8 +294,9 @@ fn coordinate(
     out.send(id, &exited);
 }
 
-/// Which of the open `fds` can be read (or have ended) now; waits until one can.
-fn readable(fds: &[i32; 3], open: &[bool; 3]) -> Vec<usize> {
+/// Which of the open `fds` can be read (or have ended) now; waits until one can, or
+/// `wait_ms` (-1: no limit).
+fn readable(fds: &[i32; 3], open: &[bool; 3], wait_ms: i32) -> Vec<usize> {
     let mut polls: Vec<libc::pollfd> = (0..3)
         .filter(|&i| open[i])
         .map(|i| libc::pollfd {
@@ -273,7 +306,7 @@ fn readable(fds: &[i32; 3], open: &[bool; 3]) -> Vec<usize> {
         })
         .collect();
     // SAFETY: polls is a valid array of pollfd.
-    if unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) } < 0 {
+    if unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, wait_ms) } < 0 {
         return Vec::new();
     }
     polls

@@ -14,6 +14,7 @@ use super::creds::act_as;
 use super::files::{self, failed, quoted};
 use super::frame_out::FrameOut;
 use super::process::{self, Registry};
+use super::reply_window::{Window, Windows};
 use super::write::{self, WriteInput};
 
 /// A write's data frames buffered towards its thread before the reader waits for it.
@@ -23,6 +24,7 @@ struct Server {
     out: FrameOut,
     processes: Registry,
     writes: HashMap<u32, SyncSender<WriteInput>>,
+    windows: Windows,
     umask: u32,
 }
 
@@ -55,18 +57,23 @@ impl Server {
         });
     }
 
-    /// Runs `op` on a thread of its own as `creds`; it sends its replies itself.
+    /// Runs `op` on a thread of its own as `creds`; it sends its replies itself, within
+    /// the request's reply window.
     fn streamed(
         &self,
         id: u32,
         creds: container_isolation_agent::protocol::Creds,
         path: String,
-        op: impl FnOnce(u32, &str, &FrameOut) + Send + 'static,
+        op: impl FnOnce(u32, &str, &FrameOut, &Window) + Send + 'static,
     ) {
-        let out = self.out.clone();
-        std::thread::spawn(move || match act_as(&creds) {
-            Ok(()) => op(id, &path, &out),
-            Err(e) => out.send(id, &failed(&e, &path)),
+        let (out, windows) = (self.out.clone(), self.windows.clone());
+        let window = windows.open(id);
+        std::thread::spawn(move || {
+            match act_as(&creds) {
+                Ok(()) => op(id, &path, &out, &window),
+                Err(e) => out.send(id, &failed(&e, &path)),
+            }
+            windows.finish(id);
         });
     }
 
@@ -80,9 +87,11 @@ impl Server {
                     pid: std::process::id(),
                 },
             ),
+            Message::Ping => self.out.send(id, &Message::Pong),
+            Message::Credit { bytes } => self.windows.grant(id, bytes),
             Message::Spawn(spawn) => {
-                if let Err(e) = process::start(id, spawn, self.out.clone(), self.processes.clone())
-                {
+                let (out, processes) = (self.out.clone(), self.processes.clone());
+                if let Err(e) = process::start(id, spawn, out, processes, &self.windows) {
                     self.out.send(id, &failed(&e, "spawn"));
                 }
             }
@@ -110,7 +119,10 @@ impl Server {
             }
             Message::Data(data) => self.queue_write(id, WriteInput::Data(data), false),
             Message::End => self.queue_write(id, WriteInput::End, true),
-            Message::Abort => self.queue_write(id, WriteInput::Abort, true),
+            Message::Abort => {
+                self.windows.close(id);
+                self.queue_write(id, WriteInput::Abort, true)
+            }
             other => self.out.send(
                 id,
                 &Message::Failed {
@@ -153,6 +165,7 @@ impl Server {
 
     /// The host is gone: abandon writes, kill every command's tree.
     fn shut_down(&mut self) {
+        self.windows.close_all();
         for (_, sender) in self.writes.drain() {
             let _ = sender.send(WriteInput::Abort);
         }
@@ -169,6 +182,7 @@ pub fn run() -> i32 {
         out,
         processes: Arc::new(Mutex::new(HashMap::new())),
         writes: HashMap::new(),
+        windows: Windows::default(),
         umask: current_umask(),
     };
     let mut frames = FrameBuffer::default();

@@ -1,12 +1,14 @@
 //! One running agent: started by one exec, spoken to over that exec's stdin and stdout.
-//! A writer task sends frames in order; a reader task splits the agent's stdout into
-//! frames and hands each to the request that its id names. Whatever arrives is treated as
-//! hostile (anything in the container may write to the agent's stdout): frames are bounded
-//! by the protocol, a malformed one closes the connection, and a request's queue is bounded
-//! so that the reader waits rather than buffers.
+//! A writer task sends frames, control frames (credit, signals, kills, aborts, pings)
+//! before queued data, so a stop never waits behind a large write; a reader task splits the
+//! agent's stdout into frames and hands each to the queue of the request its id names,
+//! without ever waiting for a consumer. Whatever arrives is treated as hostile (anything
+//! in the container may write to the agent's stdout, or replace the agent): frames are
+//! bounded by the protocol, queues by the reply windows, and a malformed frame, an overrun
+//! or an agent that stops answering closes the connection with the reason kept.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,25 +17,24 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::agent_frames::AgentFrames;
+use super::agent_health::{start_watch, Health};
+use super::agent_routes::{RouteEnd, Routes};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
 use crate::runtime::exec::{self, ExecRequest};
 
-/// Frames queued towards one request before the reader waits for it.
-const REQUEST_QUEUE: usize = 16;
-/// Frames queued towards the agent before senders wait.
+/// Data frames queued towards the agent before senders wait.
 const SEND_QUEUE: usize = 32;
 /// How long a started agent may take to answer `Hello`.
-const WELCOME_WAIT: Duration = Duration::from_secs(10);
-
-type Routes = HashMap<u32, mpsc::Sender<Message>>;
+const WELCOME_WAIT: Duration = Duration::from_secs(5);
 
 pub struct AgentConnection {
     outgoing: mpsc::Sender<Vec<u8>>,
-    routes: Arc<Mutex<Routes>>,
+    control: mpsc::UnboundedSender<Vec<u8>>,
+    routes: Arc<Routes>,
     next_id: AtomicU32,
-    closed: Arc<AtomicBool>,
+    health: Arc<Health>,
     pub container: String,
     /// User specs resolved in this container (its /etc/passwd, read once per spec).
     users: tokio::sync::Mutex<HashMap<Option<String>, UserIds>>,
@@ -43,19 +44,12 @@ pub struct AgentConnection {
     pub pid: u32,
 }
 
-/// The replies to one request, in order.
-pub struct AgentRequest {
-    pub id: u32,
-    replies: mpsc::Receiver<Message>,
-    connection: Arc<AgentConnection>,
-}
-
 impl AgentConnection {
     /// Starts the agent at `path` in `container` (as root: it acts as each caller's user
     /// itself) and waits for its `Welcome`. An error means the agent cannot run there.
     pub async fn start(engine: &Engine, container: &str, path: &str) -> Result<AgentConnection> {
-        // As root (it acts as each caller's user itself), in the container's working
-        // directory (where a command given none runs), stdin kept open for our frames.
+        // As root, in the container's working directory (where a command given none runs),
+        // stdin kept open for our frames.
         let request = ExecRequest {
             command: vec![path.to_string(), "serve".to_string()],
             user: Some("0".into()),
@@ -63,66 +57,50 @@ impl AgentConnection {
             ..Default::default()
         };
         let started = exec::start_attached(engine, container, &request).await?;
-        let (output, mut input) = match started.input {
-            Some(input) => (started.output, input),
-            None => {
-                return Err(Error::new(
-                    ErrorCode::EngineError,
-                    "the agent's exec has no stdin",
-                ))
-            }
+        let Some(input) = started.input else {
+            return Err(Error::new(
+                ErrorCode::EngineError,
+                "the agent's exec has no stdin",
+            ));
         };
-        let (outgoing, mut queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
-        let routes: Arc<Mutex<Routes>> = Arc::default();
-        let closed = Arc::new(AtomicBool::new(false));
-        let writer = tokio::spawn(async move {
-            while let Some(frame) = queue.recv().await {
-                if input.write_all(&frame).await.is_err() {
-                    break;
-                }
-            }
-            let _ = input.shutdown().await;
-        });
-        let (welcome_tx, welcome_rx) = mpsc::channel(1);
-        routes.lock().unwrap().insert(CONTROL, welcome_tx);
-        let frames = AgentFrames::new(output);
+        let (outgoing, queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
+        let (control, urgent) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(write_frames(input, urgent, queue));
+        let routes = Arc::new(Routes::default());
+        let health = Arc::new(Health::default());
+        let welcome = routes.open(CONTROL);
+        let frames = AgentFrames::new(started.output);
         let stderr = frames.stderr.clone();
-        tokio::spawn(read_frames(
-            frames,
-            Ending {
-                routes: routes.clone(),
-                closed: closed.clone(),
-                writer: writer.abort_handle(),
-            },
-        ));
+        let reading = Reading {
+            routes: routes.clone(),
+            health: health.clone(),
+            writer: writer.abort_handle(),
+        };
+        tokio::spawn(reading.run(frames));
+        start_watch(&health, &routes, control.clone());
         let mut connection = AgentConnection {
             outgoing,
+            control,
             routes,
             next_id: AtomicU32::new(CONTROL + 1),
-            closed,
+            health,
             container: container.to_string(),
             users: Default::default(),
             path: path.to_string(),
             pid: 0,
         };
-        connection.pid = connection.handshake(welcome_rx, &stderr).await?;
+        connection.pid = connection.handshake(welcome, &stderr).await?;
         Ok(connection)
     }
 
-    async fn handshake(
-        &self,
-        mut welcome: mpsc::Receiver<Message>,
-        stderr: &Mutex<Vec<u8>>,
-    ) -> Result<u32> {
-        let hello = encode(CONTROL, &Message::Hello { version: VERSION });
+    async fn handshake(&self, mut welcome: RouteEnd, stderr: &Mutex<Vec<u8>>) -> Result<u32> {
         let unavailable = |why: String| {
-            let said = String::from_utf8_lossy(&stderr.lock().unwrap())
+            let said = String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
                 .trim()
                 .to_string();
-            let said = if said.is_empty() {
-                String::new()
-            } else {
-                format!(" ({said})")
+            let said = match said.is_empty() {
+                true => String::new(),
+                false => format!(" ({said})"),
             };
             Error::new(
                 ErrorCode::EngineError,
@@ -132,14 +110,14 @@ impl AgentConnection {
                 ),
             )
         };
+        let hello = encode(CONTROL, &Message::Hello { version: VERSION });
         if self.outgoing.send(hello).await.is_err() {
             return Err(unavailable("did not start".into()));
         }
-        match tokio::time::timeout(WELCOME_WAIT, welcome.recv()).await {
-            Ok(Some(Message::Welcome { version, pid })) if version == VERSION => {
-                self.routes.lock().unwrap().remove(&CONTROL);
-                Ok(pid)
-            }
+        let answer = tokio::time::timeout(WELCOME_WAIT, welcome.replies.recv()).await;
+        self.routes.close(CONTROL);
+        match answer {
+            Ok(Some(Message::Welcome { version, pid })) if version == VERSION => Ok(pid),
             Ok(Some(Message::Welcome { version, .. })) => Err(unavailable(format!(
                 "speaks protocol {version}, not {VERSION}"
             ))),
@@ -165,113 +143,123 @@ impl AgentConnection {
     }
 
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
+        self.health.is_closed()
     }
 
-    /// Sends `message` as a new request; its replies arrive on the returned handle.
-    pub async fn request(self: &Arc<Self>, message: &Message) -> Result<AgentRequest> {
+    /// Why the connection failed (the agent broke the protocol, stopped answering, or
+    /// exited with requests open); `None` while it works or after a normal end.
+    pub fn failure(&self) -> Option<String> {
+        self.health.failure()
+    }
+
+    /// Closes the connection: its requests fail with `why`, the agent sees its stdin end.
+    pub fn give_up(&self, why: impl Into<String>) {
+        self.health.fail(why);
+    }
+
+    /// A new request id and the queue its replies arrive on.
+    pub(super) fn open_route(&self) -> Result<(u32, RouteEnd)> {
+        if self.is_closed() {
+            return Err(self.lost());
+        }
         let id = loop {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             if id != CONTROL {
                 break id;
             }
         };
-        let (sender, replies) = mpsc::channel(REQUEST_QUEUE);
-        self.routes.lock().unwrap().insert(id, sender);
-        let request = AgentRequest {
-            id,
-            replies,
-            connection: self.clone(),
-        };
-        request.send(message).await?;
-        Ok(request)
+        Ok((id, self.routes.open(id)))
     }
 
-    fn lost(&self) -> Error {
+    /// Queues a data frame (waits while the queue towards the agent is full).
+    pub(super) async fn send_frame(&self, frame: Vec<u8>) -> Result<()> {
+        self.outgoing.send(frame).await.map_err(|_| self.lost())
+    }
+
+    /// Sends a control frame ahead of queued data, without waiting.
+    pub(super) fn send_control(&self, frame: Vec<u8>) -> Result<()> {
+        self.control.send(frame).map_err(|_| self.lost())
+    }
+
+    pub(super) fn close_route(&self, id: u32) {
+        self.routes.close(id);
+    }
+
+    pub(super) fn lost(&self) -> Error {
+        let why = self.health.failure().unwrap_or_else(|| {
+            "is gone (the container stopped, or something in it killed the agent)".into()
+        });
         Error::new(
             ErrorCode::EngineError,
-            format!(
-                "the session agent in container '{}' is gone (the container stopped, or something in it killed the agent)",
-                self.container
-            ),
+            format!("the session agent in container '{}' {why}", self.container),
         )
     }
 }
 
-impl AgentRequest {
-    /// Sends a follow-up frame of this request (stdin, a write's data, a signal).
-    pub async fn send(&self, message: &Message) -> Result<()> {
-        self.sender().send(message).await
-    }
-
-    /// The next reply; an error when the connection is gone.
-    pub async fn recv(&mut self) -> Result<Message> {
-        self.replies
-            .recv()
-            .await
-            .ok_or_else(|| self.connection.lost())
-    }
-
-    /// A reply that has already arrived, if any.
-    pub fn try_recv(&mut self) -> Option<Message> {
-        self.replies.try_recv().ok()
-    }
-
-    /// A handle that sends follow-up frames while another task awaits the replies.
-    pub fn sender(&self) -> RequestSender {
-        RequestSender {
-            id: self.id,
-            connection: self.connection.clone(),
+/// Writes control frames first, then data frames, until both senders are gone.
+async fn write_frames(
+    mut input: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
+    mut urgent: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut queue: mpsc::Receiver<Vec<u8>>,
+) {
+    loop {
+        let frame = tokio::select! {
+            biased;
+            Some(frame) = urgent.recv() => frame,
+            Some(frame) = queue.recv() => frame,
+            else => break,
+        };
+        if input.write_all(&frame).await.is_err() {
+            break;
         }
     }
+    let _ = input.shutdown().await;
 }
 
-/// Sends follow-up frames of one request.
-#[derive(Clone)]
-pub struct RequestSender {
-    id: u32,
-    connection: Arc<AgentConnection>,
-}
-
-impl RequestSender {
-    pub async fn send(&self, message: &Message) -> Result<()> {
-        self.connection
-            .outgoing
-            .send(encode(self.id, message))
-            .await
-            .map_err(|_| self.connection.lost())
-    }
-}
-
-impl Drop for AgentRequest {
-    fn drop(&mut self) {
-        self.connection.routes.lock().unwrap().remove(&self.id);
-    }
-}
-
-/// What the end of the agent's output ends: every request, and the writer (which may be
-/// stuck writing to an exec whose process is gone).
-struct Ending {
-    routes: Arc<Mutex<Routes>>,
-    closed: Arc<AtomicBool>,
+/// The reader of one connection, and what its end ends: every request, and the writer
+/// (which may be stuck writing to an exec whose process is gone).
+struct Reading {
+    routes: Arc<Routes>,
+    health: Arc<Health>,
     writer: tokio::task::AbortHandle,
 }
 
-async fn read_frames(mut frames: AgentFrames, ending: Ending) {
-    let routes = &ending.routes;
-    while let Some(frame) = frames.next().await {
-        let Ok((id, message)) = frame else {
-            tracing::warn!("session agent: malformed frame; closing the connection");
-            break;
-        };
-        let route = routes.lock().unwrap().get(&id).cloned();
-        if let Some(route) = route {
-            if route.send(message).await.is_err() {
-                routes.lock().unwrap().remove(&id);
+impl Reading {
+    async fn run(self, mut frames: AgentFrames) {
+        loop {
+            let frame = tokio::select! {
+                frame = frames.next() => frame,
+                _ = self.health.given_up() => break,
+            };
+            let Some(frame) = frame else {
+                let open = self.routes.pending();
+                if open > 0 {
+                    self.health
+                        .fail(format!("exited with {open} requests open"));
+                }
+                break;
+            };
+            let (id, message) = match frame {
+                Ok(frame) => frame,
+                Err(e) => {
+                    self.health.fail(format!("broke the protocol ({e})"));
+                    break;
+                }
+            };
+            self.health.heard();
+            if id == CONTROL && matches!(message, Message::Pong) {
+                continue;
+            }
+            if let Err(why) = self.routes.deliver(id, message) {
+                self.health.fail(format!("broke the protocol: it {why}"));
+                break;
             }
         }
+        if let Some(why) = self.health.failure() {
+            tracing::warn!("session agent: {why}; closing the connection");
+        }
+        self.health.mark_closed();
+        self.writer.abort();
+        self.routes.clear();
     }
-    ending.closed.store(true, Ordering::Release);
-    ending.writer.abort();
-    routes.lock().unwrap().clear();
 }

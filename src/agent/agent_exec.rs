@@ -1,7 +1,11 @@
 //! `DockerRuntime.exec` through the agent: the command's output buffered, its stdin written
 //! and closed, and on timeout its whole tree killed before the call rejects `TIMEOUT`.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use container_isolation_agent::protocol::Spawn;
 
@@ -30,6 +34,12 @@ pub async fn spawn_for(
     })
 }
 
+/// How long a timed-out command's kill is waited for before the call rejects anyway.
+const KILL_WAIT: Duration = Duration::from_millis(1500);
+
+/// Runs `request` to its end with its output buffered (each stream cut at
+/// `request.output_limit`). The timeout covers everything from the spawn on; past it the
+/// command's tree is killed (waited for at most `KILL_WAIT`) and the call rejects `TIMEOUT`.
 pub async fn run_buffered(
     engine: &Engine,
     connection: &Arc<AgentConnection>,
@@ -37,11 +47,23 @@ pub async fn run_buffered(
 ) -> Result<ExecOutcome> {
     request.check_command(&connection.container)?;
     let what = crate::runtime::exec::subject(&connection.container, &request.command);
-    let spawn = spawn_for(engine, connection, &request).await?;
-    let mut process = AgentProcess::spawn(connection, spawn).await?;
-    let control = process.control();
-    if let Some(stdin) = request.stdin {
-        let control = control.clone();
+    let deadline = request.timeout.map(|t| Instant::now() + t);
+    let timed_out = || {
+        Error::timeout(format!(
+            "{what} ran past its timeout of {} ms and was killed inside the container",
+            request.timeout.unwrap_or_default().as_millis()
+        ))
+    };
+    let spawning = async {
+        let spawn = spawn_for(engine, connection, &request).await?;
+        AgentProcess::spawn(connection, spawn).await
+    };
+    let mut process = match before(deadline, spawning).await {
+        Some(process) => process?,
+        None => return Err(timed_out()),
+    };
+    if let Some(stdin) = request.stdin.clone() {
+        let control = process.control();
         // Written alongside the reading, so that a command that fills its output before it
         // has read all of stdin cannot stall.
         tokio::spawn(async move {
@@ -50,35 +72,59 @@ pub async fn run_buffered(
         });
     }
     let mut outcome = ExecOutcome::default();
-    let collect = async {
-        loop {
-            match process.next().await? {
-                ProcessEvent::Output(StreamKind::Stdout, data) => {
-                    outcome.stdout.extend_from_slice(&data)
-                }
-                ProcessEvent::Output(StreamKind::Stderr, data) => {
-                    outcome.stderr.extend_from_slice(&data)
-                }
-                ProcessEvent::Exited(exit) => return Ok::<i64, Error>(exit.code),
-                ProcessEvent::Signalled(_) => {}
-            }
-        }
-    };
-    let finished = match request.timeout {
-        Some(limit) => tokio::time::timeout(limit, collect).await.ok(),
-        None => Some(collect.await),
-    };
-    match finished {
-        Some(code) => {
-            outcome.exit_code = code?;
+    match before(
+        deadline,
+        collect(&mut process, &mut outcome, request.output_limit),
+    )
+    .await
+    {
+        Some(exit) => {
+            outcome.exit_code = exit?;
             Ok(outcome)
         }
         None => {
-            control.kill().await?;
-            Err(Error::timeout(format!(
-                "{what} ran past its timeout of {} ms and was killed inside the container",
-                request.timeout.unwrap_or_default().as_millis()
-            )))
+            let _ = process.control().kill();
+            let _ = tokio::time::timeout(KILL_WAIT, killed(&mut process)).await;
+            Err(timed_out())
+        }
+    }
+}
+
+/// `work`'s result, or `None` when `deadline` comes first.
+async fn before<T>(deadline: Option<Instant>, work: impl Future<Output = T>) -> Option<T> {
+    match deadline {
+        Some(at) => tokio::time::timeout_at(at, work).await.ok(),
+        None => Some(work.await),
+    }
+}
+
+/// The command's output into `outcome` up to its exit code.
+async fn collect(
+    process: &mut AgentProcess,
+    outcome: &mut ExecOutcome,
+    limit: Option<usize>,
+) -> Result<i64> {
+    loop {
+        let (into, data) = match process.next().await? {
+            ProcessEvent::Output(StreamKind::Stdout, data) => (&mut outcome.stdout, data),
+            ProcessEvent::Output(StreamKind::Stderr, data) => (&mut outcome.stderr, data),
+            ProcessEvent::Exited(exit) => return Ok(exit.code),
+            ProcessEvent::Signalled(_) => continue,
+        };
+        let room = limit.map_or(data.len(), |l| l.saturating_sub(into.len()));
+        into.extend_from_slice(&data[..room.min(data.len())]);
+    }
+}
+
+/// Waits until the kill has been carried out and the command has exited.
+async fn killed(process: &mut AgentProcess) {
+    let (mut signalled, mut exited) = (false, false);
+    while !(signalled && exited) {
+        match process.next().await {
+            Ok(ProcessEvent::Signalled(_)) => signalled = true,
+            Ok(ProcessEvent::Exited(_)) => exited = true,
+            Ok(ProcessEvent::Output(..)) => {}
+            Err(_) => return,
         }
     }
 }

@@ -2,10 +2,14 @@
 //! agent — from the read-only bind mount of containers this library created, else uploaded
 //! to a private path — and later calls reuse the connection until it closes (the container
 //! stopped or was removed). A container where the agent cannot run is remembered by its
-//! engine id, so every later call goes straight to the engine path.
+//! engine id, so later calls go straight to the engine path; so is one whose agent failed
+//! (broke the protocol, stopped answering, died with requests open) `STRIKES` times within
+//! `STRIKE_WINDOW`. Either is tried again after `COOLDOWN`, and a successful start restores
+//! the agent path.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use bollard::models::ContainerInspectResponse;
 use bytes::Bytes;
@@ -20,10 +24,65 @@ use crate::runtime::{bind_mounts_with_agent, AGENT_MOUNT};
 /// Where the agent is uploaded, in order, until one of them lets it run.
 const UPLOAD_DIRS: [&str; 5] = ["/tmp", "/var/tmp", "/run", "/dev/shm", "/"];
 
+/// Agent failures within `STRIKE_WINDOW` that send a container to the engine path.
+const STRIKES: usize = 3;
+const STRIKE_WINDOW: Duration = Duration::from_secs(60);
+/// How long a container stays on the engine path before its agent is tried again.
+const COOLDOWN: Duration = Duration::from_secs(60);
+
 #[derive(Clone)]
 enum Slot {
-    Ready { connection: Arc<AgentConnection> },
-    Unavailable { engine_id: String, why: String },
+    Ready {
+        connection: Arc<AgentConnection>,
+    },
+    /// `retry_at`: `None` for what will not change (no agent for the architecture...).
+    Unavailable {
+        engine_id: String,
+        why: String,
+        retry_at: Option<Instant>,
+    },
+}
+
+/// A container's agent, and its recent failures.
+#[derive(Default)]
+struct CellState {
+    slot: Option<Slot>,
+    strikes: VecDeque<(Instant, String)>,
+}
+
+impl CellState {
+    /// Counts the failure of a connection that closed, if it failed.
+    fn count_failure(&mut self) {
+        let Some(Slot::Ready { connection }) = &self.slot else {
+            return;
+        };
+        if let Some(why) = connection.failure() {
+            self.strikes.push_back((Instant::now(), why));
+        }
+    }
+
+    /// Why the agent is not to be tried now, after repeated failures.
+    fn struck_out(&mut self) -> Option<String> {
+        while self
+            .strikes
+            .front()
+            .is_some_and(|(at, _)| at.elapsed() > STRIKE_WINDOW)
+        {
+            self.strikes.pop_front();
+        }
+        if self.strikes.len() < STRIKES {
+            return None;
+        }
+        let (_, last) = self.strikes.back()?;
+        let why = format!(
+            "the session agent failed {} times within {} s (last: it {last}); calls take the engine path for {} s, then the agent is tried again",
+            self.strikes.len(),
+            STRIKE_WINDOW.as_secs(),
+            COOLDOWN.as_secs()
+        );
+        self.strikes.clear();
+        Some(why)
+    }
 }
 
 /// How a container's operations are carried out, as `doctor` reports it.
@@ -34,7 +93,7 @@ pub enum AgentAccess {
 }
 
 type Key = (String, String);
-type Cell = Arc<tokio::sync::Mutex<Option<Slot>>>;
+type Cell = Arc<tokio::sync::Mutex<CellState>>;
 
 fn pool() -> &'static Mutex<HashMap<Key, Cell>> {
     static POOL: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
@@ -91,6 +150,7 @@ async fn access(
         return Ok(Slot::Unavailable {
             engine_id: String::new(),
             why: "the agent is switched off (CONTAINER_ISOLATION_AGENT=off)".into(),
+            retry_at: None,
         });
     }
     let key = (engine.endpoint().to_string(), container.to_string());
@@ -100,10 +160,10 @@ async fn access(
         .entry(key)
         .or_default()
         .clone();
-    let mut slot = cell.lock().await;
-    if let Some(Slot::Ready { connection, .. }) = slot.as_ref() {
+    let mut state = cell.lock().await;
+    if let Some(Slot::Ready { connection, .. }) = state.slot.as_ref() {
         if !connection.is_closed() {
-            return Ok(slot.clone().unwrap());
+            return Ok(state.slot.clone().unwrap());
         }
     }
     let inspected = match inspected {
@@ -115,40 +175,75 @@ async fn access(
         }
     };
     let engine_id = inspected.id.clone().unwrap_or_default();
-    if let Some(Slot::Unavailable { engine_id: id, .. }) = slot.as_ref() {
-        if *id == engine_id {
-            return Ok(slot.clone().unwrap());
+    if let Some(Slot::Unavailable {
+        engine_id: id,
+        retry_at,
+        ..
+    }) = state.slot.as_ref()
+    {
+        if *id == engine_id && retry_at.is_none_or(|at| Instant::now() < at) {
+            return Ok(state.slot.clone().unwrap());
         }
     }
     let running = inspected.state.as_ref().and_then(|s| s.running) == Some(true);
     if !running {
-        *slot = None;
+        state.slot = None;
         return Err(crate::error::Error::new(
             ErrorCode::ContainerNotRunning,
             format!("container '{container}' is not running"),
         ));
     }
+    state.count_failure();
+    if let Some(why) = state.struck_out() {
+        tracing::warn!("container '{container}': {why}");
+        let retry_at = Some(Instant::now() + COOLDOWN);
+        let slot = Slot::Unavailable {
+            engine_id,
+            why,
+            retry_at,
+        };
+        state.slot = Some(slot.clone());
+        return Ok(slot);
+    }
+    let new = start(engine, container, &inspected, engine_id).await;
+    state.slot = Some(new.clone());
+    Ok(new)
+}
+
+/// Starts the agent in a running container: `Ready`, or why it cannot run there.
+async fn start(
+    engine: &Engine,
+    container: &str,
+    inspected: &ContainerInspectResponse,
+    engine_id: String,
+) -> Slot {
     let (mounts, agent_mount) = bind_mounts_with_agent(inspected.mounts.clone());
-    let started = match agent_mount {
-        Some(_) => AgentConnection::start(engine, container, AGENT_MOUNT)
-            .await
-            .map_err(|e| e.message),
+    let (started, lasting) = match agent_mount {
+        Some(_) => (
+            AgentConnection::start(engine, container, AGENT_MOUNT)
+                .await
+                .map_err(|e| e.message),
+            false,
+        ),
         None => match swappable_mount(&mounts) {
-            Some(_) => Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()),
-            None => upload_and_start(engine, container).await,
+            Some(_) => (Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()), true),
+            None => (upload_and_start(engine, container).await, false),
         },
     };
-    let new = match started {
+    match started {
         Ok(connection) => Slot::Ready {
             connection: Arc::new(connection),
         },
         Err(why) => {
             tracing::info!("container '{container}': no session agent: {why}");
-            Slot::Unavailable { engine_id, why }
+            let retry_at = (!lasting).then(|| Instant::now() + COOLDOWN);
+            Slot::Unavailable {
+                engine_id,
+                why,
+                retry_at,
+            }
         }
-    };
-    *slot = Some(new.clone());
-    Ok(new)
+    }
 }
 
 async fn upload_and_start(

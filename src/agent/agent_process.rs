@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use container_isolation_agent::protocol::{Message, Spawn, CHUNK};
 
-use super::agent_connection::{AgentConnection, AgentRequest, RequestSender};
+use super::agent_connection::AgentConnection;
 use super::agent_errors::{errno_error, unexpected};
+use super::agent_request::{AgentRequest, RequestSender};
 use crate::error::Result;
 use crate::output::StreamKind;
 
@@ -75,14 +76,16 @@ impl AgentProcess {
 }
 
 impl ProcessControl {
-    /// Sends `signo` to every process of the command's tree.
-    pub async fn signal(&self, signo: i32) -> Result<()> {
-        self.0.send(&Message::Signal { signo }).await
+    /// Sends `signo` to every process of the command's tree (ahead of queued stdin,
+    /// without waiting).
+    pub fn signal(&self, signo: i32) -> Result<()> {
+        self.0.send_now(&Message::Signal { signo })
     }
 
-    /// Stops and kills every process of the tree, until none is left.
-    pub async fn kill(&self) -> Result<()> {
-        self.0.send(&Message::Kill).await
+    /// Stops and kills every process of the tree, until none is left (ahead of queued
+    /// stdin, without waiting).
+    pub fn kill(&self) -> Result<()> {
+        self.0.send_now(&Message::Kill)
     }
 
     pub async fn write_stdin(&self, data: &[u8]) -> Result<()> {

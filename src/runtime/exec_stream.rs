@@ -16,6 +16,11 @@ use crate::engine::{from_bollard, Engine, FrameDemux};
 use crate::error::{Error, Result};
 use crate::output::StreamKind;
 
+/// How long `signal` waits for an engine exec's signal before it resolves anyway.
+const SIGNAL_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+/// How long that signal may go on in the background.
+const SIGNAL_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub enum StreamEvent {
     Output(StreamKind, Vec<u8>),
     /// The command ended: its exit code (128 + N for signal N) and that signal.
@@ -118,22 +123,26 @@ impl StreamInput {
     /// Sends `signo` to every process of the command; SIGKILL stops and kills them all.
     pub async fn signal(&self, signo: i32) -> Result<()> {
         match self {
-            StreamInput::Agent(control) if signo == libc::SIGKILL => control.kill().await,
-            StreamInput::Agent(control) => control.signal(signo).await,
+            StreamInput::Agent(control) if signo == libc::SIGKILL => control.kill(),
+            StreamInput::Agent(control) => control.signal(signo),
             StreamInput::Engine(input) => {
                 let signal = if signo == libc::SIGKILL {
                     Signal::Kill
                 } else {
                     Signal::Term
                 };
-                signal_exec_tree(
-                    &input.engine,
-                    &input.container,
-                    &input.exec_id,
-                    &input.token,
-                    signal,
-                )
-                .await
+                // Bounded whatever the engine does; a slow signal goes on in the background.
+                let input = input.clone();
+                let sent = tokio::spawn(async move {
+                    let (engine, container) = (&input.engine, &input.container);
+                    let (exec_id, token) = (&input.exec_id, &input.token);
+                    let sent = signal_exec_tree(engine, container, exec_id, token, signal);
+                    tokio::time::timeout(SIGNAL_BOUND, sent).await
+                });
+                match tokio::time::timeout(SIGNAL_WAIT, sent).await {
+                    Ok(Ok(Ok(result))) => result,
+                    _ => Ok(()),
+                }
             }
         }
     }

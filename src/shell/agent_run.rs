@@ -6,7 +6,8 @@
 use tokio::time::{sleep_until, timeout_at, Instant};
 
 use super::line_sink::LineSink;
-use super::run_end::{Ending, RunEnd, Stop, KILL_DRAIN, TERMINATE_GRACE};
+use super::run_end::{RunEnd, KILL_DRAIN, TERMINATE_GRACE};
+use super::stop::Stop;
 use crate::agent::{AgentProcess, ProcessEvent, ProcessExit};
 use crate::error::Result;
 use crate::output::OutputLine;
@@ -31,15 +32,9 @@ pub async fn run<F: FnMut(&OutputLine) + Send>(
         let event = match phase {
             Phase::Running => tokio::select! {
                 event = process.next() => event,
-                _ = stop.terminate.notified() => {
-                    ending = Some(Ending::Terminated);
-                    control.signal(libc::SIGTERM).await?;
-                    phase = Phase::Terminating { since: Instant::now() };
-                    continue;
-                }
-                _ = sleep_until(stop.deadline) => {
-                    ending = Some(Ending::TimedOut);
-                    control.signal(libc::SIGTERM).await?;
+                why = stop.stopped() => {
+                    ending = Some(why);
+                    control.signal(libc::SIGTERM)?;
                     phase = Phase::Terminating { since: Instant::now() };
                     continue;
                 }
@@ -47,7 +42,7 @@ pub async fn run<F: FnMut(&OutputLine) + Send>(
             Phase::Terminating { since } => tokio::select! {
                 event = process.next() => event,
                 _ = sleep_until(since + TERMINATE_GRACE) => {
-                    control.kill().await?;
+                    control.kill()?;
                     killed = true;
                     phase = Phase::Killed { since: Instant::now() };
                     continue;
@@ -85,12 +80,12 @@ pub async fn run<F: FnMut(&OutputLine) + Send>(
 /// ignores SIGTERM) is killed once the grace period is over. Returns whether anything was.
 async fn kill_survivors(process: &mut AgentProcess, since: Instant) -> Result<bool> {
     let control = process.control();
-    control.signal(0).await?;
+    control.signal(0)?;
     if signalled(process).await? == 0 {
         return Ok(false);
     }
     sleep_until(since + TERMINATE_GRACE).await;
-    control.kill().await?;
+    control.kill()?;
     Ok(signalled(process).await? > 0)
 }
 

@@ -5,16 +5,18 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::{Notify, OnceCell};
+use tokio::sync::OnceCell;
 
+use super::abandoned_run::{Leftover, LeftoverSlot};
 use super::agent_run;
 use super::command_log::{log_path, validate_segment, PendingLog};
 use super::engine_run::EngineRun;
 use super::line_sink::LineSink;
-use super::run_end::{Ending, RunEnd, Stop};
+use super::run_end::{Ending, RunEnd};
 use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
+use super::stop::{Stop, StopSignal};
 use crate::agent::{agent_if, AgentConnection, AgentProcess, Creds, Spawn};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -31,14 +33,14 @@ const BASH_PATHS: [&str; 3] = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bas
 pub struct DockerShell {
     options: ShellOptions,
     program: OnceCell<Vec<String>>,
-    /// Wakes the running command's loop to terminate it; `None` while idle.
-    running: Mutex<Option<Arc<Notify>>>,
+    /// Stops the running command; `None` while idle.
+    running: Mutex<Option<Arc<StopSignal>>>,
     turn: tokio::sync::Mutex<()>,
     usage: Option<Arc<dyn ContainerUse>>,
 }
 
 /// Clears the terminate handle when a command ends, however it ends.
-struct RunningGuard<'a>(&'a Mutex<Option<Arc<Notify>>>);
+struct RunningGuard<'a>(&'a Mutex<Option<Arc<StopSignal>>>);
 
 impl Drop for RunningGuard<'_> {
     fn drop(&mut self) {
@@ -81,10 +83,11 @@ impl DockerShell {
     }
 
     /// Signals the running command's tree (SIGTERM, SIGKILL after 1 s); its `execute`
-    /// resolves with `signal` set. A no-op when nothing runs.
+    /// resolves with `signal` set, within `stop::SETTLE` whatever the container does. A
+    /// no-op when nothing runs.
     pub fn terminate(&self) {
-        if let Some(notify) = &*self.running.lock().unwrap_or_else(|e| e.into_inner()) {
-            notify.notify_one();
+        if let Some(stop) = &*self.running.lock().unwrap_or_else(|e| e.into_inner()) {
+            stop.fire();
         }
     }
 
@@ -102,11 +105,52 @@ impl DockerShell {
         let shown = command.display();
         let _turn = self.turn.lock().await;
         let started_at = Instant::now();
-        let notify = Arc::new(Notify::new());
-        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(notify.clone());
+        let signal = Arc::new(StopSignal::default());
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(signal.clone());
         let _guard = RunningGuard(&self.running);
-        let _use = begin_use(self.usage.as_ref()).await?;
+        let path = log_path(
+            &self.options.log_dir,
+            &self.options.thread_id,
+            tool_request_id,
+        );
+        let log = PendingLog::start(path, shown.clone());
+        let mut sink = LineSink::new(log, on_output, self.options.output_limits);
+        let stop = Stop {
+            terminate: &signal,
+            deadline: tokio::time::Instant::from_std(started_at + self.options.timeout),
+        };
+        let leftover = LeftoverSlot::default();
+        let work = self.run_command(command, &stop, &mut sink, &leftover, on_start);
+        let end = match stop.settle(work).await {
+            Some(end) => end?,
+            None => {
+                // Stopped, and not settled in time: answered now, killed in the background.
+                leftover.kill_in_background();
+                sink.finish().await;
+                RunEnd {
+                    ending: Some(stop.why()),
+                    killed: true,
+                    exit: Err(Error::new(
+                        crate::error::ErrorCode::EngineError,
+                        "the command's end was not reported in time after it was stopped",
+                    )),
+                }
+            }
+        };
+        self.result(end, sink, started_at).await
+    }
 
+    /// Starts `command` (through the agent where it runs, else an engine exec) and runs it
+    /// to its end or its stop.
+    async fn run_command<F: FnMut(&OutputLine) + Send>(
+        &self,
+        command: &ShellCommand,
+        stop: &Stop<'_>,
+        sink: &mut LineSink<F>,
+        leftover: &LeftoverSlot,
+        on_start: impl FnOnce() + Send,
+    ) -> Result<RunEnd> {
+        let _use = begin_use(self.usage.as_ref()).await?;
         let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
         let agent = agent_if(self.options.agent, &engine, container).await?;
@@ -118,23 +162,17 @@ impl DockerShell {
             }
             ShellCommand::Argv(argv) => argv.clone(),
         };
-        let path = log_path(
-            &self.options.log_dir,
-            &self.options.thread_id,
-            tool_request_id,
-        );
-        let log = PendingLog::start(path, shown.clone());
-        let mut sink = LineSink::new(log, on_output, self.options.output_limits);
         let stop = Stop {
-            terminate: &notify,
-            deadline: tokio::time::Instant::from_std(started_at + self.options.timeout),
+            terminate: stop.terminate,
+            deadline: stop.deadline,
         };
-        let end = match agent {
+        match agent {
             Some(connection) => {
                 let spawn = self.spawn_request(&engine, &connection, argv).await?;
                 let process = AgentProcess::spawn(&connection, spawn).await?;
+                leftover.set(Leftover::Agent(process.control()));
                 on_start();
-                agent_run::run(process, stop, &mut sink).await?
+                agent_run::run(process, stop, sink).await
             }
             None => {
                 let request = ExecRequest {
@@ -146,18 +184,23 @@ impl DockerShell {
                     ..Default::default()
                 };
                 let started = exec::start(&engine, container, &request).await?;
+                leftover.set(Leftover::Engine {
+                    engine: engine.clone(),
+                    container: container.to_string(),
+                    exec_id: started.exec_id.clone(),
+                    token: started.token.clone(),
+                });
                 on_start();
                 let run = EngineRun {
                     engine: &engine,
                     container,
                     exec_id: started.exec_id.clone(),
                     token: started.token.clone(),
-                    what: exec::subject(container, &[shown]),
+                    what: exec::subject(container, &[command.display()]),
                 };
-                run.run(started, stop, &mut sink).await?
+                run.run(started, stop, sink).await
             }
-        };
-        self.result(end, sink, started_at).await
+        }
     }
 
     async fn result<F: FnMut(&OutputLine) + Send>(

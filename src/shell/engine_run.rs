@@ -6,7 +6,8 @@ use futures_util::StreamExt;
 use tokio::time::sleep_until;
 
 use super::line_sink::LineSink;
-use super::run_end::{Ending, RunEnd, Stop, KILL_DRAIN, TERMINATE_GRACE};
+use super::run_end::{RunEnd, KILL_DRAIN, TERMINATE_GRACE};
+use super::stop::Stop;
 use crate::engine::{from_bollard, Engine, FrameDemux};
 use crate::error::Result;
 use crate::output::OutputLine;
@@ -45,13 +46,8 @@ impl EngineRun<'_> {
             let frame = match phase {
                 Phase::Running => tokio::select! {
                     frame = output.next() => frame,
-                    _ = stop.terminate.notified() => {
-                        ending = Some(Ending::Terminated);
-                        phase = self.begin_termination().await;
-                        continue;
-                    }
-                    _ = sleep_until(stop.deadline) => {
-                        ending = Some(Ending::TimedOut);
+                    why = stop.stopped() => {
+                        ending = Some(why);
                         phase = self.begin_termination().await;
                         continue;
                     }

@@ -1,5 +1,6 @@
 //! Magenta's `Shell` inside a container (docs/contract.md §4).
 
+mod abandoned_run;
 mod agent_run;
 mod command_log;
 mod docker_shell;
@@ -9,6 +10,7 @@ mod run_end;
 mod shell_command;
 mod shell_options;
 mod shell_result;
+mod stop;
 
 pub use command_log::{log_path, validate_segment};
 pub use docker_shell::DockerShell;

@@ -3,23 +3,16 @@
 
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
 /// Between SIGTERM and SIGKILL.
 pub const TERMINATE_GRACE: Duration = Duration::from_secs(1);
-/// After SIGKILL, how long the output may stay open before we stop waiting.
-pub const KILL_DRAIN: Duration = Duration::from_secs(2);
+/// After SIGKILL, how long the output may stay open before we stop waiting (the grace and
+/// this together stay within `stop::SETTLE`).
+pub const KILL_DRAIN: Duration = Duration::from_millis(700);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
     Terminated,
     TimedOut,
-}
-
-/// What ends a run early: `terminate()` and the shell's timeout.
-pub struct Stop<'a> {
-    pub terminate: &'a Notify,
-    pub deadline: tokio::time::Instant,
 }
 
 pub struct RunEnd {

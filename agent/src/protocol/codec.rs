@@ -141,6 +141,7 @@ impl Message {
             Message::Mkdir { .. } => 11,
             Message::ReadDir { .. } => 12,
             Message::Dial { .. } => 13,
+            Message::Ping => 14,
             Message::Welcome { .. } => 32,
             Message::Done => 33,
             Message::Failed { .. } => 34,
@@ -151,6 +152,7 @@ impl Message {
             Message::Stat(_) => 39,
             Message::Names(_) => 40,
             Message::Accepted { .. } => 41,
+            Message::Pong => 42,
             Message::Data(_) => 64,
             Message::End => 65,
             Message::Credit { .. } => 66,
@@ -202,7 +204,13 @@ impl Message {
             Message::Credit { bytes } => w.u32(*bytes),
             Message::Stat(s) => write_stat(w, s),
             Message::Names(names) => w.strs(names),
-            Message::StdinEnd | Message::Kill | Message::Abort | Message::Done | Message::End => {}
+            Message::StdinEnd
+            | Message::Kill
+            | Message::Abort
+            | Message::Done
+            | Message::End
+            | Message::Ping
+            | Message::Pong => {}
         }
     }
 
@@ -224,6 +232,7 @@ impl Message {
             13 => Message::Dial {
                 port: u16::try_from(r.u32()?).map_err(|_| bad("a port above 65535"))?,
             },
+            14 => Message::Ping,
             32 => Message::Welcome {
                 version: r.u32()?,
                 pid: r.u32()?,
@@ -246,6 +255,7 @@ impl Message {
             39 => Message::Stat(read_stat(r)?),
             40 => Message::Names(r.strs()?),
             41 => Message::Accepted { listener: r.u8()? },
+            42 => Message::Pong,
             64 => Message::Data(r.bytes()?),
             65 => Message::End,
             66 => Message::Credit { bytes: r.u32()? },

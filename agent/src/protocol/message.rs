@@ -95,6 +95,9 @@ pub enum Message {
     Dial {
         port: u16,
     },
+    /// Answered at once by `Pong` under the same id: the host's way of telling a silent
+    /// agent (a long command, a slow disk) from one that no longer answers at all.
+    Ping,
     // Agent to host.
     Welcome {
         version: u32,
@@ -121,6 +124,7 @@ pub enum Message {
     },
     Stat(Stat),
     Names(Vec<String>),
+    Pong,
     /// Relay: a connection accepted on the proxy listener of that index; the frame's id is
     /// the agent's (high bit set) and names the stream from then on.
     Accepted {
@@ -129,8 +133,9 @@ pub enum Message {
     // Either way.
     Data(Vec<u8>),
     End,
-    /// Relay: the receiver has passed on `bytes` more of a stream's data; the sender may send
-    /// that much more (each side starts with `RELAY_WINDOW`).
+    /// The receiver has passed on `bytes` more of a stream's data; the sender may send that
+    /// much more. On the relay each side starts with `RELAY_WINDOW`; on the command channel
+    /// the agent starts each request's replies with `REPLY_WINDOW` (see `reply_cost`).
     Credit {
         bytes: u32,
     },

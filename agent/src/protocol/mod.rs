@@ -23,7 +23,7 @@ pub use codec::{data_header, decode, encode, DATA_HEADER};
 pub use frame_buffer::FrameBuffer;
 pub use message::{Creds, FileKind, Message, Spawn, Stat};
 
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The largest frame either side accepts (the length field's value).
 pub const MAX_FRAME: usize = 1 << 20;
 /// The data carried by one `Data`/`Output`/`Stdin` frame at most.
@@ -37,6 +37,20 @@ pub const AGENT_STREAM: u32 = 1 << 31;
 pub const RELAY_WINDOW: u32 = 512 * 1024;
 /// The data carried by one relay `Data` frame at most.
 pub const RELAY_CHUNK: usize = 64 * 1024;
+/// Bytes of replies (see `reply_cost`) the agent may send for one request before the host's
+/// `Credit`: a consumer that falls behind holds up its own request, never the connection.
+pub const REPLY_WINDOW: u32 = 4 << 20;
+
+/// What a reply costs against its request's window: the data it carries (`Output`, `Data`,
+/// `Names`); every other reply is free.
+pub fn reply_cost(message: &Message) -> u32 {
+    let bytes = match message {
+        Message::Output { data, .. } | Message::Data(data) => data.len(),
+        Message::Names(names) => names.iter().map(|n| 4 + n.len()).sum(),
+        _ => 0,
+    };
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtocolError(pub String);

@@ -71,6 +71,8 @@ fn all() -> Vec<Message> {
         Message::Dial { port: 8080 },
         Message::Accepted { listener: 1 },
         Message::Credit { bytes: 65536 },
+        Message::Ping,
+        Message::Pong,
     ]
 }
 

@@ -10,7 +10,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use container_isolation_agent::protocol::{encode, Creds, FrameBuffer, Message, CHUNK};
+use container_isolation_agent::protocol::{
+    encode, reply_cost, Creds, FrameBuffer, Message, CHUNK, REPLY_WINDOW,
+};
 
 use super::support::spawn_of;
 
@@ -42,6 +44,10 @@ pub struct Agent {
     /// While set, nothing is read from the agent's stdout (a slow host).
     paused: Arc<AtomicBool>,
     pending: HashMap<u32, VecDeque<Message>>,
+    /// Reply bytes taken per request and not yet granted back (as the host does).
+    consumed: HashMap<u32, u32>,
+    /// Whether replies taken are granted back (off: a host that stopped reading).
+    pub granting: bool,
     next_id: u32,
 }
 
@@ -102,6 +108,8 @@ impl Agent {
             frames,
             paused,
             pending: HashMap::new(),
+            consumed: HashMap::new(),
+            granting: true,
             next_id: 1,
         }
     }
@@ -153,10 +161,24 @@ impl Agent {
             .unwrap_or_else(|| panic!("no reply to request {id} within {REPLY_WAIT:?}"))
     }
 
+    /// Hands the agent back the room `message` took, a quarter window at a time.
+    fn grant(&mut self, id: u32, message: &Message) {
+        if !self.granting {
+            return;
+        }
+        let consumed = self.consumed.entry(id).or_default();
+        *consumed += reply_cost(message);
+        if *consumed >= REPLY_WINDOW / 4 {
+            let bytes = std::mem::take(consumed);
+            self.send(id, &Message::Credit { bytes });
+        }
+    }
+
     pub fn try_recv(&mut self, id: u32, within: Duration) -> Option<Message> {
         let deadline = Instant::now() + within;
         loop {
             if let Some(message) = self.pending.get_mut(&id).and_then(VecDeque::pop_front) {
+                self.grant(id, &message);
                 return Some(message);
             }
             let left = deadline.saturating_duration_since(Instant::now());

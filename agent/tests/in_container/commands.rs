@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use container_isolation_agent::protocol::{Message, Spawn, CHUNK, CONTROL, VERSION};
+use container_isolation_agent::protocol::{Message, Spawn, CHUNK, CONTROL, REPLY_WINDOW, VERSION};
 
 use super::support::*;
 
@@ -172,6 +172,36 @@ fn output_larger_than_a_chunk_arrives_whole() {
     let size = 3 * CHUNK + 17;
     let ran = agent.run(&["sh", "-c", &format!("head -c {size} /dev/zero")]);
     assert_eq!((ran.stdout.len(), ran.code), (size, 0));
+}
+
+#[test]
+fn output_stops_at_the_reply_window_and_an_abort_lets_the_command_finish_unread() {
+    if !docker_available() {
+        return;
+    }
+    let container = Container::busybox();
+    let mut agent = container.agent();
+    agent.granting = false;
+    let id = agent.spawn(&["head", "-c", &(20 << 20).to_string(), "/dev/zero"], false);
+    let mut sent = 0;
+    while let Some(message) = agent.try_recv(id, Duration::from_secs(1)) {
+        if let Message::Output { data, .. } = message {
+            sent += data.len();
+        }
+    }
+    let bound = REPLY_WINDOW as usize + CHUNK;
+    assert!(
+        sent > 0 && sent <= bound,
+        "{sent} bytes sent without credit"
+    );
+    agent.send(id, &Message::Abort);
+    let ran = agent.finish(id);
+    assert_eq!(ran.code, 0);
+    assert!(
+        ran.stdout.len() <= CHUNK,
+        "{} bytes after the abort",
+        ran.stdout.len()
+    );
 }
 
 #[test]
