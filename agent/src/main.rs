@@ -3,6 +3,7 @@
 //! `relay` carries the session's network connections (see `relay`).
 
 mod creds;
+mod detached;
 mod files;
 mod frame_out;
 mod launch;

@@ -13,6 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use container_isolation_agent::protocol::{Message, Spawn, CHUNK};
 
+use super::detached;
 use super::frame_out::FrameOut;
 use super::launch::{fork_reaper, Launch, ReaperFds};
 use super::reaper_report::{self, Report};
@@ -173,7 +174,8 @@ pub fn start(
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
     let mut socket = std::fs::File::from(ours);
     let (windows, window) = (windows.clone(), windows.open(id));
-    std::thread::spawn(move || {
+    let (registry_here, windows_here) = (registry.clone(), windows.clone());
+    let spawned = detached::spawn(move || {
         let ends = Ends {
             socket: &mut socket,
             outputs,
@@ -191,6 +193,17 @@ pub fn start(
         drop(socket);
         registry.lock().unwrap().remove(&id);
     });
+    if let Err(e) = spawned {
+        // No thread to relay it: the reaper (and the command) go, and the host hears why.
+        // SAFETY: our own child, killed and collected.
+        unsafe {
+            libc::kill(reaper, libc::SIGKILL);
+            libc::waitpid(reaper, std::ptr::null_mut(), 0);
+        }
+        registry_here.lock().unwrap().remove(&id);
+        windows_here.finish(id);
+        return Err(e);
+    }
     Ok(())
 }
 
@@ -210,7 +223,8 @@ fn not_started(id: u32, out: &FrameOut, program: &str, err: std::io::Error) {
 /// Writes what the host sends to the command's stdin; `None` closes it.
 fn feed_stdin(write: OwnedFd) -> Sender<Option<Vec<u8>>> {
     let (sender, receiver) = channel::<Option<Vec<u8>>>();
-    std::thread::spawn(move || {
+    // Without a thread the pipe's write end is dropped: the command sees its stdin end.
+    let _ = detached::spawn(move || {
         let mut pipe = std::fs::File::from(write);
         while let Ok(Some(data)) = receiver.recv() {
             if pipe.write_all(&data).is_err() {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use container_isolation_agent::protocol::{FrameBuffer, Message, CONTROL, VERSION};
 
 use super::creds::act_as;
+use super::detached;
 use super::files::{self, failed, quoted};
 use super::frame_out::FrameOut;
 use super::process::{self, Registry};
@@ -47,14 +48,17 @@ impl Server {
         path: String,
         op: impl FnOnce(&str) -> Message + Send + 'static,
     ) {
-        let out = self.out.clone();
-        std::thread::spawn(move || {
+        let (out, theirs) = (self.out.clone(), self.out.clone());
+        let spawned = detached::spawn(move || {
             let reply = match act_as(&creds) {
                 Ok(()) => op(&path),
                 Err(e) => failed(&e, &path),
             };
-            out.send(id, &reply);
+            theirs.send(id, &reply);
         });
+        if let Err(e) = spawned {
+            out.send(id, &failed(&e, "a thread for the request"));
+        }
     }
 
     /// Runs `op` on a thread of its own as `creds`; it sends its replies itself, within
@@ -68,13 +72,17 @@ impl Server {
     ) {
         let (out, windows) = (self.out.clone(), self.windows.clone());
         let window = windows.open(id);
-        std::thread::spawn(move || {
+        let spawned = detached::spawn(move || {
             match act_as(&creds) {
                 Ok(()) => op(id, &path, &out, &window),
                 Err(e) => out.send(id, &failed(&e, &path)),
             }
             windows.finish(id);
         });
+        if let Err(e) = spawned {
+            self.windows.finish(id);
+            self.out.send(id, &failed(&e, "a thread for the request"));
+        }
     }
 
     fn dispatch(&mut self, id: u32, message: Message) {
@@ -110,12 +118,17 @@ impl Server {
             Message::Read { path, creds } => self.streamed(id, creds, path, files::read),
             Message::Write { path, creds } => {
                 let (sender, receiver) = sync_channel(WRITE_BACKLOG);
-                self.writes.insert(id, sender);
                 let out = self.out.clone();
-                std::thread::spawn(move || match act_as(&creds) {
+                let spawned = detached::spawn(move || match act_as(&creds) {
                     Ok(()) => write::write(id, &path, umask, receiver, &out),
                     Err(e) => out.send(id, &failed(&e, &path)),
                 });
+                match spawned {
+                    Ok(()) => {
+                        self.writes.insert(id, sender);
+                    }
+                    Err(e) => self.out.send(id, &failed(&e, "a thread for the write")),
+                }
             }
             Message::Data(data) => self.queue_write(id, WriteInput::Data(data), false),
             Message::End => self.queue_write(id, WriteInput::End, true),
@@ -143,10 +156,11 @@ impl Server {
         }
     }
 
-    /// Signals command `id` with `op` on a thread of its own; replies `Signalled`.
+    /// Signals command `id` with `op` on a thread of its own (here, when none can be had:
+    /// a kill must get through a fork bomb); replies `Signalled`.
     fn signal(&self, id: u32, op: impl FnOnce(&process::Running) -> u32 + Send + 'static) {
         let (out, entry) = (self.out.clone(), self.entry(id));
-        std::thread::spawn(move || {
+        detached::spawn_or_here(move || {
             let count = entry.map(|p| op(&p)).unwrap_or(0);
             out.send(id, &Message::Signalled { count });
         });

@@ -38,7 +38,7 @@ pub async fn spawn_for(
 const KILL_WAIT: Duration = Duration::from_millis(1500);
 
 /// Runs `request` to its end with its output buffered (each stream cut at
-/// `request.output_limit`). The timeout covers everything from the spawn on; past it the
+/// `request.kept_output()`). The timeout covers everything from the spawn on; past it the
 /// command's tree is killed (waited for at most `KILL_WAIT`) and the call rejects `TIMEOUT`.
 pub async fn run_buffered(
     engine: &Engine,
@@ -74,7 +74,7 @@ pub async fn run_buffered(
     let mut outcome = ExecOutcome::default();
     match before(
         deadline,
-        collect(&mut process, &mut outcome, request.output_limit),
+        collect(&mut process, &mut outcome, request.kept_output()),
     )
     .await
     {
@@ -102,7 +102,7 @@ async fn before<T>(deadline: Option<Instant>, work: impl Future<Output = T>) -> 
 async fn collect(
     process: &mut AgentProcess,
     outcome: &mut ExecOutcome,
-    limit: Option<usize>,
+    limit: usize,
 ) -> Result<i64> {
     loop {
         let (into, data) = match process.next().await? {
@@ -111,7 +111,7 @@ async fn collect(
             ProcessEvent::Exited(exit) => return Ok(exit.code),
             ProcessEvent::Signalled(_) => continue,
         };
-        let room = limit.map_or(data.len(), |l| l.saturating_sub(into.len()));
+        let room = limit.saturating_sub(into.len());
         into.extend_from_slice(&data[..room.min(data.len())]);
     }
 }

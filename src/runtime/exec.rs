@@ -36,8 +36,19 @@ pub struct ExecRequest {
     /// `environmentMode: 'replace'`: the command gets `env` only, not the container's.
     pub replace_env: bool,
     /// `run_buffered` keeps at most this many bytes of each stream (the rest is read and
-    /// dropped): output the container controls costs the host bounded memory.
+    /// dropped): output the container controls costs the host bounded memory. `None`:
+    /// `EXEC_OUTPUT_LIMIT`.
     pub output_limit: Option<usize>,
+}
+
+/// What `run_buffered` keeps of each stream when the request names no limit.
+pub const EXEC_OUTPUT_LIMIT: usize = 64 << 20;
+
+impl ExecRequest {
+    /// The bytes of each stream `run_buffered` keeps.
+    pub fn kept_output(&self) -> usize {
+        self.output_limit.unwrap_or(EXEC_OUTPUT_LIMIT)
+    }
 }
 
 impl ExecRequest {
@@ -237,9 +248,7 @@ pub async fn run_buffered(
                 Some((StreamKind::Stderr, bytes)) => (&mut outcome.stderr, bytes),
                 None => continue,
             };
-            let room = req
-                .output_limit
-                .map_or(bytes.len(), |l| l.saturating_sub(into.len()));
+            let room = req.kept_output().saturating_sub(into.len());
             into.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         Ok(())

@@ -7,7 +7,7 @@ use std::time::Duration;
 pub const TERMINATE_GRACE: Duration = Duration::from_secs(1);
 /// After SIGKILL, how long the output may stay open before we stop waiting (the grace and
 /// this together stay within `stop::SETTLE`).
-pub const KILL_DRAIN: Duration = Duration::from_millis(700);
+pub const KILL_DRAIN: Duration = Duration::from_millis(450);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {

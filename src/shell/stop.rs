@@ -12,7 +12,7 @@ use tokio::time::{sleep, sleep_until, Instant};
 use super::run_end::Ending;
 
 /// From the stop to the settled result, at most (the contract's bound is 2 s).
-pub const SETTLE: Duration = Duration::from_millis(1800);
+pub const SETTLE: Duration = Duration::from_millis(1500);
 
 /// `terminate()`: fired once, seen by every waiter, also by one that starts waiting later.
 #[derive(Default)]
