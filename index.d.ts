@@ -367,10 +367,18 @@ export interface ContainerConfig {
   command?: Array<string> | undefined
   /** Variables of the container's processes. */
   environment?: Record<string, string> | undefined
-  /** Bytes. */
+  /**
+   * Bytes; swap as the engine defaults it. `resources.memory` is the limit without swap;
+   * given both, they must be equal (else `INVALID_ARGUMENT`).
+   */
   memory?: number | undefined
   /** Relative CPU weight. */
   cpuShares?: number | undefined
+  /**
+   * Limits on pids, memory (no swap), CPUs and open files; none by default (the host
+   * decides). An invalid value rejects `INVALID_ARGUMENT` and creates nothing.
+   */
+  resources?: Resources | undefined
   /** Added to the labels this library sets (docs/contract.md §6). */
   labels?: Record<string, string> | undefined
   /**
@@ -484,6 +492,12 @@ export interface CreateWorkspaceOptions {
    * `setEgress`).
    */
   egress?: 'none' | 'public' | 'bridge' | EgressPolicy
+  /**
+   * Over the constructor's `resources`, field by field, for a new session (an existing
+   * one keeps the limits it was created with). An invalid value rejects
+   * `INVALID_ARGUMENT` before anything is made.
+   */
+  resources?: Resources
 }
 
 /**
@@ -591,6 +605,8 @@ export interface DevcontainerConfig {
    * `forwardPort`, on 127.0.0.1).
    */
   ports: Array<DevcontainerPort>
+  /** `hostRequirements`, when the file has them. */
+  hostRequirements?: DevcontainerHostRequirements
   /**
    * What the file asks for that is not acted on (a compose config, a port of another
    * container, an unknown property, …), one sentence each.
@@ -611,6 +627,22 @@ export interface DevcontainerFeature {
   path?: string
   /** Its options (a version string is `{ version }`, `true` is `{}`). */
   options: Record<string, string | boolean>
+}
+
+/**
+ * devcontainer.json's `hostRequirements`, sizes in bytes. A session compares `cpus` and
+ * `memory` with its limits (else the engine's capacity) and warns when they do not fit;
+ * `storage` and `gpu` are neither checked nor provided (a warning says so).
+ */
+export interface DevcontainerHostRequirements {
+  /** Least CPUs. */
+  cpus?: number
+  /** Least memory, in bytes (`"4gb"` is 4 × 2^30). */
+  memory?: number
+  /** Least storage, in bytes. */
+  storage?: number
+  /** As written (`false` is left out). */
+  gpu?: boolean | 'optional' | { cores?: number; memory?: string }
 }
 
 /**
@@ -1133,6 +1165,24 @@ export interface ReapReport {
 }
 
 /**
+ * Resource limits of a container. Each one absent is the engine's (no limit) unless a
+ * default applies (a `Workspaces` session's `pids`).
+ */
+export interface Resources {
+  /** Most processes and threads at once (the cgroup's `pids.max`), 8 to 4194304. */
+  pids?: number | undefined
+  /**
+   * Bytes of memory, at least 6 MiB (6291456); no swap on top of it (`MemorySwap` is set
+   * equal).
+   */
+  memory?: number | undefined
+  /** Fractional CPUs of time (`1.5`: one and a half), at least 0.01. */
+  cpus?: number | undefined
+  /** Most open files per process (soft and hard `nofile`), 16 to 1048576. */
+  nofile?: number | undefined
+}
+
+/**
  * Internal: the watchdog process's entry point. Blocks until the owner described by
  * `config` is gone, removes its `process` containers, and returns.
  */
@@ -1209,6 +1259,11 @@ export interface WorkspaceInfo {
    * and `appPort`, and `forwardPort`'s).
    */
   ports: Array<ForwardedPort>
+  /**
+   * The limits the session's container has (`memory` may come from devcontainer.json's
+   * `runArgs --memory` when the host sets none); empty for a session from before limits.
+   */
+  resources: Resources
 }
 
 /** Options of `new Workspaces()`. */
@@ -1246,6 +1301,12 @@ export interface WorkspacesOptions {
    * the session relay; the container itself has no network); `create` may give its own.
    */
   egress?: 'none' | 'public' | 'bridge' | EgressPolicy
+  /**
+   * Every session's resource limits (`create` may override each); `pids` defaults to
+   * `min(4096, pid_max / 8)` of the host, memory, CPUs and open files to none. Fixed
+   * when a session is created.
+   */
+  resources?: Resources
 }
 
 /**

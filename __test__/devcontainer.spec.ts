@@ -111,6 +111,7 @@ describe('readDevcontainerConfig', () => {
       }`,
     })
     const config = (await addon.readDevcontainerConfig(dir))!
+    expect(config.hostRequirements).toEqual({ cpus: 2 })
     expect(config.ports).toEqual([
       { containerPort: 3000, field: 'forwardPorts' },
       { containerPort: 8080, hostPort: 8080, field: 'appPort' },
@@ -118,7 +119,6 @@ describe('readDevcontainerConfig', () => {
     expect(config.warnings).toEqual([
       'portsAttributes is not supported and was ignored: ports are forwarded without their attributes',
       'otherPortsAttributes is not supported and was ignored: ports are forwarded without their attributes',
-      "hostRequirements is not supported and was ignored: the host's cpus, memory, storage and gpu are not checked",
       'build.options is not supported and was ignored: no extra docker build option is passed',
       "build.cacheFrom is not supported and was ignored: the build uses only the engine's own cache of this project's earlier builds",
       'postCreateComand is not a devcontainer.json property and was ignored',

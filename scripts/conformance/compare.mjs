@@ -11,7 +11,25 @@ export const NOT_COMPARED = new Set(['customizations'])
 const BEHAVIOUR = ['overrideCommand', 'shutdownAction', 'init', 'waitFor', 'userEnvProbe', 'updateRemoteUserUID']
 
 /** Honoured by the reference, not by us: our read must carry a warning naming the field. */
-const WARNED = ['portsAttributes', 'otherPortsAttributes', 'hostRequirements']
+const WARNED = ['portsAttributes', 'otherPortsAttributes']
+
+/** `"4gb"`, `"512mb"`, a number: bytes (powers of 1024), as sizes of `hostRequirements`. */
+function bytes(size) {
+  if (typeof size === 'number') return size
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)b?\s*$/i.exec(String(size))
+  if (!m) return undefined
+  return Math.floor(Number(m[1]) * 1024 ** ' kmgt'.indexOf(m[2].toLowerCase() || ' '))
+}
+
+/** `hostRequirements` in our shape: sizes in bytes, `gpu: false` left out. */
+function hostRequirements(req) {
+  if (req === undefined || req === null) return undefined
+  const out = {}
+  if (Number.isInteger(req.cpus) && req.cpus >= 0) out.cpus = req.cpus
+  for (const key of ['memory', 'storage']) if (req[key] !== undefined && bytes(req[key]) !== undefined) out[key] = bytes(req[key])
+  if (req.gpu !== undefined && req.gpu !== null && req.gpu !== false) out.gpu = req.gpu
+  return out
+}
 
 /** `forwardPorts` then `appPort` as the container ports a session serves (docs/api.md). */
 function ports(conf) {
@@ -97,6 +115,7 @@ export function expectedShape(expected) {
   out.overrideFeatureInstallOrder = conf.overrideFeatureInstallOrder ?? []
   for (const key of BEHAVIOUR) out[key] = conf[key]
   out.ports = ports(conf)
+  out.hostRequirements = hostRequirements(conf.hostRequirements)
   return out
 }
 
@@ -121,6 +140,7 @@ export function actualShape(ours) {
   out.features = Object.fromEntries((ours.features ?? []).map((f) => [f.reference, f.options]))
   out.overrideFeatureInstallOrder = ours.overrideFeatureInstallOrder ?? []
   for (const key of BEHAVIOUR) out[key] = ours[key] ?? undefined
+  out.hostRequirements = ours.hostRequirements ?? undefined
   out.ports = (ours.ports ?? []).map(({ containerPort, hostPort, field }) =>
     hostPort === undefined || hostPort === null ? { containerPort, field } : { containerPort, hostPort, field })
   if (ours.build) {

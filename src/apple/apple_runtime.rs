@@ -171,6 +171,7 @@ fn unsupported_by_cli(config: &ContainerConfig) -> Result<()> {
     let what = match () {
         _ if restarts => "restartPolicy",
         _ if !config.sysctls.is_empty() => "sysctls",
+        _ if !config.resources.is_empty() => "resources",
         _ => return Ok(()),
     };
     Err(Error::invalid_argument(format!(

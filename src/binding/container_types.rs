@@ -1,6 +1,7 @@
 //! The plain objects of docs/contract.md §2 as JavaScript sees them, and their conversions.
 
 use super::egress::{egress_from_js, EgressOption};
+use super::resources::{resources_from_js, Resources};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -65,12 +66,17 @@ pub struct ContainerConfig {
     /// Variables of the container's processes.
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub environment: Option<HashMap<String, String>>,
-    /// Bytes.
+    /// Bytes; swap as the engine defaults it. `resources.memory` is the limit without swap;
+    /// given both, they must be equal (else `INVALID_ARGUMENT`).
     #[napi(ts_type = "number | undefined")]
     pub memory: Option<i64>,
     /// Relative CPU weight.
     #[napi(ts_type = "number | undefined")]
     pub cpu_shares: Option<i64>,
+    /// Limits on pids, memory (no swap), CPUs and open files; none by default (the host
+    /// decides). An invalid value rejects `INVALID_ARGUMENT` and creates nothing.
+    #[napi(ts_type = "Resources | undefined")]
+    pub resources: Option<Resources>,
     /// Added to the labels this library sets (docs/contract.md §6).
     #[napi(ts_type = "Record<string, string> | undefined")]
     pub labels: Option<HashMap<String, String>>,
@@ -249,6 +255,7 @@ impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
             environment: js.environment.unwrap_or_default().into_iter().collect(),
             memory: js.memory,
             cpu_shares: js.cpu_shares,
+            resources: resources_from_js(js.resources, "resources")?,
             labels: js.labels.unwrap_or_default().into_iter().collect(),
             user: js.user,
             network: js.network,

@@ -201,9 +201,27 @@ pub struct DevcontainerConfig {
     /// `forwardPorts` then `appPort`: what a session serves on the host (through
     /// `forwardPort`, on 127.0.0.1).
     pub ports: Vec<DevcontainerPort>,
+    /// `hostRequirements`, when the file has them.
+    pub host_requirements: Option<DevcontainerHostRequirements>,
     /// What the file asks for that is not acted on (a compose config, a port of another
     /// container, an unknown property, …), one sentence each.
     pub warnings: Vec<String>,
+}
+
+/// devcontainer.json's `hostRequirements`, sizes in bytes. A session compares `cpus` and
+/// `memory` with its limits (else the engine's capacity) and warns when they do not fit;
+/// `storage` and `gpu` are neither checked nor provided (a warning says so).
+#[napi(object)]
+pub struct DevcontainerHostRequirements {
+    /// Least CPUs.
+    pub cpus: Option<u32>,
+    /// Least memory, in bytes (`"4gb"` is 4 × 2^30).
+    pub memory: Option<f64>,
+    /// Least storage, in bytes.
+    pub storage: Option<f64>,
+    /// As written (`false` is left out).
+    #[napi(ts_type = "boolean | 'optional' | { cores?: number; memory?: string }")]
+    pub gpu: Option<Value>,
 }
 
 /// A container port devcontainer.json asks to be served on the host.
@@ -336,6 +354,12 @@ impl From<dc::DevcontainerConfig> for DevcontainerConfig {
                     field: p.field,
                 })
                 .collect(),
+            host_requirements: c.host_requirements.map(|r| DevcontainerHostRequirements {
+                cpus: r.cpus.map(|n| n.min(u64::from(u32::MAX)) as u32),
+                memory: r.memory.map(|n| n as f64),
+                storage: r.storage.map(|n| n as f64),
+                gpu: r.gpu,
+            }),
             warnings: c.warnings,
         }
     }

@@ -18,6 +18,7 @@ mod exit_hooks;
 mod naming;
 mod port_forward;
 mod reap_orphans;
+mod resources;
 mod runtime_calls;
 mod trust;
 mod watchdog;

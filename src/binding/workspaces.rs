@@ -16,6 +16,7 @@ use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
+use super::resources::{resources_from_js, Resources};
 use super::trust::WorkspaceTrust;
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
@@ -51,6 +52,10 @@ pub struct WorkspacesOptions {
     /// the session relay; the container itself has no network); `create` may give its own.
     #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy")]
     pub egress: Option<EgressOption>,
+    /// Every session's resource limits (`create` may override each); `pids` defaults to
+    /// `min(4096, pid_max / 8)` of the host, memory, CPUs and open files to none. Fixed
+    /// when a session is created.
+    pub resources: Option<Resources>,
 }
 
 /// Options of `Workspaces.create`.
@@ -78,6 +83,10 @@ pub struct CreateWorkspaceOptions {
     /// `setEgress`).
     #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy")]
     pub egress: Option<EgressOption>,
+    /// Over the constructor's `resources`, field by field, for a new session (an existing
+    /// one keeps the limits it was created with). An invalid value rejects
+    /// `INVALID_ARGUMENT` before anything is made.
+    pub resources: Option<Resources>,
 }
 
 /// A session's workspace as `create`, `get` and `list` report it.
@@ -111,6 +120,9 @@ pub struct WorkspaceInfo {
     /// Container ports this process serves on the host (devcontainer.json's `forwardPorts`
     /// and `appPort`, and `forwardPort`'s).
     pub ports: Vec<ForwardedPort>,
+    /// The limits the session's container has (`memory` may come from devcontainer.json's
+    /// `runArgs --memory` when the host sets none); empty for a session from before limits.
+    pub resources: Resources,
 }
 
 /// A container port served on the host.
@@ -154,6 +166,15 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             image: r.image,
             lifetime: r.lifetime,
             created_at_ms: r.created_at_ms as f64,
+            resources: r
+                .settings
+                .as_ref()
+                .map(|s| {
+                    let mut limits = s.resources;
+                    limits.memory = s.effective_memory();
+                    Resources::from(limits)
+                })
+                .unwrap_or_else(|| Resources::from(crate::runtime::ResourceLimits::default())),
             warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
             ports: info
                 .ports
@@ -193,6 +214,7 @@ impl Workspaces {
             idle_timeout_ms: None,
             agent: None,
             egress: None,
+            resources: None,
         });
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
@@ -205,6 +227,7 @@ impl Workspaces {
         }
         let idle_timeout =
             duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
+        let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
         let engine = engine_options(opts.engine).map_err(sync_error)?;
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
@@ -218,6 +241,7 @@ impl Workspaces {
                 idle_timeout,
                 agent: opts.agent.unwrap_or(true),
                 egress,
+                resources,
             })),
         })
     }
@@ -245,6 +269,7 @@ impl Workspaces {
                 lifetime,
                 trust: opts.trust.map(Trust::from),
                 egress: opts.egress.map(egress_from_js).transpose()?,
+                resources: resources_from_js(opts.resources, "resources")?,
             };
             inner.create(request).await.map(WorkspaceInfo::from)
         }

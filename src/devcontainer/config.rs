@@ -13,6 +13,7 @@ use super::compose::{parse_compose, ComposeConfig};
 use super::features::{parse_features, FeatureRequest};
 use super::fields::{invalid, one_of, string, string_list};
 use super::host_env::HostEnv;
+use super::host_requirements::{parse_host_requirements, HostRequirements};
 use super::image_metadata::parse_entry;
 use super::jsonc;
 use super::lifecycle::{parse_lifecycle, LifecycleCommand};
@@ -82,6 +83,8 @@ pub struct DevcontainerConfig {
     pub denied_env: Vec<String>,
     /// `forwardPorts` then `appPort`, as a session serves them on the host.
     pub ports: Vec<PortRequest>,
+    /// `hostRequirements`, compared with a session's limits when it is created.
+    pub host_requirements: Option<HostRequirements>,
     /// What the file asks for that is not acted on (a compose config, …).
     pub warnings: Vec<String>,
 }
@@ -235,6 +238,9 @@ fn parse(path: &Path, map: &Map<String, Value>, host_env: &HostEnv) -> Result<De
     let (ports, port_warnings) = parse_port_requests(map);
     config.ports = ports;
     config.warnings.extend(port_warnings);
+    let (requirements, requirement_warnings) = parse_host_requirements(map);
+    config.host_requirements = requirements;
+    config.warnings.extend(requirement_warnings);
     config.warnings.extend(
         config
             .features

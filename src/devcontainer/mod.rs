@@ -10,6 +10,7 @@ mod feature_order;
 mod features;
 mod fields;
 mod host_env;
+mod host_requirements;
 mod image_metadata;
 mod jsonc;
 mod lifecycle;
@@ -34,6 +35,7 @@ pub use features::{
     parse_oci_ref, parse_options, FeatureRequest, FeatureSource, OciRef, OptionValue,
 };
 pub use host_env::HostEnv;
+pub use host_requirements::{Available, HostRequirements};
 pub use image_metadata::{
     parse_image_metadata, MetadataEntry, METADATA_LABEL, SHUTDOWN_ACTIONS, USER_ENV_PROBES,
 };

@@ -16,10 +16,6 @@ const NOT_HONOURED: &[(&str, &str)] = &[
         "otherPortsAttributes",
         "ports are forwarded without their attributes",
     ),
-    (
-        "hostRequirements",
-        "the host's cpus, memory, storage and gpu are not checked",
-    ),
 ];
 
 /// Read here, or by the parts of this library that own them (`features`, the container's
@@ -61,6 +57,7 @@ const KNOWN: &[&str] = &[
     "updateRemoteUserUID",
     "forwardPorts",
     "appPort",
+    "hostRequirements",
     "customizations",
     "secrets",
     "extensions",
@@ -149,7 +146,6 @@ mod tests {
                 "service",
                 "portsAttributes",
                 "otherPortsAttributes",
-                "hostRequirements",
                 "build.options",
                 "build.cacheFrom",
                 "postCreateCommands"
@@ -157,7 +153,7 @@ mod tests {
             "{found:?}"
         );
         assert_eq!(
-            found[6],
+            found[5],
             "postCreateCommands is not a devcontainer.json property and was ignored"
         );
     }

@@ -66,7 +66,7 @@ fn listed(items: &[String]) -> Option<Vec<String>> {
 fn host_config(config: &ContainerConfig) -> HostConfig {
     let p = &config.privileges;
     let namespace = |kind: &str| p.namespaces.get(kind).cloned();
-    HostConfig {
+    let mut host = HostConfig {
         init: Some(config.init.unwrap_or(true)),
         mounts: Some(config.mounts.iter().map(engine_mount).collect()),
         memory: config.memory,
@@ -87,7 +87,9 @@ fn host_config(config: &ContainerConfig) -> HostConfig {
         restart_policy: config.restart_policy.map(restart_policy),
         sysctls: (!config.sysctls.is_empty()).then(|| config.sysctls.clone().into_iter().collect()),
         ..Default::default()
-    }
+    };
+    config.resources.apply(&mut host);
+    host
 }
 
 fn restart_policy(policy: RestartPolicy) -> bollard::models::RestartPolicy {
@@ -166,6 +168,26 @@ mod tests {
             ),
             (Some("/dev/sda"), Some("/dev/xvda"), Some("r"))
         );
+    }
+
+    #[test]
+    fn resources_reach_the_host_config_and_memory_alone_keeps_the_engines_swap() {
+        let mut config = ContainerConfig {
+            working_directory: "/w".into(),
+            memory: Some(64 << 20),
+            ..Default::default()
+        };
+        let host = host_config(&config);
+        assert_eq!((host.memory, host.memory_swap), (Some(64 << 20), None));
+        assert_eq!(host.pids_limit, None);
+        config.resources.memory = Some(64 << 20);
+        config.resources.pids = Some(256);
+        let host = host_config(&config);
+        assert_eq!(
+            (host.memory, host.memory_swap),
+            (Some(64 << 20), Some(64 << 20))
+        );
+        assert_eq!(host.pids_limit, Some(256));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::container_privileges::ContainerPrivileges;
 use super::environment_vars::check_environment;
 use super::naming::container_name;
 use super::port_mapping::{check_ports, PortMapping};
+use super::resource_limits::ResourceLimits;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,8 +136,12 @@ pub struct ContainerConfig {
     /// The engine's init as the first process (`None`: yes).
     pub init: Option<bool>,
     pub environment: BTreeMap<String, String>,
+    /// Bytes (swap as the engine defaults it); `resources.memory` is the same limit
+    /// without swap, and both given must agree.
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,
+    /// Pids, memory (no swap on top), CPUs and open files.
+    pub resources: ResourceLimits,
     pub labels: BTreeMap<String, String>,
     pub user: Option<String>,
     pub network: Option<String>,
@@ -188,6 +193,14 @@ impl ContainerConfig {
             return Err(Error::invalid_argument(
                 "memory must be a positive number of bytes and cpuShares non-negative",
             ));
+        }
+        self.resources.validate("resources")?;
+        if let (Some(old), Some(new)) = (self.memory, self.resources.memory) {
+            if old != new {
+                return Err(Error::invalid_argument(format!(
+                    "memory {old} and resources.memory {new} disagree: give one of them"
+                )));
+            }
         }
         check_environment(&self.environment, "container config")?;
         check_ports(&self.ports)?;
@@ -257,6 +270,27 @@ mod tests {
         );
         config.command = None;
         config.mounts.push(ContainerMount::bind("rel", "/w", false));
+        assert_eq!(
+            config.validate().unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn memory_and_resources_memory_must_agree() {
+        let mut config = ContainerConfig {
+            working_directory: "/work".into(),
+            memory: Some(64 << 20),
+            ..Default::default()
+        };
+        config.resources.memory = Some(64 << 20);
+        assert!(config.validate().is_ok());
+        config.resources.memory = Some(32 << 20);
+        let err = config.validate().unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        assert!(err.message.contains("disagree"), "{}", err.message);
+        config.memory = None;
+        config.resources.pids = Some(0);
         assert_eq!(
             config.validate().unwrap_err().code,
             ErrorCode::InvalidArgument

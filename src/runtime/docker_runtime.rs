@@ -27,10 +27,11 @@ use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;
 use super::path_translation::Direction;
 use super::relayed_network::{prepare_relayed, RelayedContainers};
+use super::resource_limits::{host_pid_max, podman_nproc};
 use crate::agent::{agent_binary, agent_for};
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineKind, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
 
@@ -202,6 +203,11 @@ impl ContainerRuntime for DockerRuntime {
             ),
         };
         let mut body = create_body(&config, &image, labels.clone(), entrypoint);
+        if engine.info().kind == EngineKind::Podman {
+            if let Some(host) = body.host_config.as_mut() {
+                podman_nproc(host, host_pid_max());
+            }
+        }
         if let Some(source) = &agent {
             add_agent_mount(&mut body, source);
         }

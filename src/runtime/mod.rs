@@ -26,6 +26,7 @@ mod path_translation;
 mod port_mapping;
 pub mod process_kill;
 mod relayed_network;
+pub mod resource_limits;
 
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind, RestartPolicy};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
@@ -45,3 +46,4 @@ pub use owner::{process_start_ticks, OwnerIdentity};
 pub use path_exists::path_exists;
 pub use path_translation::{translate, Direction};
 pub use port_mapping::{PortMapping, DEFAULT_HOST_IP};
+pub use resource_limits::{ResourceLimits, ResourceNumbers};

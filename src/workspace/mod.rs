@@ -16,6 +16,7 @@ mod remote_env;
 mod session_behaviour;
 mod session_container;
 mod session_egress;
+mod session_resources;
 mod session_settings;
 mod settings_resolution;
 mod trust;

@@ -12,11 +12,12 @@ use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
 use crate::devcontainer::{
-    BuildConfig, DevcontainerConfig, FeatureRequest, LifecycleCommand, PortRequest,
+    BuildConfig, DevcontainerConfig, FeatureRequest, HostRequirements, LifecycleCommand,
+    PortRequest,
 };
 use crate::egress::EgressSpec;
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges};
+use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges, ResourceLimits};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -89,8 +90,16 @@ pub struct SessionSettings {
     pub remote_user: Option<String>,
     /// A `None` value unsets the variable.
     pub remote_env: BTreeMap<String, Option<String>>,
+    /// `runArgs --memory` (swap as the engine defaults it); `resources.memory` wins.
     pub memory: Option<i64>,
     pub cpu_shares: Option<i64>,
+    /// The host's limits (its `Workspaces` default under the session's own, with the
+    /// default pids limit); a record from before limits existed has none.
+    #[serde(default, skip_serializing_if = "ResourceLimits::is_empty")]
+    pub resources: ResourceLimits,
+    /// devcontainer.json's `hostRequirements`, compared with `resources` at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_requirements: Option<HostRequirements>,
     pub labels: BTreeMap<String, String>,
     pub network: Option<String>,
     pub hostname: Option<String>,
@@ -225,8 +234,9 @@ impl SessionSettings {
             working_directory: self.working_dir.clone(),
             mounts: self.mounts.iter().map(|m| m.mount.clone()).collect(),
             environment: self.env.clone(),
-            memory: self.memory,
+            memory: self.memory.filter(|_| self.resources.memory.is_none()),
             cpu_shares: self.cpu_shares,
+            resources: self.resources,
             labels: self.labels.clone(),
             user: self.container_user.clone(),
             network: self.network.clone(),
@@ -238,6 +248,11 @@ impl SessionSettings {
             startup_commands: self.behaviour.entrypoints.clone(),
             ..Default::default()
         }
+    }
+
+    /// The memory limit the container gets: the host's, else `runArgs --memory`.
+    pub fn effective_memory(&self) -> Option<i64> {
+        self.resources.memory.or(self.memory)
     }
 
     /// A session without devcontainer.json: the clone at `/workspace` in `image`.
@@ -255,6 +270,8 @@ impl SessionSettings {
             remote_env: BTreeMap::new(),
             memory: None,
             cpu_shares: None,
+            resources: ResourceLimits::default(),
+            host_requirements: None,
             labels: BTreeMap::new(),
             network: None,
             hostname: None,

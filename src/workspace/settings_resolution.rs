@@ -309,6 +309,8 @@ pub fn resolve_settings(
         remote_env: config.remote_env.clone(),
         memory: run_args.memory,
         cpu_shares: run_args.cpu_shares,
+        resources: Default::default(),
+        host_requirements: config.host_requirements.clone(),
         labels,
         network,
         hostname: run_args.hostname.clone(),

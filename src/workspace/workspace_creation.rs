@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::host_paths::engine_sockets;
 use super::metadata_merge::{merge_image_metadata, read_image_metadata};
 use super::session_container::prepare_image;
+use super::session_resources::settle_resources;
 use super::session_settings::SessionSettings;
 use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
 use super::trust::Trust;
@@ -27,6 +28,7 @@ impl Workspaces {
     /// container recreated, with the settings it was created with, if it was removed.
     pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
+        request.resources.validate("resources")?;
         if let Some(idle) = &self.idle {
             idle.touch(&request.session_id);
             idle.ensure_running(Arc::downgrade(self));
@@ -70,6 +72,13 @@ impl Workspaces {
             .resolve(&engine, &request, &project, &clone_path, trust)
             .await?;
         self.settle_egress(&request.session_id, &mut settings, egress);
+        settle_resources(
+            &engine,
+            &mut settings,
+            request.resources,
+            self.options.resources,
+        )
+        .await;
         let record = WorkspaceRecord {
             session_id: request.session_id.clone(),
             project_dir: project.to_string_lossy().into_owned(),

@@ -20,7 +20,9 @@ use crate::container_environment::{
 use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, RuntimeOptions};
+use crate::runtime::{
+    ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct WorkspacesOptions {
@@ -36,6 +38,8 @@ pub struct WorkspacesOptions {
     pub agent: bool,
     /// Where sessions may connect, unless `create` gives its own.
     pub egress: Egress,
+    /// Every session's limits, under its own (a default pids limit applies when none).
+    pub resources: ResourceLimits,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -51,6 +55,8 @@ pub struct CreateWorkspace {
     pub trust: Option<Trust>,
     /// Replaces the constructor's egress for this session.
     pub egress: Option<Egress>,
+    /// Over the constructor's `resources`, field by field.
+    pub resources: ResourceLimits,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
