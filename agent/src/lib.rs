@@ -4,3 +4,4 @@
 //! stdin/stdout. The protocol is shared with the host side.
 
 pub mod protocol;
+pub mod temp_names;

@@ -132,7 +132,10 @@ fn kill_stops_a_fork_loop() {
     // the shell itself gives up) before the kill.
     let container = Container::start(BUSYBOX, &["--pids-limit", "20000"], KEEP_ALIVE);
     let mut agent = container.agent();
-    let id = agent.spawn(&["sh", "-c", "while :; do sleep 1000 & usleep 1000; done"], false);
+    let id = agent.spawn(
+        &["sh", "-c", "while :; do sleep 1000 & usleep 1000; done"],
+        false,
+    );
     std::thread::sleep(Duration::from_millis(200));
     agent.send(id, &Message::Kill);
     let ran = agent.finish(id);
