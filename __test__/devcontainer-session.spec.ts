@@ -9,10 +9,12 @@ import { addon, engine, engineCli, gitProject, IMAGES, rejection, tempDir } from
 
 const base = tempDir('dcs-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
+const images: string[] = []
 const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
 afterAll(async () => {
   for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
   dirs.forEach((d) => d.cleanup())
+  for (const image of images) engineCli('rmi', image)
 })
 
 function project(files: Record<string, string> = {}): string {
@@ -88,6 +90,43 @@ describe('Workspaces and what devcontainer.json asks of the container', () => {
     const r = await env.shell.execute('uname -n; readlink /proc/1/cwd', { toolRequestId: 'h' })
     expect(r.output.map((l) => l.text)).toEqual(['box-1', '/tmp'])
   })
+
+  // The devcontainer spec's own example, on an image that sets PATH and on one whose
+  // Config.Env has none (an imported file system; the engine then gives its processes a
+  // default PATH).
+  const withoutPath = () => {
+    const tag = `ci-dcs-nopath:${process.pid}`
+    const tar = join(base.path, 'rootfs.tar')
+    const from = engineCli('create', IMAGES.debian)
+    engineCli('export', '-o', tar, from)
+    engineCli('rm', from)
+    engineCli('import', tar, tag)
+    images.push(tag)
+    expect(engineCli('image', 'inspect', '-f', '{{json .Config.Env}}', tag)).toBe('null')
+    return tag
+  }
+  for (const [kind, image] of [
+    ['an image that sets PATH', () => IMAGES.debian],
+    ['an image that sets no PATH', withoutPath],
+  ] as const) {
+    it(`resolves \${containerEnv:PATH} in remoteEnv before postCreateCommand runs, on ${kind}`, async () => {
+      const proj = project({
+        '.devcontainer/devcontainer.json': JSON.stringify({
+          image: image(),
+          remoteEnv: { PATH: '${containerEnv:PATH}:/opt/tool/bin' },
+          postCreateCommand: 'git --version',
+        }),
+      })
+      const id = session()
+      await workspaces.create({ projectDir: proj, sessionId: id })
+      const env = await workspaces.environment(id, 't')
+      const r = await env.shell.execute('echo "$PATH"; git --version', { toolRequestId: 'p' })
+      const [path, version] = r.output.map((l) => l.text)
+      expect(path.split(':')).toContain('/usr/bin')
+      expect(path.endsWith(':/opt/tool/bin')).toBe(true)
+      expect(version).toMatch(/^git version /)
+    }, 180_000)
+  }
 
   it('creates from the image for runArgs --platform; another platform is refused, nothing left behind', async () => {
     const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'

@@ -3,7 +3,9 @@
 //! once all of it has arrived, so a reader or an interruption sees the old content or the
 //! new, never a mix, and an abandoned write leaves nothing. A file that is replaced keeps
 //! its mode and (as far as the caller may keep it) its owner, and is only replaced if the
-//! caller could have written it in place, as `writeFile` would have.
+//! caller could have written it in place, as `writeFile` would have. Temporary names record
+//! their owner (`temp_names`): one left by an agent that died is removed by the next write
+//! in its directory.
 
 use std::ffi::CString;
 use std::io::Write;
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 
 use container_isolation_agent::protocol::Message;
+use container_isolation_agent::temp_names::{sweep, temp_name};
 
 use super::files::{cstr, errno, failed, open_at};
 use super::frame_out::FrameOut;
@@ -93,10 +96,6 @@ struct Pending {
     named: Option<CString>,
 }
 
-fn temp_name() -> CString {
-    CString::new(format!(".container-isolation-{:08x}.tmp", rand_bits())).unwrap()
-}
-
 impl Pending {
     fn open(parent: &Path, name: &Path, mode: u32) -> std::io::Result<Pending> {
         let dir = open_at(
@@ -105,6 +104,7 @@ impl Pending {
             libc::O_PATH | libc::O_DIRECTORY,
             0,
         )?;
+        sweep(dir.as_raw_fd());
         let name = cstr(name)?;
         let dot = CString::new(".").unwrap();
         let flags = libc::O_TMPFILE | libc::O_WRONLY;
@@ -191,13 +191,6 @@ impl Drop for Pending {
             unsafe { libc::unlinkat(self.dir.as_raw_fd(), temp.as_ptr(), 0) };
         }
     }
-}
-
-fn rand_bits() -> u32 {
-    let mut bits = 0u32;
-    // SAFETY: fills a u32 from the kernel's random source.
-    unsafe { libc::getrandom((&mut bits as *mut u32).cast(), 4, 0) };
-    bits
 }
 
 /// Receives a write's data and puts it in place; replies `Done` or `Failed`.

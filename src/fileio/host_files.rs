@@ -11,12 +11,13 @@
 //! do in the container's place.
 
 use std::ffi::CString;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::container_path::{join, normalize, split, strip_base};
 use super::container_root::ContainerRoot;
 use super::fd_ops::*;
+use super::file_replace::replace_file;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Paths whose mounts the kernel fills in for whoever looks (`/proc/self`, devices): the
@@ -251,8 +252,9 @@ impl HostFiles {
         Err(errno(libc::ELOOP))
     }
 
-    /// Atomic for readers: a temporary file in the same directory, owned and moded as
-    /// asked, renamed over the target. An existing file keeps its mode.
+    /// Atomic for readers, and leaves nothing when interrupted (`file_replace`): a new file
+    /// in the same directory, owned and moded as asked, renamed over the target. An
+    /// existing file keeps its mode.
     pub fn write(&self, path: &str, content: &[u8], uid: u32, gid: u32) -> Result<Host<()>> {
         let (dir, name, mode) = match self.write_target(path) {
             Ok(WriteTarget::File(dir, name, mode)) => (dir, name, mode),
@@ -299,37 +301,6 @@ pub fn too_large(container: &str, path: &str, limit: u64) -> Error {
         ErrorCode::Efbig,
         format!("'{path}' in container '{container}' is larger than {limit} bytes, the most read from it"),
     )
-}
-
-/// Writes a temporary file in `dir` and renames it over `name`.
-fn replace_file(
-    dir: RawFd,
-    name: &CString,
-    content: &[u8],
-    uid: u32,
-    gid: u32,
-    mode: u32,
-) -> std::io::Result<()> {
-    let temp = cstr(&format!(
-        ".container-isolation-{}.tmp",
-        uuid::Uuid::new_v4().simple()
-    ))?;
-    let fd = open_at(
-        dir,
-        &temp,
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
-        0o600,
-    )?;
-    let written = chown_mod(fd.as_raw_fd(), uid, gid, mode).and_then(|()| {
-        let mut file = std::fs::File::from(fd);
-        file.write_all(content)?;
-        file.flush()?;
-        rename_at(dir, &temp, name)
-    });
-    if written.is_err() {
-        unlink_at(dir, &temp);
-    }
-    written
 }
 
 /// Makes `name` in `dir` (an existing dangling symlink there is `EEXIST`, as for `mkdir`)

@@ -10,6 +10,7 @@ mod engine_files;
 mod engine_paths;
 mod fd_ops;
 mod file_operations;
+mod file_replace;
 mod host_files;
 mod path_stat;
 mod tar_stream;

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::feature_set::{resolve_features, ResolvedFeature};
 use super::image_build::run_build;
-use super::remote_env::env_list;
+use super::remote_env::process_env;
 use super::session_settings::SessionSettings;
 use crate::engine::{from_bollard, Engine};
 use crate::error::{Error, ErrorCode, Result};
@@ -109,7 +109,7 @@ async fn inspect_base(engine: &Engine, name: &str) -> Result<BaseImage> {
         .await
         .map_err(|e| engine.annotate(from_bollard(e, &subject)))?;
     let config = image.config.unwrap_or_default();
-    let env = env_list(config.env);
+    let env = process_env(config.env);
     let label = config
         .labels
         .unwrap_or_default()

@@ -17,6 +17,20 @@ pub struct RemoteEnv {
     pub container: BTreeMap<String, String>,
 }
 
+/// The `PATH` Docker and Podman give a container's processes when its image sets none.
+const ENGINE_DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The environment a container's processes start with, from its (or its image's)
+/// `Config.Env`: those variables, and the engine's default `PATH` where they have none
+/// (dockerd adds it when it starts the processes, not to `Config.Env`), so that
+/// `${containerEnv:PATH}` names the directories the container's commands are found in.
+pub fn process_env(list: Option<Vec<String>>) -> BTreeMap<String, String> {
+    let mut env = env_list(list);
+    env.entry("PATH".to_string())
+        .or_insert_with(|| ENGINE_DEFAULT_PATH.to_string());
+    env
+}
+
 /// `NAME=value` lines of an engine's `Config.Env`.
 pub fn env_list(list: Option<Vec<String>>) -> BTreeMap<String, String> {
     list.unwrap_or_default()
@@ -161,6 +175,23 @@ mod tests {
             substitute_container_env("${other} ${containerEnv:P", &env),
             "${other} ${containerEnv:P"
         );
+    }
+
+    #[test]
+    fn a_container_without_path_resolves_to_the_engines_default() {
+        let own = process_env(Some(vec!["HOME=/root".to_string()]));
+        let remote = [(
+            "PATH".to_string(),
+            Some("${containerEnv:PATH}:/opt/tool/bin".to_string()),
+        )]
+        .into();
+        let out = remote_env(own, None, &remote);
+        assert_eq!(
+            out.env["PATH"],
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/tool/bin"
+        );
+        let set = process_env(Some(vec!["PATH=/opt/bin".to_string()]));
+        assert_eq!(set["PATH"], "/opt/bin");
     }
 
     #[test]

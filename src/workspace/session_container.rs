@@ -9,7 +9,7 @@ use super::clone_owner::give_clone;
 use super::feature_image::ensure_feature_image;
 use super::image_build::build_image;
 use super::lifecycle_runner::{run_on_host, InContainer};
-use super::remote_env::{env_list, substitute_container_env, RemoteEnv};
+use super::remote_env::{process_env, substitute_container_env, RemoteEnv};
 use super::session_settings::{ImageChoice, SessionSettings};
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
@@ -118,7 +118,7 @@ impl SessionContainer<'_> {
                 .docker()
                 .inspect_image(self.settings.featured_image())
                 .await;
-            let env = env_list(image.ok().and_then(|i| i.config).and_then(|c| c.env));
+            let env = process_env(image.ok().and_then(|i| i.config).and_then(|c| c.env));
             for value in config.environment.values_mut() {
                 *value = substitute_container_env(value, &env);
             }

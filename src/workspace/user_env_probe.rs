@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::remote_env::{env_list, remote_env, RemoteEnv};
+use super::remote_env::{process_env, remote_env, RemoteEnv};
 use super::session_settings::SessionSettings;
 use crate::engine::Engine;
 use crate::error::Result;
@@ -108,7 +108,7 @@ impl ProbeCache {
             .state
             .and_then(|s| s.started_at)
             .unwrap_or_default();
-        let own = env_list(inspected.config.and_then(|c| c.env));
+        let own = process_env(inspected.config.and_then(|c| c.env));
         let cached = {
             let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
             cache
