@@ -143,6 +143,34 @@ pub fn sweep(dir: RawFd) -> usize {
         .count()
 }
 
+/// Directories swept by this process, by device and inode; forgotten in bulk past this.
+const SWEPT_KEPT: usize = 4096;
+
+/// `sweep`, once per directory per process: what a process that died left is found by the
+/// first write into that directory of a later one, and a write into a large directory
+/// does not list it each time.
+pub fn sweep_once(dir: RawFd) -> usize {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SWEPT: OnceLock<Mutex<HashSet<(u64, u64)>>> = OnceLock::new();
+    // SAFETY: `st` is a properly sized out-parameter for the held directory.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(dir, &mut st) } != 0 {
+        return sweep(dir);
+    }
+    let mut swept = SWEPT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if swept.len() >= SWEPT_KEPT {
+        swept.clear();
+    }
+    match swept.insert((st.st_dev, st.st_ino)) {
+        true => sweep(dir),
+        false => 0,
+    }
+}
+
 #[cfg(test)]
 #[path = "temp_names_tests.rs"]
 mod tests;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 
 use container_isolation_agent::protocol::Message;
-use container_isolation_agent::temp_names::{sweep, temp_name};
+use container_isolation_agent::temp_names::{sweep_once, temp_name};
 
 use super::files::{cstr, errno, failed, open_at};
 use super::frame_out::FrameOut;
@@ -104,7 +104,7 @@ impl Pending {
             libc::O_PATH | libc::O_DIRECTORY,
             0,
         )?;
-        sweep(dir.as_raw_fd());
+        sweep_once(dir.as_raw_fd());
         let name = cstr(name)?;
         let dot = CString::new(".").unwrap();
         let flags = libc::O_TMPFILE | libc::O_WRONLY;

@@ -23,6 +23,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
 use crate::runtime::exec::{self, ExecRequest};
+use crate::runtime::process_kill::{signal_exec_tree, Signal};
 
 /// Data frames queued towards the agent before senders wait.
 const SEND_QUEUE: usize = 32;
@@ -56,8 +57,8 @@ impl AgentConnection {
             stdin: Some(Vec::new()),
             ..Default::default()
         };
-        let started = exec::start_attached(engine, container, &request).await?;
-        let Some(input) = started.input else {
+        let mut started = exec::start_attached(engine, container, &request).await?;
+        let Some(input) = started.input.take() else {
             return Err(Error::new(
                 ErrorCode::EngineError,
                 "the agent's exec has no stdin",
@@ -75,6 +76,12 @@ impl AgentConnection {
             routes: routes.clone(),
             health: health.clone(),
             writer: writer.abort_handle(),
+            exec: AgentExec {
+                engine: engine.clone(),
+                container: container.to_string(),
+                exec_id: started.exec_id.clone(),
+                token: started.token.clone(),
+            },
         };
         tokio::spawn(reading.run(frames));
         start_watch(&health, &routes, control.clone());
@@ -216,12 +223,38 @@ async fn write_frames(
     let _ = input.shutdown().await;
 }
 
-/// The reader of one connection, and what its end ends: every request, and the writer
-/// (which may be stuck writing to an exec whose process is gone).
+/// How long the kill of a failed agent's exec may take in the background.
+const KILL_BOUND: Duration = Duration::from_secs(30);
+
+/// The reader of one connection, and what its end ends: every request, the writer (which
+/// may be stuck writing to an exec whose process is gone) and, when the agent failed, the
+/// agent's exec (a replaced agent need not stop when its stdin ends, and what it writes
+/// costs the engine's time).
 struct Reading {
     routes: Arc<Routes>,
     health: Arc<Health>,
     writer: tokio::task::AbortHandle,
+    exec: AgentExec,
+}
+
+struct AgentExec {
+    engine: Engine,
+    container: String,
+    exec_id: String,
+    token: String,
+}
+
+impl AgentExec {
+    fn kill_in_background(self) {
+        tokio::spawn(async move {
+            let (engine, container) = (&self.engine, &self.container);
+            let kill =
+                signal_exec_tree(engine, container, &self.exec_id, &self.token, Signal::Kill);
+            if tokio::time::timeout(KILL_BOUND, kill).await.is_err() {
+                tracing::warn!("killing the failed agent in '{container}' did not finish");
+            }
+        });
+    }
 }
 
 impl Reading {
@@ -255,11 +288,12 @@ impl Reading {
                 break;
             }
         }
-        if let Some(why) = self.health.failure() {
-            tracing::warn!("session agent: {why}; closing the connection");
-        }
         self.health.mark_closed();
         self.writer.abort();
         self.routes.clear();
+        if let Some(why) = self.health.failure() {
+            tracing::warn!("session agent: {why}; closing the connection");
+            self.exec.kill_in_background();
+        }
     }
 }

@@ -280,3 +280,30 @@ async fn upload_and_start(
         tried.join("; ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn struck(ages: &[u64]) -> Option<String> {
+        let mut state = CellState::default();
+        for age in ages {
+            let at = Instant::now() - Duration::from_secs(*age);
+            state.strikes.push_back((at, "broke the protocol".into()));
+        }
+        state.struck_out()
+    }
+
+    #[test]
+    fn three_failures_within_a_minute_send_a_container_to_the_engine_path() {
+        assert_eq!(struck(&[10, 5]), None);
+        let why = struck(&[10, 5, 0]).unwrap();
+        assert!(why.contains("failed 3 times within 60 s"), "{why}");
+        assert!(why.contains("broke the protocol"), "{why}");
+    }
+
+    #[test]
+    fn failures_older_than_a_minute_do_not_count() {
+        assert_eq!(struck(&[120, 90, 0]), None);
+    }
+}

@@ -87,6 +87,9 @@ impl AgentRequest {
             let credit = Message::Credit {
                 bytes: self.consumed,
             };
+            self.route
+                .granted
+                .fetch_add(u64::from(self.consumed), Ordering::AcqRel);
             let _ = self.connection.send_control(encode(self.id, &credit));
             self.consumed = 0;
         }

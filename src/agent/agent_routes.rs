@@ -1,14 +1,14 @@
 //! Where the reader hands each of the agent's frames: the queue of the request its id
 //! names. Handing over never waits, so one request whose consumer is slow or stuck holds
 //! up nothing else on the connection. Every queue is bounded by what the agent may send
-//! (its request's reply window, granted by the consumer); an agent that sends past that,
-//! or floods frames for requests that are not open, breaks the protocol and the caller
-//! closes the connection.
+//! (its request's reply window, granted by the consumer). A request the host gave up on
+//! may still get what was under way (`LATE_BUDGET` bytes of it); anything past that, any
+//! data for a request closed long ago, and any frame for a request never made breaks the
+//! protocol, and the caller closes the connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use container_isolation_agent::protocol::{reply_cost, Message, MAX_FRAME, REPLY_WINDOW};
 use tokio::sync::mpsc;
@@ -17,10 +17,17 @@ use tokio::sync::mpsc;
 const MIN_COST: u64 = 64;
 /// What one request's queue may hold: its window, the frame that overdraws it, slack.
 const QUEUE_BOUND: u64 = REPLY_WINDOW as u64 + 2 * MAX_FRAME as u64;
-/// Bytes for requests that are no longer open (replies already under way when the host
-/// gave up on a request) tolerated within `UNSOLICITED_PERIOD`.
-const UNSOLICITED_BOUND: u64 = 64 << 20;
-const UNSOLICITED_PERIOD: Duration = Duration::from_secs(10);
+/// How far the agent may send past what it was granted (the frame that overdraws).
+const OVERDRAW: u64 = 2 * MAX_FRAME as u64;
+/// Replies without data one request may get (a command's `Spawned`, `Signalled` for each
+/// signal sent, `Exited`...): a flood of them ends the connection too.
+const FREE_REPLIES: u32 = 4096;
+/// What a closed request may still get: its window and the frames queued in the agent
+/// (32 of at most a frame each) when the host gave up on it.
+const LATE_BUDGET: u64 = QUEUE_BOUND + 32 * MAX_FRAME as u64;
+/// Closed requests whose late replies are still counted; older ones may get only replies
+/// that carry no data (a command's `Exited` long after its output was abandoned).
+const LATE_KEPT: usize = 1024;
 
 /// What a reply occupies in its request's queue until the consumer takes it.
 pub fn queued_cost(message: &Message) -> u64 {
@@ -30,6 +37,35 @@ pub fn queued_cost(message: &Message) -> u64 {
 struct Route {
     sender: mpsc::UnboundedSender<Message>,
     queued: Arc<AtomicU64>,
+    granted: Arc<AtomicU64>,
+    /// Reply bytes (`reply_cost`) received so far, and replies without data.
+    received: u64,
+    free: u32,
+}
+
+impl Route {
+    /// Counts `message` against what the request was granted.
+    fn count(&mut self, id: u32, message: &Message) -> Result<(), String> {
+        let cost = u64::from(reply_cost(message));
+        if cost == 0 {
+            self.free += 1;
+            return match self.free > FREE_REPLIES {
+                true => Err(format!(
+                    "sent more than {FREE_REPLIES} replies to request {id}"
+                )),
+                false => Ok(()),
+            };
+        }
+        self.received += cost;
+        let granted = self.granted.load(Ordering::Acquire);
+        match self.received > granted + OVERDRAW {
+            true => Err(format!(
+                "sent {} bytes of replies to request {id}, past the {granted} it was granted",
+                self.received
+            )),
+            false => Ok(()),
+        }
+    }
 }
 
 /// The receiving end of one request's queue.
@@ -37,12 +73,55 @@ pub struct RouteEnd {
     pub replies: mpsc::UnboundedReceiver<Message>,
     /// Bytes in the queue, as `queued_cost` counts them; the consumer subtracts.
     pub queued: Arc<AtomicU64>,
+    /// Reply bytes granted to the agent so far (its window, then each `Credit`); the
+    /// consumer adds what it grants.
+    pub granted: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
 pub struct Routes {
     open: Mutex<HashMap<u32, Route>>,
-    unsolicited: Mutex<(u64, Option<Instant>)>,
+    late: Mutex<Late>,
+}
+
+/// What closed requests may still get.
+#[derive(Default)]
+struct Late {
+    /// The highest request id opened so far.
+    highest: u32,
+    budgets: HashMap<u32, u64>,
+    order: VecDeque<u32>,
+}
+
+impl Late {
+    fn closed(&mut self, id: u32) {
+        if self.budgets.insert(id, LATE_BUDGET).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > LATE_KEPT {
+            if let Some(old) = self.order.pop_front() {
+                self.budgets.remove(&old);
+            }
+        }
+    }
+
+    fn spend(&mut self, id: u32, message: &Message) -> Result<(), String> {
+        if id > self.highest {
+            return Err(format!("answered request {id}, which was never made"));
+        }
+        let cost = queued_cost(message);
+        match self.budgets.get_mut(&id) {
+            Some(left) if *left >= cost => {
+                *left -= cost;
+                Ok(())
+            }
+            Some(_) => Err(format!(
+                "sent more than {LATE_BUDGET} bytes to request {id} after it was closed"
+            )),
+            None if reply_cost(message) == 0 => Ok(()),
+            None => Err(format!("sent data to request {id}, closed long before")),
+        }
+    }
 }
 
 impl Routes {
@@ -53,16 +132,32 @@ impl Routes {
     pub fn open(&self, id: u32) -> RouteEnd {
         let (sender, replies) = mpsc::unbounded_channel();
         let queued = Arc::new(AtomicU64::new(0));
+        let granted = Arc::new(AtomicU64::new(u64::from(REPLY_WINDOW)));
         let route = Route {
             sender,
             queued: queued.clone(),
+            granted: granted.clone(),
+            received: 0,
+            free: 0,
         };
         self.map().insert(id, route);
-        RouteEnd { replies, queued }
+        let mut late = self.late();
+        late.highest = late.highest.max(id);
+        RouteEnd {
+            replies,
+            queued,
+            granted,
+        }
+    }
+
+    fn late(&self) -> std::sync::MutexGuard<'_, Late> {
+        self.late.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn close(&self, id: u32) {
-        self.map().remove(&id);
+        if self.map().remove(&id).is_some() {
+            self.late().closed(id);
+        }
     }
 
     /// Closes every queue: their consumers see the connection's end.
@@ -80,10 +175,14 @@ impl Routes {
     pub fn deliver(&self, id: u32, message: Message) -> Result<(), String> {
         let cost = queued_cost(&message);
         let mut open = self.map();
-        let Some(route) = open.get(&id) else {
+        let Some(route) = open.get_mut(&id) else {
             drop(open);
-            return self.unsolicited(cost);
+            return self.late().spend(id, &message);
         };
+        if let Err(why) = route.count(id, &message) {
+            open.remove(&id);
+            return Err(why);
+        }
         let queued = route.queued.fetch_add(cost, Ordering::AcqRel) + cost;
         if queued > QUEUE_BOUND {
             open.remove(&id);
@@ -93,24 +192,13 @@ impl Routes {
         }
         if route.sender.send(message).is_err() {
             open.remove(&id);
+            drop(open);
+            self.late().closed(id);
         }
         Ok(())
     }
-
-    fn unsolicited(&self, cost: u64) -> Result<(), String> {
-        let mut seen = self.unsolicited.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if seen.1.is_none_or(|since| now - since > UNSOLICITED_PERIOD) {
-            *seen = (0, Some(now));
-        }
-        seen.0 += cost;
-        match seen.0 > UNSOLICITED_BOUND {
-            true => Err(format!(
-                "sent more than {} MiB for requests that were not open within {} s",
-                UNSOLICITED_BOUND >> 20,
-                UNSOLICITED_PERIOD.as_secs()
-            )),
-            false => Ok(()),
-        }
-    }
 }
+
+#[cfg(test)]
+#[path = "agent_routes_tests.rs"]
+mod tests;

@@ -2,8 +2,8 @@
 //! goes to an unnamed file (`O_TMPFILE`) in the target's directory, which gets a temporary
 //! name (`linkat`) only once complete and is at once renamed over the target. Where the
 //! file system has no `O_TMPFILE` the file is named from the start. Either name records
-//! its owning process (`temp_names`), and each write first sweeps its directory of those
-//! left by a process that died.
+//! its owning process (`temp_names`); a process's first write into a directory sweeps it
+//! of those left by a process that died.
 
 use std::ffi::CString;
 use std::io::Write;
@@ -85,7 +85,7 @@ pub fn replace_file(
     gid: u32,
     mode: u32,
 ) -> std::io::Result<()> {
-    temp_names::sweep(dir);
+    temp_names::sweep_once(dir);
     let Pending { file, named } = open_pending(dir)?;
     let mut file = std::fs::File::from(file);
     let written = chown_mod(file.as_raw_fd(), uid, gid, mode).and_then(|()| {
