@@ -18,6 +18,7 @@ use container_isolation_agent::protocol::{
     FrameBuffer, Message, AGENT_STREAM, CONTROL, RELAY_CHUNK, RELAY_WINDOW, VERSION,
 };
 
+use super::detached;
 use super::frame_out::FrameOut;
 use super::relay_stream::{self, Streams, Toward};
 
@@ -55,7 +56,12 @@ pub fn run(args: &[String]) -> i32 {
     let next = Arc::new(AtomicU32::new(0));
     for (index, listener) in listeners.into_iter().enumerate() {
         let (out, streams, next) = (out.clone(), streams.clone(), next.clone());
-        std::thread::spawn(move || accept_loop(index as u8, listener, &out, &streams, &next));
+        if let Err(e) =
+            detached::spawn(move || accept_loop(index as u8, listener, &out, &streams, &next))
+        {
+            eprintln!("container-isolation-agent relay: no thread for listener {index}: {e}");
+            return 1;
+        }
     }
     let code = serve(&out, &streams);
     for entry in streams.lock().unwrap_or_else(|e| e.into_inner()).values() {
@@ -159,8 +165,16 @@ fn dispatch(id: u32, message: Message, out: &FrameOut, streams: &Streams) {
             }
         }
         Message::Dial { port } if id & AGENT_STREAM == 0 => {
-            let (out, streams) = (out.clone(), streams.clone());
-            std::thread::spawn(move || dial(id, port, &out, streams));
+            let (theirs, streams) = (out.clone(), streams.clone());
+            if let Err(e) = detached::spawn(move || dial(id, port, &theirs, streams)) {
+                out.send(
+                    id,
+                    &Message::Failed {
+                        errno: e.raw_os_error().unwrap_or(libc::EAGAIN),
+                        message: format!("no thread for the connection: {e}"),
+                    },
+                );
+            }
         }
         _ => out.send(
             id,

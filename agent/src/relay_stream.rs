@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use container_isolation_agent::protocol::{Message, RELAY_CHUNK, RELAY_WINDOW};
 
+use super::detached;
 use super::frame_out::FrameOut;
 
 /// What the host sends towards the local socket.
@@ -103,15 +104,30 @@ pub fn start(
                 .remove(&id);
         }
     };
-    let (out2, streams2, done2, entry2) = (out.clone(), streams.clone(), done.clone(), entry);
-    std::thread::spawn(move || {
+    let (out2, streams2, done2, entry2) =
+        (out.clone(), streams.clone(), done.clone(), entry.clone());
+    let forget = |streams: &Streams| {
+        streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    };
+    // At a full pids limit no thread may be had: the stream is refused, never a panic.
+    let streams3 = streams.clone();
+    detached::spawn(move || {
         read_side(id, socket, &entry2, &out2);
         finish(&streams2, &done2);
-    });
-    std::thread::spawn(move || {
+    })
+    .inspect_err(|_| forget(&streams3))?;
+    let streams3 = streams.clone();
+    detached::spawn(move || {
         write_side(id, writer_socket, receiver, &out);
         finish(&streams, &done);
-    });
+    })
+    .inspect_err(|_| {
+        entry.abort();
+        forget(&streams3);
+    })?;
     Ok(())
 }
 
