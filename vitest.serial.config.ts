@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config'
 
-// Suites that start, stop and restart a private dockerd of their own: run alone, after the rest.
+// Suites that run alone, after the rest: those that start, stop and restart a private dockerd
+// of their own, and the hostile-container suite, whose timing comparisons need a quiet machine.
 export default defineConfig({
   test: {
     include: ['__test__/**/*.serial.ts'],

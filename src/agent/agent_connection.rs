@@ -279,8 +279,8 @@ impl Reading {
                     break;
                 }
             };
-            self.health.heard();
             if id == CONTROL && matches!(message, Message::Pong) {
+                self.health.answered();
                 continue;
             }
             if let Err(why) = self.routes.deliver(id, message) {

@@ -34,6 +34,9 @@ impl AgentFrames {
     pub async fn next(&mut self) -> Option<Result<(u32, Message), ProtocolError>> {
         loop {
             if let Some(frame) = self.frames.next_frame() {
+                // A flood always has a frame ready: the reader gives its worker back now and
+                // then, so that timers, kills and other containers' readers run on.
+                tokio::task::consume_budget().await;
                 return Some(frame);
             }
             let chunk = self.output.next().await?.ok()?;

@@ -1,9 +1,10 @@
 //! Whether an agent connection still works, and why not: it closes when the agent's output
-//! ends, when the agent breaks the protocol, or when it stops answering. A watchdog asks a
-//! silent agent (`Ping`) while requests are open; an agent that answers nothing at all for
-//! `ANSWER_WAIT` after that (a frozen container, a replaced agent) is given up, so every
-//! call on it settles. Why a connection failed is kept for the pool, which takes repeated
-//! failures as a reason to use the engine path.
+//! ends, when the agent breaks the protocol, or when it stops answering. While requests are
+//! open a watchdog asks the agent (`Ping`) every `ASK_EVERY`; one that does not answer
+//! within `ANSWER_WAIT` (a frozen container; a replaced agent that floods but no longer
+//! reads) is given up, so every call on it settles. Only a `Pong` counts as an answer:
+//! frames for other requests say nothing about this one. Why a connection failed is kept
+//! for the pool, which takes repeated failures as a reason to use the engine path.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -14,8 +15,8 @@ use tokio::sync::{mpsc, Notify};
 
 use super::agent_routes::Routes;
 
-/// Silence, while requests are open, after which the agent is asked whether it lives.
-const SILENCE: Duration = Duration::from_secs(5);
+/// How often the agent is asked whether it still answers, while requests are open.
+const ASK_EVERY: Duration = Duration::from_secs(5);
 /// How long an asked agent may take to say anything.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 const LOOK_EVERY: Duration = Duration::from_millis(500);
@@ -23,7 +24,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(500);
 pub struct Health {
     closed: AtomicBool,
     failure: Mutex<Option<String>>,
-    last_frame: Mutex<Instant>,
+    last_pong: Mutex<Instant>,
     give_up: Notify,
 }
 
@@ -32,7 +33,7 @@ impl Default for Health {
         Health {
             closed: AtomicBool::new(false),
             failure: Mutex::new(None),
-            last_frame: Mutex::new(Instant::now()),
+            last_pong: Mutex::new(Instant::now()),
             give_up: Notify::new(),
         }
     }
@@ -70,20 +71,18 @@ impl Health {
         self.give_up.notified().await
     }
 
-    pub fn heard(&self) {
-        *self.last_frame.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    /// The agent answered a `Ping`.
+    pub fn answered(&self) {
+        *self.last_pong.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
 
-    fn silence(&self) -> Duration {
-        self.last_frame
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .elapsed()
+    fn last_answer(&self) -> Instant {
+        *self.last_pong.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// Pings a silent agent while requests are open; fails the connection when the agent
-/// answers nothing. Ends with the connection.
+/// Asks the agent every `ASK_EVERY` while requests are open; fails the connection when an
+/// ask goes unanswered for `ANSWER_WAIT`. Ends with the connection.
 pub async fn watch(
     health: Weak<Health>,
     routes: Weak<Routes>,
@@ -98,25 +97,24 @@ pub async fn watch(
         if health.is_closed() {
             return;
         }
-        let silence = health.silence();
-        if routes.pending() == 0 || silence < SILENCE {
+        if asked.is_some_and(|at| health.last_answer() >= at) {
             asked = None;
-            continue;
         }
         match asked {
-            None => {
-                asked = Some(Instant::now());
-                let _ = control.send(encode(CONTROL, &Message::Ping));
-            }
             Some(at) if at.elapsed() >= ANSWER_WAIT => {
                 health.fail(format!(
-                    "answered nothing for {} s with {} requests open (the container may be paused or frozen)",
-                    silence.as_secs(),
+                    "answered nothing for {} s with {} requests open (the container may be paused or frozen, or its agent replaced)",
+                    at.elapsed().as_secs(),
                     routes.pending()
                 ));
                 return;
             }
             Some(_) => {}
+            None if routes.pending() > 0 && health.last_answer().elapsed() >= ASK_EVERY => {
+                asked = Some(Instant::now());
+                let _ = control.send(encode(CONTROL, &Message::Ping));
+            }
+            None => {}
         }
     }
 }
