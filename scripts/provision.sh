@@ -81,7 +81,8 @@ if ! pings "$DOCKER_SOCK"; then
     log "dockerd is running but does not answer yet; waiting"
   else
     log "starting dockerd (log: /var/log/dockerd.log)"
-    nohup setsid /usr/sbin/dockerd >/var/log/dockerd.log 2>&1 </dev/null 9>&- &
+    # From /: a daemon keeps the directory it was started in, and this checkout may go.
+    nohup setsid env -C / /usr/sbin/dockerd >/var/log/dockerd.log 2>&1 </dev/null 9>&- &
   fi
   wait_for "$DOCKER_SOCK" 30 || {
     tail -n 20 /var/log/dockerd.log >&2
@@ -103,10 +104,21 @@ if [ "$PROVISION_PODMAN" = 1 ]; then
       printf '\n[containers]\ndefault_ulimits = []\n' >>"$conf"
     fi
   fi
+  # A service an earlier provisioning started inside a checkout that has since been removed
+  # answers pings but cannot start a container (conmon: "Failed to get working directory"):
+  # it is ours, and broken, so it is started again, from /.
+  for pid in $(pgrep -f "podman system service --time=0 unix://$PODMAN_SOCK$" || true); do
+    if [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == *" (deleted)" ]]; then
+      log "restarting podman system service (its working directory was removed)"
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+      rm -f "$PODMAN_SOCK"
+    fi
+  done
   if ! pings "$PODMAN_SOCK"; then
     log "starting podman system service (log: /var/log/podman-service.log)"
     mkdir -p "$(dirname "$PODMAN_SOCK")"
-    nohup setsid podman system service --time=0 "unix://$PODMAN_SOCK" \
+    nohup setsid env -C / podman system service --time=0 "unix://$PODMAN_SOCK" \
       >/var/log/podman-service.log 2>&1 </dev/null 9>&- &
     if wait_for "$PODMAN_SOCK" 20; then podman_ok=1; else
       tail -n 5 /var/log/podman-service.log >&2 || true
