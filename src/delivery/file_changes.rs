@@ -12,7 +12,7 @@ use super::renames::detect_renames;
 use crate::error::{Error, ErrorCode, Result};
 
 /// How a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileStatus {
     Added,
     Modified,
