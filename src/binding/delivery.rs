@@ -91,7 +91,9 @@ fn options(opts: Option<ChangesOptions>) -> Result<CoreOptions, Error> {
     let (patch, max) = opts.map_or((None, None), |o| (o.patch, o.max_patch_bytes));
     let max_patch_bytes = match max {
         None => DEFAULT_MAX_PATCH_BYTES,
-        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => n.min(usize::MAX as f64) as usize,
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => {
+            n.min(usize::MAX as f64) as usize
+        }
         Some(n) => {
             return Err(Error::invalid_argument(format!(
                 "maxPatchBytes {n} is not a whole number of bytes"
@@ -112,26 +114,38 @@ impl From<delivery::Changes> for SessionChanges {
             base_kind: c.base_kind.as_str().to_string(),
             recorded_base: c.recorded_base,
             head: c.head,
-            commits: c.commits.into_iter().map(|k| SessionCommit {
-                id: k.id,
-                summary: k.summary,
-                author_name: k.author_name,
-                author_email: k.author_email,
-                time_ms: k.time_ms as f64,
-            }).collect(),
-            files: c.files.into_iter().map(|f| ChangedFile {
-                path: f.path,
-                old_path: f.old_path,
-                status: f.status.as_str().to_string(),
-                additions: f.additions as f64,
-                deletions: f.deletions as f64,
-                binary: f.binary,
-            }).collect(),
-            uncommitted: c.uncommitted.into_iter().map(|u| UncommittedFile {
-                path: u.path,
-                old_path: u.old_path,
-                status: u.status,
-            }).collect(),
+            commits: c
+                .commits
+                .into_iter()
+                .map(|k| SessionCommit {
+                    id: k.id,
+                    summary: k.summary,
+                    author_name: k.author_name,
+                    author_email: k.author_email,
+                    time_ms: k.time_ms as f64,
+                })
+                .collect(),
+            files: c
+                .files
+                .into_iter()
+                .map(|f| ChangedFile {
+                    path: f.path,
+                    old_path: f.old_path,
+                    status: f.status.as_str().to_string(),
+                    additions: f.additions as f64,
+                    deletions: f.deletions as f64,
+                    binary: f.binary,
+                })
+                .collect(),
+            uncommitted: c
+                .uncommitted
+                .into_iter()
+                .map(|u| UncommittedFile {
+                    path: u.path,
+                    old_path: u.old_path,
+                    status: u.status,
+                })
+                .collect(),
             patch: c.patch,
             patch_truncated: asked.then_some(c.patch_truncated),
         }
@@ -154,7 +168,10 @@ impl Workspaces {
         let inner = self.inner.clone();
         async move {
             let opts = options(opts)?;
-            inner.changes(&session_id, opts).await.map(SessionChanges::from)
+            inner
+                .changes(&session_id, opts)
+                .await
+                .map(SessionChanges::from)
         }
         .await
         .into()

@@ -33,9 +33,10 @@ impl<'r> BlobSizes<'r> {
         if let Some(size) = self.known.get(&id) {
             return Ok(*size);
         }
-        let (size, _) = self.odb.read_header(id).map_err(|e| {
-            Error::new(ErrorCode::Git, format!("object {id}: {}", e.message()))
-        })?;
+        let (size, _) = self
+            .odb
+            .read_header(id)
+            .map_err(|e| Error::new(ErrorCode::Git, format!("object {id}: {}", e.message())))?;
         self.known.insert(id, size as u64);
         Ok(size as u64)
     }

@@ -87,12 +87,20 @@ pub fn diff<'r>(
     // SAFETY: every pointer is a live libgit2 object borrowed for the call.
     let rc = unsafe {
         match sides {
-            Sides::Trees(old, new) => {
-                raw::git_diff_tree_to_tree(&mut out, repo.raw(), tree_ptr(old), new.raw(), &raw_opts)
-            }
-            Sides::TreeToIndex(old, index) => {
-                raw::git_diff_tree_to_index(&mut out, repo.raw(), tree_ptr(old), index.raw(), &raw_opts)
-            }
+            Sides::Trees(old, new) => raw::git_diff_tree_to_tree(
+                &mut out,
+                repo.raw(),
+                tree_ptr(old),
+                new.raw(),
+                &raw_opts,
+            ),
+            Sides::TreeToIndex(old, index) => raw::git_diff_tree_to_index(
+                &mut out,
+                repo.raw(),
+                tree_ptr(old),
+                index.raw(),
+                &raw_opts,
+            ),
             Sides::IndexToWorkdir(index) => {
                 raw::git_diff_index_to_workdir(&mut out, repo.raw(), index.raw(), &raw_opts)
             }
@@ -107,7 +115,10 @@ pub fn diff<'r>(
     }
     if rc < 0 {
         let err = git2::Error::last_error(rc);
-        return Err(Error::new(ErrorCode::Git, format!("diff: {}", err.message())));
+        return Err(Error::new(
+            ErrorCode::Git,
+            format!("diff: {}", err.message()),
+        ));
     }
     // SAFETY: a diff libgit2 made for `repo`; `Diff` frees it once.
     Ok(unsafe { Diff::from_raw(out) })

@@ -81,7 +81,12 @@ fn choose_base(repo: &Repository, recorded: Oid, head: Oid) -> (Oid, BaseKind, b
 }
 
 /// The changes of the clone at `clone` since `recorded_base`, on the calling thread.
-pub fn read_changes(clone: &Path, recorded_base: Oid, opts: &ChangesOptions, limits: &Limits) -> Result<Changes> {
+pub fn read_changes(
+    clone: &Path,
+    recorded_base: Oid,
+    opts: &ChangesOptions,
+    limits: &Limits,
+) -> Result<Changes> {
     let deadline = Deadline::after(limits.timeout);
     let repo = open_clone(clone, limits)?;
     let head = repo
@@ -91,14 +96,25 @@ pub fn read_changes(clone: &Path, recorded_base: Oid, opts: &ChangesOptions, lim
     let head_tree = head.tree().map_err(|e| git_error("HEAD's tree", e))?;
     let (base, base_kind, present) = choose_base(&repo, recorded_base, head.id());
     let base_tree = match present {
-        true => Some(repo.find_commit(base).and_then(|c| c.tree()).map_err(|e| git_error("the base's tree", e))?),
+        true => Some(
+            repo.find_commit(base)
+                .and_then(|c| c.tree())
+                .map_err(|e| git_error("the base's tree", e))?,
+        ),
         false => None,
     };
     deadline.check("changes")?;
     let hide = (present && base_kind != BaseKind::Unrelated).then_some(base);
     let commits = commits_since(&repo, hide, head.id(), limits, deadline)?;
     let mut patch = opts.patch.then(|| PatchText::new(opts.max_patch_bytes));
-    let files = changed_files(&repo, base_tree.as_ref(), &head_tree, limits, deadline, patch.as_mut())?;
+    let files = changed_files(
+        &repo,
+        base_tree.as_ref(),
+        &head_tree,
+        limits,
+        deadline,
+        patch.as_mut(),
+    )?;
     let uncommitted = uncommitted(&repo, clone, Some(&head_tree), limits, deadline)?;
     let (patch, patch_truncated) = match patch.map(PatchText::finish) {
         Some((text, cut)) => (Some(text), cut),
@@ -120,7 +136,12 @@ pub fn read_changes(clone: &Path, recorded_base: Oid, opts: &ChangesOptions, lim
 /// `read_changes` on a thread of its own, answered within `limits.timeout` (plus a second
 /// of grace): a read stuck in the file system (a FIFO where a file was expected) is left
 /// behind with `TIMEOUT`, the caller is not.
-pub fn changes(clone: PathBuf, recorded_base: Oid, opts: ChangesOptions, limits: Limits) -> Result<Changes> {
+pub fn changes(
+    clone: PathBuf,
+    recorded_base: Oid,
+    opts: ChangesOptions,
+    limits: Limits,
+) -> Result<Changes> {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("ci-changes".into())

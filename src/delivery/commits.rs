@@ -46,7 +46,9 @@ pub fn commits_since(
         if commits.len() % 256 == 0 {
             deadline.check("commits")?;
         }
-        let commit = repo.find_commit(id.map_err(git_error)?).map_err(git_error)?;
+        let commit = repo
+            .find_commit(id.map_err(git_error)?)
+            .map_err(git_error)?;
         let author = commit.author();
         commits.push(CommitInfo {
             id: commit.id().to_string(),

@@ -73,7 +73,12 @@ fn git_error(what: &str, err: git2::Error) -> Error {
 }
 
 fn entry(delta: &DiffDelta, status: FileStatus) -> FileChange {
-    let path = lossy(delta.new_file().path_bytes().or(delta.old_file().path_bytes()));
+    let path = lossy(
+        delta
+            .new_file()
+            .path_bytes()
+            .or(delta.old_file().path_bytes()),
+    );
     let old = lossy(delta.old_file().path_bytes());
     FileChange {
         old_path: matches!(status, FileStatus::Renamed | FileStatus::Copied).then_some(old),
@@ -98,7 +103,13 @@ pub fn changed_files(
     let mut opts = DiffOptions::new();
     opts.max_size(i64::try_from(limits.max_blob_bytes).unwrap_or(i64::MAX))
         .include_typechange(true);
-    let mut found = diff(repo, Sides::Trees(base, head), &mut opts, limits.max_files, deadline)?;
+    let mut found = diff(
+        repo,
+        Sides::Trees(base, head),
+        &mut opts,
+        limits.max_files,
+        deadline,
+    )?;
     let mut sizes = BlobSizes::new(repo)?;
     detect_renames(&mut found, &mut sizes, limits)?;
     let mut files = Vec::with_capacity(found.deltas().len());

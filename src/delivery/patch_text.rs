@@ -15,7 +15,11 @@ pub struct PatchText {
 }
 
 fn path_of(delta: &DiffDelta, new: bool) -> String {
-    let file = if new { delta.new_file() } else { delta.old_file() };
+    let file = if new {
+        delta.new_file()
+    } else {
+        delta.old_file()
+    };
     file.path_bytes()
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .unwrap_or_default()
@@ -51,9 +55,7 @@ impl PatchText {
     /// loaded).
     pub fn push_oversized(&mut self, delta: &DiffDelta) {
         let (old, new) = (path_of(delta, false), path_of(delta, true));
-        let text = format!(
-            "diff --git a/{old} b/{new}\nBinary files a/{old} and b/{new} differ\n"
-        );
+        let text = format!("diff --git a/{old} b/{new}\nBinary files a/{old} and b/{new} differ\n");
         self.push(text.as_bytes());
     }
 

@@ -63,7 +63,13 @@ fn filtered(repo: &Repository, path: &Path) -> bool {
 }
 
 /// Refuses a tracked work-tree file over the blob bound that libgit2 would read whole.
-fn refuse_filtered_giants(repo: &Repository, clone: &Path, index: &Index, limits: &Limits, deadline: Deadline) -> Result<()> {
+fn refuse_filtered_giants(
+    repo: &Repository,
+    clone: &Path,
+    index: &Index,
+    limits: &Limits,
+    deadline: Deadline,
+) -> Result<()> {
     for (n, entry) in index.iter().enumerate() {
         if n % 1024 == 0 {
             deadline.check("uncommitted files")?;
@@ -75,28 +81,53 @@ fn refuse_filtered_giants(repo: &Repository, clone: &Path, index: &Index, limits
         let Ok(meta) = std::fs::symlink_metadata(clone.join(path)) else {
             continue;
         };
-        if meta.is_file() && meta.len() > limits.max_blob_bytes && meta.len() as u32 == entry.file_size && filtered(repo, path) {
-            return Err(exceeded(&format!("{}: a filtered file", path.display()), format!("{} bytes", limits.max_blob_bytes)));
+        if meta.is_file()
+            && meta.len() > limits.max_blob_bytes
+            && meta.len() as u32 == entry.file_size
+            && filtered(repo, path)
+        {
+            return Err(exceeded(
+                &format!("{}: a filtered file", path.display()),
+                format!("{} bytes", limits.max_blob_bytes),
+            ));
         }
     }
     Ok(())
 }
 
 /// What is uncommitted in the clone at `clone`, whose HEAD commit has `head` as tree.
-pub fn uncommitted(repo: &Repository, clone: &Path, head: Option<&Tree>, limits: &Limits, deadline: Deadline) -> Result<Vec<WorktreeChange>> {
+pub fn uncommitted(
+    repo: &Repository,
+    clone: &Path,
+    head: Option<&Tree>,
+    limits: &Limits,
+    deadline: Deadline,
+) -> Result<Vec<WorktreeChange>> {
     let index = repo.index().map_err(|e| git_error("index", e))?;
     refuse_filtered_giants(repo, clone, &index, limits, deadline)?;
     let mut sizes = BlobSizes::new(repo)?;
     let mut opts = DiffOptions::new();
     opts.include_typechange(true);
-    let mut staged = diff(repo, Sides::TreeToIndex(head, &index), &mut opts, limits.max_files, deadline)?;
+    let mut staged = diff(
+        repo,
+        Sides::TreeToIndex(head, &index),
+        &mut opts,
+        limits.max_files,
+        deadline,
+    )?;
     detect_renames(&mut staged, &mut sizes, limits)?;
     let mut opts = DiffOptions::new();
     opts.include_typechange(true)
         .include_untracked(true)
         .recurse_untracked_dirs(false)
         .include_ignored(false);
-    let unstaged = diff(repo, Sides::IndexToWorkdir(&index), &mut opts, limits.max_files, deadline)?;
+    let unstaged = diff(
+        repo,
+        Sides::IndexToWorkdir(&index),
+        &mut opts,
+        limits.max_files,
+        deadline,
+    )?;
     let mut tracked: BTreeMap<String, (char, char, Option<String>)> = BTreeMap::new();
     for delta in staged.deltas() {
         let path = lossy(delta.new_file().path_bytes());
@@ -105,7 +136,12 @@ pub fn uncommitted(repo: &Repository, clone: &Path, head: Option<&Tree>, limits:
     }
     let mut untracked = Vec::new();
     for delta in unstaged.deltas() {
-        let path = lossy(delta.new_file().path_bytes().or(delta.old_file().path_bytes()));
+        let path = lossy(
+            delta
+                .new_file()
+                .path_bytes()
+                .or(delta.old_file().path_bytes()),
+        );
         match delta.status() {
             Delta::Untracked => untracked.push(path),
             status => tracked.entry(path).or_insert((' ', ' ', None)).1 = letter(status),
@@ -116,9 +152,17 @@ pub fn uncommitted(repo: &Repository, clone: &Path, head: Option<&Tree>, limits:
     }
     let mut all: Vec<WorktreeChange> = tracked
         .into_iter()
-        .map(|(path, (x, y, old_path))| WorktreeChange { path, old_path, status: format!("{x}{y}") })
+        .map(|(path, (x, y, old_path))| WorktreeChange {
+            path,
+            old_path,
+            status: format!("{x}{y}"),
+        })
         .collect();
     untracked.sort();
-    all.extend(untracked.into_iter().map(|path| WorktreeChange { path, old_path: None, status: "??".into() }));
+    all.extend(untracked.into_iter().map(|path| WorktreeChange {
+        path,
+        old_path: None,
+        status: "??".into(),
+    }));
     Ok(all)
 }

@@ -15,12 +15,19 @@ fn base_of(record: &WorkspaceRecord) -> Result<git2::Oid> {
         return git2::Oid::from_str(text).map_err(|e| {
             Error::new(
                 ErrorCode::Git,
-                format!("session '{}': recorded base {text:?}: {}", record.session_id, e.message()),
+                format!(
+                    "session '{}': recorded base {text:?}: {}",
+                    record.session_id,
+                    e.message()
+                ),
             )
         });
     }
     let project = git2::Repository::open(&record.project_dir).map_err(|e| {
-        Error::new(ErrorCode::Git, format!("project {}: {}", record.project_dir, e.message()))
+        Error::new(
+            ErrorCode::Git,
+            format!("project {}: {}", record.project_dir, e.message()),
+        )
     })?;
     delivery::resolve_start(&project, None)
 }

@@ -59,47 +59,103 @@ fn commits_files_and_work_tree_match_the_git_cli() {
     let got = read(dir, base);
     let range = format!("{base}..HEAD");
     let head = repo.head().unwrap().target().unwrap().to_string();
-    assert_eq!((got.base_kind, got.base.clone(), got.head.clone()), (BaseKind::Recorded, base.to_string(), head));
+    assert_eq!(
+        (got.base_kind, got.base.clone(), got.head.clone()),
+        (BaseKind::Recorded, base.to_string(), head)
+    );
 
-    let ids: Vec<String> = git(dir, &["log", "--format=%H", &range]).lines().map(String::from).collect();
-    assert_eq!(got.commits.iter().map(|c| c.id.clone()).collect::<Vec<_>>(), ids);
+    let ids: Vec<String> = git(dir, &["log", "--format=%H", &range])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        got.commits.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
+        ids
+    );
     let log = git(dir, &["log", "--format=%s|%an|%ae|%at", &range]);
-    let ours: Vec<String> = got.commits.iter().map(|c| format!("{}|{}|{}|{}", c.summary, c.author_name, c.author_email, c.time_ms / 1000)).collect();
+    let ours: Vec<String> = got
+        .commits
+        .iter()
+        .map(|c| {
+            format!(
+                "{}|{}|{}|{}",
+                c.summary,
+                c.author_name,
+                c.author_email,
+                c.time_ms / 1000
+            )
+        })
+        .collect();
     assert_eq!(ours, log.lines().collect::<Vec<_>>());
 
-    let name_status: BTreeSet<String> = git(dir, &["diff", "--name-status", "-M", &base.to_string(), "HEAD"])
-        .lines()
-        .map(|l| l.split('\t').enumerate().map(|(i, f)| if i == 0 { &f[..1] } else { f }).collect::<Vec<_>>().join("\t"))
+    let name_status: BTreeSet<String> = git(
+        dir,
+        &["diff", "--name-status", "-M", &base.to_string(), "HEAD"],
+    )
+    .lines()
+    .map(|l| {
+        l.split('\t')
+            .enumerate()
+            .map(|(i, f)| if i == 0 { &f[..1] } else { f })
+            .collect::<Vec<_>>()
+            .join("\t")
+    })
+    .collect();
+    let ours: BTreeSet<String> = got
+        .files
+        .iter()
+        .map(|f| match &f.old_path {
+            Some(old) => format!("{}\t{old}\t{}", letter(f.status), f.path),
+            None => format!("{}\t{}", letter(f.status), f.path),
+        })
         .collect();
-    let ours: BTreeSet<String> = got.files.iter().map(|f| match &f.old_path {
-        Some(old) => format!("{}\t{old}\t{}", letter(f.status), f.path),
-        None => format!("{}\t{}", letter(f.status), f.path),
-    }).collect();
     assert_eq!(ours, name_status);
 
     // `-z`: "added\tdeleted\tpath\0", or "added\tdeleted\t\0old\0new\0" for a rename.
-    let numstat = git(dir, &["diff", "--numstat", "-z", "-M", &base.to_string(), "HEAD"]);
+    let numstat = git(
+        dir,
+        &["diff", "--numstat", "-z", "-M", &base.to_string(), "HEAD"],
+    );
     let mut fields = numstat.split('\0');
     let mut theirs = BTreeSet::new();
     while let Some(head) = fields.next().filter(|f| !f.is_empty()) {
         let parts: Vec<&str> = head.splitn(3, '\t').collect();
-        let path = if parts[2].is_empty() { fields.next(); fields.next().unwrap() } else { parts[2] };
+        let path = if parts[2].is_empty() {
+            fields.next();
+            fields.next().unwrap()
+        } else {
+            parts[2]
+        };
         theirs.insert(format!("{}\t{}\t{path}", parts[0], parts[1]));
     }
-    let ours: BTreeSet<String> = got.files.iter().map(|f| match f.binary {
-        true => format!("-\t-\t{}", f.path),
-        false => format!("{}\t{}\t{}", f.additions, f.deletions, f.path),
-    }).collect();
+    let ours: BTreeSet<String> = got
+        .files
+        .iter()
+        .map(|f| match f.binary {
+            true => format!("-\t-\t{}", f.path),
+            false => format!("{}\t{}\t{}", f.additions, f.deletions, f.path),
+        })
+        .collect();
     assert_eq!(ours, theirs);
 
-    let status: BTreeSet<String> = git(dir, &["status", "--porcelain"]).lines().map(String::from).collect();
-    let ours: BTreeSet<String> = got.uncommitted.iter().map(|u| format!("{} {}", u.status, u.path)).collect();
+    let status: BTreeSet<String> = git(dir, &["status", "--porcelain"])
+        .lines()
+        .map(String::from)
+        .collect();
+    let ours: BTreeSet<String> = got
+        .uncommitted
+        .iter()
+        .map(|u| format!("{} {}", u.status, u.path))
+        .collect();
     assert_eq!(ours, status);
     assert!(got.uncommitted.iter().all(|u| u.path != "debug.log"));
 
     let patch = got.patch.unwrap();
     assert!(!got.patch_truncated);
-    assert!(patch.contains("+added 1\n") && patch.contains("-a line 3\n"), "{patch}");
+    assert!(
+        patch.contains("+added 1\n") && patch.contains("-a line 3\n"),
+        "{patch}"
+    );
     assert!(patch.contains("rename from c.txt"), "{patch}");
 }
 
@@ -114,15 +170,28 @@ fn a_rewritten_history_is_counted_from_the_merge_base() {
     let base = commit_all(&repo, "the session's base");
     // The agent resets to the first commit and commits something else.
     let first_commit = repo.find_commit(first).unwrap();
-    repo.reset(first_commit.as_object(), git2::ResetType::Hard, None).unwrap();
+    repo.reset(first_commit.as_object(), git2::ResetType::Hard, None)
+        .unwrap();
     write(dir, "b.txt", "b\n");
     let rewritten = commit_all(&repo, "rewritten");
     let got = read(dir, base);
     assert_eq!(got.base_kind, BaseKind::MergeBase);
-    assert_eq!(got.base, git(dir, &["merge-base", &base.to_string(), "HEAD"]).trim());
+    assert_eq!(
+        got.base,
+        git(dir, &["merge-base", &base.to_string(), "HEAD"]).trim()
+    );
     assert_eq!(got.recorded_base, base.to_string());
-    assert_eq!(got.commits.iter().map(|c| c.id.clone()).collect::<Vec<_>>(), vec![rewritten.to_string()]);
-    assert_eq!(got.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), vec!["b.txt"]);
+    assert_eq!(
+        got.commits.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
+        vec![rewritten.to_string()]
+    );
+    assert_eq!(
+        got.files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
+        vec!["b.txt"]
+    );
 }
 
 #[test]
@@ -138,6 +207,10 @@ fn an_unrelated_history_is_compared_with_the_base_tree() {
     let got = read(dir, base);
     assert_eq!(got.base_kind, BaseKind::Unrelated);
     assert_eq!(got.commits.len(), 1);
-    let files: BTreeSet<_> = got.files.iter().map(|f| (f.path.as_str(), f.status)).collect();
+    let files: BTreeSet<_> = got
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.status))
+        .collect();
     assert!(files.contains(&("b.txt", FileStatus::Added)), "{files:?}");
 }

@@ -18,11 +18,19 @@ fn simple(dir: &Path) -> (Repository, Oid) {
 /// Every way the git CLI runs a program the repository names, each writing a canary.
 fn arm(dir: &Path, canaries: &Path) {
     let script = canaries.join("canary.sh");
-    std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'/\"$1\"\ncat\n", canaries.display())).unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch '{}'/\"$1\"\ncat\n", canaries.display()),
+    )
+    .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = |what: &str| format!("'{}' {what}", script.display());
     let repo = Repository::open(dir).unwrap();
-    let mut config = repo.config().unwrap().open_level(git2::ConfigLevel::Local).unwrap();
+    let mut config = repo
+        .config()
+        .unwrap()
+        .open_level(git2::ConfigLevel::Local)
+        .unwrap();
     config.set_str("core.fsmonitor", &run("fsmonitor")).unwrap();
     config.set_str("filter.x.clean", &run("clean")).unwrap();
     config.set_str("filter.x.smudge", &run("smudge")).unwrap();
@@ -30,15 +38,25 @@ fn arm(dir: &Path, canaries: &Path) {
     config.set_str("diff.x.textconv", &run("textconv")).unwrap();
     config.set_str("diff.external", &run("external")).unwrap();
     write(dir, ".gitattributes", "* filter=x diff=x\n");
-    for hook in ["pre-commit", "post-checkout", "post-index-change", "reference-transaction"] {
+    for hook in [
+        "pre-commit",
+        "post-checkout",
+        "post-index-change",
+        "reference-transaction",
+    ] {
         let path = dir.join(".git/hooks").join(hook);
-        write(dir, &format!(".git/hooks/{hook}"), format!("#!/bin/sh\ntouch '{}'/{hook}\n", canaries.display()));
+        write(
+            dir,
+            &format!(".git/hooks/{hook}"),
+            format!("#!/bin/sh\ntouch '{}'/{hook}\n", canaries.display()),
+        );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
 
 fn planted(canaries: &Path) -> Vec<String> {
-    let mut found: Vec<String> = std::fs::read_dir(canaries).unwrap()
+    let mut found: Vec<String> = std::fs::read_dir(canaries)
+        .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n != "canary.sh")
         .collect();
@@ -77,7 +95,11 @@ fn a_dot_git_that_is_a_symlink_or_gitfile_is_refused() {
     symlink(outside.0.join(".git"), clone.0.join(".git")).unwrap();
     refused(&clone.0, base);
     std::fs::remove_file(clone.0.join(".git")).unwrap();
-    write(&clone.0, ".git", format!("gitdir: {}\n", outside.0.join(".git").display()));
+    write(
+        &clone.0,
+        ".git",
+        format!("gitdir: {}\n", outside.0.join(".git").display()),
+    );
     refused(&clone.0, base);
 }
 
@@ -98,9 +120,17 @@ fn alternates_commondir_includes_and_symlinked_objects_are_refused() {
     std::fs::remove_file(git_dir.join("commondir")).unwrap();
 
     let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
-    write(&git_dir, "config", format!("{config}[ Include ]\n\tpath = /etc/gitconfig\n"));
+    write(
+        &git_dir,
+        "config",
+        format!("{config}[ Include ]\n\tpath = /etc/gitconfig\n"),
+    );
     refused(&clone.0, base);
-    write(&git_dir, "config", format!("{config}[core]\n\texcludesFile = /etc/passwd\n"));
+    write(
+        &git_dir,
+        "config",
+        format!("{config}[core]\n\texcludesFile = /etc/passwd\n"),
+    );
     refused(&clone.0, base);
     write(&git_dir, "config", &config);
 
@@ -117,8 +147,12 @@ fn core_worktree_does_not_move_the_work_tree_out_of_the_clone() {
     let (repo, base) = simple(&clone.0);
     write(&outside.0, "host-secret.txt", "secret\n");
     write(&clone.0, "mine.txt", "mine\n");
-    repo.config().unwrap().open_level(git2::ConfigLevel::Local).unwrap()
-        .set_str("core.worktree", &outside.0.display().to_string()).unwrap();
+    repo.config()
+        .unwrap()
+        .open_level(git2::ConfigLevel::Local)
+        .unwrap()
+        .set_str("core.worktree", &outside.0.display().to_string())
+        .unwrap();
     let got = read(&clone.0, base);
     let paths: Vec<_> = got.uncommitted.iter().map(|u| u.path.as_str()).collect();
     assert_eq!(paths, vec!["mine.txt"]);

@@ -17,7 +17,10 @@ pub struct Scratch(pub PathBuf);
 
 impl Scratch {
     pub fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ci-delivery-{name}-{}", uuid::Uuid::new_v4().simple()));
+        let dir = std::env::temp_dir().join(format!(
+            "ci-delivery-{name}-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
     }
@@ -51,7 +54,8 @@ pub fn commit_all(repo: &Repository, message: &str) -> Oid {
     let sig = Signature::now("Agent", "agent@example.com").unwrap();
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<_> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).unwrap()
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap()
 }
 
 /// The git CLI in `dir`, with no config but its own; its stdout.
@@ -64,7 +68,11 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("HOME", dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -73,11 +81,17 @@ pub fn read(dir: &Path, base: Oid) -> Changes {
 }
 
 pub fn read_with(dir: &Path, base: Oid, limits: Limits, patch: bool) -> Changes {
-    let opts = ChangesOptions { patch, max_patch_bytes: 1 << 20 };
+    let opts = ChangesOptions {
+        patch,
+        max_patch_bytes: 1 << 20,
+    };
     read_changes(dir, base, &opts, &limits).unwrap()
 }
 
 pub fn read_err(dir: &Path, base: Oid, limits: Limits) -> crate::error::Error {
-    let opts = ChangesOptions { patch: true, max_patch_bytes: 1 << 20 };
+    let opts = ChangesOptions {
+        patch: true,
+        max_patch_bytes: 1 << 20,
+    };
     read_changes(dir, base, &opts, &limits).unwrap_err()
 }
