@@ -12,8 +12,9 @@ const USAGE = `usage: container-isolation <command> [options]
   doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
                                        session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
-     [--egress none|public|bridge|JSON]
+     [--egress none|public|bridge|JSON] [--ref REF]
                                        create (or start) the session's clone + container;
+                                       --ref: the branch, tag or commit it starts at (default HEAD);
                                        --trust: what devcontainer.json may reach beyond the
                                        session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}';
                                        --egress: where the session may connect (default public),
@@ -45,7 +46,7 @@ function parse(argv) {
       break
     }
     if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer' || a === '--stat') args[a.slice(2)] = true
-    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress') {
+    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress' || a === '--ref') {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
     } else if (a === '-h' || a === '--help') args.help = true
@@ -136,6 +137,7 @@ const commands = {
       workspaces.create({
         projectDir: project,
         sessionId,
+        ref: args.ref,
         image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
         devcontainer: !args['no-devcontainer'],
         trust,
