@@ -150,7 +150,7 @@ fn check_git_dir(clone: &Path, git_dir: &Path, limits: &Limits) -> Result<()> {
     for name in ["HEAD", "info/exclude", "info/attributes"] {
         plain_file(clone, &git_dir.join(name), limits.max_metadata_bytes)?;
     }
-    for name in ["index", "packed-refs"] {
+    for name in ["index", "packed-refs", "shallow", "info/grafts"] {
         plain_file(clone, &git_dir.join(name), limits.max_index_bytes)?;
     }
     check_config(clone, &git_dir.join("config"), limits)?;

@@ -155,3 +155,40 @@ fn a_large_filtered_tracked_file_is_refused_before_it_is_read() {
     let err = read_err(dir, base, limits);
     assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
 }
+
+#[test]
+fn a_read_stuck_on_a_fifo_in_the_work_tree_is_answered_with_timeout() {
+    let scratch = Scratch::new("fifo");
+    let base = repo_with_commits(&scratch.0, 1);
+    std::fs::create_dir_all(scratch.0.join("sub")).unwrap();
+    let fifo = std::ffi::CString::new(
+        scratch
+            .0
+            .join("sub/.gitignore")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let limits = Limits {
+        timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let opts = ChangesOptions {
+        patch: false,
+        max_patch_bytes: 0,
+    };
+    let started = std::time::Instant::now();
+    // libgit2 opens a nested .gitignore to read it, and blocks on a FIFO: the reader
+    // thread is left behind, the caller answered.
+    let err = crate::delivery::changes(scratch.0.clone(), base, opts, limits).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // Unblocks a reader left behind, if any.
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(scratch.0.join("sub/.gitignore"));
+}
