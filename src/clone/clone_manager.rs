@@ -122,6 +122,16 @@ impl CloneManager {
             crate::delivery::validate_ref(text)?;
         }
         let project = std::fs::canonicalize(project).map_err(|e| io_error(project, e))?;
+        if start.is_some() && !is_repo_root(&project) {
+            // Nothing a ref could name; the project is left as it is (not initialised).
+            return Err(Error::new(
+                ErrorCode::GitRefNotFound,
+                format!(
+                    "ref {start:?}: {} is not a git repository",
+                    project.display()
+                ),
+            ));
+        }
         let project_repo = open_or_init(&project)?;
         let what = format!("clone of {} for session {session_id}", project.display());
         let base = crate::delivery::resolve_start(&project_repo, start)?;
