@@ -270,6 +270,14 @@ export declare class PortForward {
  */
 export declare class Workspaces {
   /**
+   * What the session changed since its base: its commits, the files changed between
+   * the base and its HEAD, its uncommitted work and, with `patch`, the unified diff.
+   * The clone is read on the host as hostile input (no hook, filter, textconv, external
+   * diff or fsmonitor runs; a `.git` that is not the clone's own directory is refused
+   * with `GIT`); past a bound it rejects `LIMIT_EXCEEDED`, past 60 s `TIMEOUT`.
+   */
+  changes(sessionId: string, opts?: ChangesOptions | undefined | null): Promise<SessionChanges>
+  /**
    * Connects lazily and installs the exit hooks that remove `process`-lifetime
    * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
    */
@@ -310,6 +318,30 @@ export interface AppleContainerRuntimeOptions {
    * `~/.container-isolation`.
    */
   baseDir?: string
+}
+
+/** A file changed between the base and the session's HEAD. */
+export interface ChangedFile {
+  /** Its path at HEAD (in the base, for a deleted file). */
+  path: string
+  /** Its path in the base, for a rename or copy. */
+  oldPath?: string
+  /** How it changed. */
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'typechange'
+  /** Lines added (0 for a binary file). */
+  additions: number
+  /** Lines deleted (0 for a binary file). */
+  deletions: number
+  /** Binary by content, or a blob over 64 MiB (never loaded). */
+  binary: boolean
+}
+
+/** Options of `Workspaces.changes`. */
+export interface ChangesOptions {
+  /** Include the unified diff base..HEAD (default false). */
+  patch?: boolean
+  /** Where the diff is cut, at a line end (default 1 MiB); `patchTruncated` says so. */
+  maxPatchBytes?: number
 }
 
 /** Options of `new CloneManager()`. */
@@ -475,6 +507,13 @@ export interface CreateWorkspaceOptions {
   projectDir: string
   /** `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`. */
   sessionId: string
+  /**
+   * Where the session branch starts: a branch, tag or commit of the project (default
+   * its HEAD), resolved with libgit2. One that names no commit rejects
+   * `GIT_REF_NOT_FOUND` and makes nothing; one that is not a plain revision (starts
+   * with `-`, holds spaces, `:`, `@{`, `..`) rejects `INVALID_ARGUMENT`.
+   */
+  ref?: string
   /** Overrides devcontainer.json's and the constructor's image. */
   image?: string
   /** Default true: honour the project's devcontainer.json. */
@@ -1188,6 +1227,46 @@ export interface Resources {
  */
 export declare function runWatchdog(config: string): void
 
+/** What a session changed since its base (`Workspaces.changes`). */
+export interface SessionChanges {
+  /** The commit the changes are counted from. */
+  base: string
+  /**
+   * `recorded`: the session's base, an ancestor of HEAD; `merge-base`: HEAD's history
+   * was rewritten, counted from the merge base; `unrelated`: HEAD shares no history with
+   * the base, compared with the base's tree.
+   */
+  baseKind: 'recorded' | 'merge-base' | 'unrelated'
+  /** The base recorded when the session was created. */
+  recordedBase: string
+  /** The session's HEAD commit. */
+  head: string
+  /** Commits reachable from HEAD and not from the base, newest first. */
+  commits: Array<SessionCommit>
+  /** Files changed between the base and HEAD. */
+  files: Array<ChangedFile>
+  /** Uncommitted and untracked (not ignored) paths of the work tree. */
+  uncommitted: Array<UncommittedFile>
+  /** The unified diff base..HEAD, when asked. */
+  patch?: string
+  /** Whether `patch` was cut at `maxPatchBytes`. */
+  patchTruncated?: boolean
+}
+
+/** A commit of the session since its base. */
+export interface SessionCommit {
+  /** The commit id. */
+  id: string
+  /** The first line of its message. */
+  summary: string
+  /** The author's name. */
+  authorName: string
+  /** The author's email. */
+  authorEmail: string
+  /** The author's time, Unix milliseconds. */
+  timeMs: number
+}
+
 /** A finished `execute`: Magenta's `ShellResult`. */
 export interface ShellResult {
   /**
@@ -1211,6 +1290,16 @@ export interface ShellResult {
   logFilePath: string | undefined
   /** Wall time of the command, in milliseconds. */
   durationMs: number
+}
+
+/** A path of the work tree that differs from HEAD, or is untracked and not ignored. */
+export interface UncommittedFile {
+  /** The path; an untracked directory is one entry ending in `/`, as git shows it. */
+  path: string
+  /** Its path in HEAD, for a staged rename. */
+  oldPath?: string
+  /** `git status --porcelain`'s two letters: index, then work tree (`??` untracked). */
+  status: string
 }
 
 /** What a host needs to run an agent thread in a session (`Workspaces.environment`). */
@@ -1237,6 +1326,11 @@ export interface WorkspaceInfo {
   clonePath: string
   /** The clone's branch, `session-<id>`. */
   branchName: string
+  /**
+   * The commit the session branch started at (the base of `changes`); absent for a
+   * session created before it was recorded.
+   */
+  baseCommit?: string
   /** The container's name. */
   containerId: string
   /**

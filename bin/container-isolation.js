@@ -12,8 +12,9 @@ const USAGE = `usage: container-isolation <command> [options]
   doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
                                        session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
-     [--egress none|public|bridge|JSON]
+     [--egress none|public|bridge|JSON] [--ref REF]
                                        create (or start) the session's clone + container;
+                                       --ref: the branch, tag or commit it starts at (default HEAD);
                                        --trust: what devcontainer.json may reach beyond the
                                        session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}';
                                        --egress: where the session may connect (default public),
@@ -21,6 +22,10 @@ const USAGE = `usage: container-isolation <command> [options]
   exec <session> -- <command...>       run a command in the session, streaming its output;
                                        exits with the command's exit code
   ls                                   sessions with state, branch, clone path, age, owner
+  diff <session> [--stat]              what the session changed since its base: the unified diff
+                                       (cut at 1 MiB), or with --stat one line per file plus the
+                                       uncommitted and untracked paths
+  log <session>                        the session's commits since its base, newest first
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
 
@@ -40,8 +45,8 @@ function parse(argv) {
       args.rest = argv.slice(i + 1)
       break
     }
-    if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer') args[a.slice(2)] = true
-    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress') {
+    if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer' || a === '--stat') args[a.slice(2)] = true
+    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress' || a === '--ref') {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
     } else if (a === '-h' || a === '--help') args.help = true
@@ -132,6 +137,7 @@ const commands = {
       workspaces.create({
         projectDir: project,
         sessionId,
+        ref: args.ref,
         image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
         devcontainer: !args['no-devcontainer'],
         trust,
@@ -174,6 +180,46 @@ const commands = {
           ['session', 'state', 'branch', 'clone', 'age', 'owner'],
         ),
       )
+    return 0
+  },
+
+  async diff(args, workspaces) {
+    const [sessionId] = args._
+    if (!sessionId) throw new UsageError('diff needs a session')
+    const changes = await workspaces.changes(sessionId, { patch: !args.stat })
+    if (args.json) {
+      console.log(JSON.stringify(changes, null, 2))
+      return 0
+    }
+    if (changes.baseKind !== 'recorded') process.stderr.write(`history rewritten: counted from ${changes.baseKind} ${changes.base.slice(0, 12)}, not the recorded base ${changes.recordedBase.slice(0, 12)}\n`)
+    if (!args.stat) {
+      process.stdout.write(changes.patch ?? '')
+      if (changes.patchTruncated) process.stderr.write('(diff cut at 1 MiB: see --stat or --json)\n')
+      return 0
+    }
+    const stat = (f) => (f.binary ? 'binary' : `+${f.additions} -${f.deletions}`)
+    const name = (f) => (f.oldPath ? `${f.oldPath} -> ${f.path}` : f.path)
+    console.log(table(changes.files.map((f) => ({ status: f.status, lines: stat(f), path: name(f) })), ['status', 'lines', 'path']))
+    const added = changes.files.reduce((n, f) => n + f.additions, 0)
+    const deleted = changes.files.reduce((n, f) => n + f.deletions, 0)
+    console.log(`${changes.files.length} file(s) changed, +${added} -${deleted}, in ${changes.commits.length} commit(s) since ${changes.base.slice(0, 12)}`)
+    if (changes.uncommitted.length) {
+      console.log(`\nuncommitted (${changes.uncommitted.length}):`)
+      for (const u of changes.uncommitted) console.log(`  ${u.status} ${u.oldPath ? `${u.oldPath} -> ` : ''}${u.path}`)
+    }
+    return 0
+  },
+
+  async log(args, workspaces) {
+    const [sessionId] = args._
+    if (!sessionId) throw new UsageError('log needs a session')
+    const { base, baseKind, recordedBase, head, commits } = await workspaces.changes(sessionId)
+    if (args.json) {
+      console.log(JSON.stringify({ base, baseKind, recordedBase, head, commits }, null, 2))
+      return 0
+    }
+    for (const c of commits) console.log(`${c.id.slice(0, 12)}  ${new Date(c.timeMs).toISOString().slice(0, 16).replace('T', ' ')}  ${c.authorName} <${c.authorEmail}>  ${c.summary}`)
+    console.log(`${commits.length} commit(s) since ${baseKind === 'recorded' ? 'the base' : baseKind} ${base.slice(0, 12)}`)
     return 0
   },
 

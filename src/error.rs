@@ -28,6 +28,11 @@ pub enum ErrorCode {
     Econnrefused,
     /// A session's egress policy cannot be enforced there (no agent can run its relay).
     EgressUnavailable,
+    /// A git ref, tag or commit given by the caller does not resolve to a commit.
+    GitRefNotFound,
+    /// Reading something the container controls went past one of the library's bounds
+    /// (object size, commits walked, files listed).
+    LimitExceeded,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -53,6 +58,8 @@ impl ErrorCode {
             ErrorCode::Devcontainer => "DEVCONTAINER",
             ErrorCode::Econnrefused => "ECONNREFUSED",
             ErrorCode::EgressUnavailable => "EGRESS_UNAVAILABLE",
+            ErrorCode::GitRefNotFound => "GIT_REF_NOT_FOUND",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

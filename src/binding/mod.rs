@@ -5,6 +5,7 @@ mod apple_container_runtime;
 mod clone_manager;
 mod container_git_client;
 mod container_types;
+mod delivery;
 mod devcontainer;
 mod docker_environment;
 mod docker_file_io;

@@ -66,6 +66,12 @@ pub struct CreateWorkspaceOptions {
     pub project_dir: String,
     /// `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`.
     pub session_id: String,
+    /// Where the session branch starts: a branch, tag or commit of the project (default
+    /// its HEAD), resolved with libgit2. One that names no commit rejects
+    /// `GIT_REF_NOT_FOUND` and makes nothing; one that is not a plain revision (starts
+    /// with `-`, holds spaces, `:`, `@{`, `..`) rejects `INVALID_ARGUMENT`.
+    #[napi(js_name = "ref")]
+    pub start_ref: Option<String>,
     /// Overrides devcontainer.json's and the constructor's image.
     pub image: Option<String>,
     /// Default true: honour the project's devcontainer.json.
@@ -100,6 +106,9 @@ pub struct WorkspaceInfo {
     pub clone_path: String,
     /// The clone's branch, `session-<id>`.
     pub branch_name: String,
+    /// The commit the session branch started at (the base of `changes`); absent for a
+    /// session created before it was recorded.
+    pub base_commit: Option<String>,
     /// The container's name.
     pub container_id: String,
     /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
@@ -160,6 +169,7 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             project_dir: r.project_dir,
             clone_path: r.clone_path,
             branch_name: r.branch_name,
+            base_commit: r.base_commit,
             container_id: r.container_id,
             container_mount_path: r.container_mount_path,
             state: info.state,
@@ -194,7 +204,7 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
 /// same workspaces.
 #[napi]
 pub struct Workspaces {
-    inner: Arc<workspace::Workspaces>,
+    pub(super) inner: Arc<workspace::Workspaces>,
 }
 
 #[napi]
@@ -262,6 +272,7 @@ impl Workspaces {
             let request = workspace::CreateWorkspace {
                 project_dir: opts.project_dir,
                 session_id: opts.session_id,
+                start_ref: opts.start_ref,
                 image: opts.image,
                 devcontainer: opts.devcontainer.unwrap_or(true),
                 env: opts.env.unwrap_or_default().into_iter().collect(),

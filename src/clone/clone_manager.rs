@@ -102,14 +102,45 @@ impl CloneManager {
         if is_repo_root(&target) {
             return Ok(target);
         }
+        self.create_session_clone_at(project, session_id, None)
+            .map(|(path, _)| path)
+    }
+
+    /// As `create_session_clone`, with the session branch at `start` (a branch, tag or
+    /// commit of the project, resolved with libgit2, never a shell; default its HEAD).
+    /// Returns the clone and the starting commit (the session's base). A `start` that
+    /// names no commit rejects `GIT_REF_NOT_FOUND` before anything is made; an existing
+    /// clone is returned unchanged.
+    pub fn create_session_clone_at(
+        &self,
+        project: &Path,
+        session_id: &str,
+        start: Option<&str>,
+    ) -> Result<(PathBuf, git2::Oid)> {
+        let target = self.clone_path(session_id)?;
+        if let Some(text) = start {
+            crate::delivery::validate_ref(text)?;
+        }
         let project = std::fs::canonicalize(project).map_err(|e| io_error(project, e))?;
+        if start.is_some() && !is_repo_root(&project) {
+            // Nothing a ref could name; the project is left as it is (not initialised).
+            return Err(Error::new(
+                ErrorCode::GitRefNotFound,
+                format!(
+                    "ref {start:?}: {} is not a git repository",
+                    project.display()
+                ),
+            ));
+        }
         let project_repo = open_or_init(&project)?;
         let what = format!("clone of {} for session {session_id}", project.display());
+        let base = crate::delivery::resolve_start(&project_repo, start)?;
+        if is_repo_root(&target) {
+            return Ok((target, base));
+        }
         let head = project_repo
-            .head()
-            .and_then(|h| h.peel_to_commit())
+            .find_commit(base)
             .map_err(|e| git_error(&what, e))?;
-
         let sessions = self.sessions_dir();
         std::fs::create_dir_all(&sessions).map_err(|e| io_error(&sessions, e))?;
         remove_abandoned_builds(&sessions);
@@ -126,10 +157,10 @@ impl CloneManager {
             return Err(err);
         }
         match std::fs::rename(&temp, &target) {
-            Ok(()) => Ok(target),
+            Ok(()) => Ok((target, base)),
             Err(_) if is_repo_root(&target) => {
                 let _ = std::fs::remove_dir_all(&temp);
-                Ok(target)
+                Ok((target, base))
             }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&temp);

@@ -296,3 +296,40 @@ fn a_missing_or_file_project_is_a_file_error() {
         .unwrap_err();
     assert_eq!(file.code, ErrorCode::Enotdir);
 }
+
+#[test]
+fn a_start_ref_that_names_nothing_makes_nothing() {
+    let project = Scratch::new("project");
+    let base = Scratch::new("base");
+    plain_project(&project.0);
+    let manager = CloneManager::new(base.0.clone());
+    // A plain directory is not initialised for a ref that cannot name anything in it.
+    let err = manager
+        .create_session_clone_at(&project.0, "r1", Some("main"))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::GitRefNotFound, "{err}");
+    assert!(!project.0.join(".git").exists());
+    let (path, head) = manager
+        .create_session_clone_at(&project.0, "r2", None)
+        .unwrap();
+    for bad in ["nope", "HEAD~5"] {
+        let err = manager
+            .create_session_clone_at(&project.0, "r3", Some(bad))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::GitRefNotFound, "{bad}: {err}");
+    }
+    let err = manager
+        .create_session_clone_at(&project.0, "r3", Some("--upload-pack=x"))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidArgument, "{err}");
+    assert_eq!(
+        manager.list_session_clones().unwrap(),
+        vec!["r2".to_string()]
+    );
+    let (again, same) = manager
+        .create_session_clone_at(&project.0, "r4", Some(&head.to_string()))
+        .unwrap();
+    let clone = Repository::open(&again).unwrap();
+    assert_eq!(clone.head().unwrap().target(), Some(same));
+    assert_eq!((same, path.exists()), (head, true));
+}

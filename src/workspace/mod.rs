@@ -14,6 +14,7 @@ mod metadata_merge;
 mod registry_auth;
 mod remote_env;
 mod session_behaviour;
+mod session_changes;
 mod session_container;
 mod session_egress;
 mod session_resources;

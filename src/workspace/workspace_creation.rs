@@ -52,6 +52,9 @@ impl Workspaces {
             self.ensure_started(&existing).await?;
             return self.info(existing).await;
         }
+        if let Some(text) = &request.start_ref {
+            crate::delivery::validate_ref(text)?;
+        }
         let egress = self.egress_for_new(&request)?;
         let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
             Error::new(
@@ -61,8 +64,9 @@ impl Workspaces {
         })?;
         let clones = self.clones.clone();
         let (project_for_clone, id) = (project.clone(), request.session_id.clone());
-        let clone_path = tokio::task::spawn_blocking(move || {
-            clones.create_session_clone(&project_for_clone, &id)
+        let start = request.start_ref.clone();
+        let (clone_path, start_commit) = tokio::task::spawn_blocking(move || {
+            clones.create_session_clone_at(&project_for_clone, &id, start.as_deref())
         })
         .await
         .map_err(blocking_error)??;
@@ -84,6 +88,7 @@ impl Workspaces {
             project_dir: project.to_string_lossy().into_owned(),
             clone_path: clone_path.to_string_lossy().into_owned(),
             branch_name: branch_name(&request.session_id),
+            base_commit: Some(start_commit.to_string()),
             container_id: self.container_name(&request.session_id),
             container_mount_path: settings.mount_path.clone(),
             image: settings.image.name().to_string(),

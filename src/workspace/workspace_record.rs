@@ -17,6 +17,10 @@ pub struct WorkspaceRecord {
     pub project_dir: String,
     pub clone_path: String,
     pub branch_name: String,
+    /// The commit the session branch started at (its `ref`, else the project's HEAD): the
+    /// base of `changes`. Records from before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
     pub container_id: String,
     pub container_mount_path: String,
     pub image: String,

@@ -46,6 +46,9 @@ pub struct WorkspacesOptions {
 pub struct CreateWorkspace {
     pub project_dir: String,
     pub session_id: String,
+    /// Where the session branch starts: a branch, tag or commit of the project (default
+    /// its HEAD).
+    pub start_ref: Option<String>,
     pub image: Option<String>,
     pub devcontainer: bool,
     pub env: BTreeMap<String, String>,

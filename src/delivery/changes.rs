@@ -1,0 +1,160 @@
+//! What a session changed since its base: its commits, the files changed between the base
+//! and its HEAD, its uncommitted work and, when asked, the unified diff. A rewritten
+//! history (the base no longer an ancestor of HEAD) is answered from the merge base.
+//! The whole read runs on its own thread and is answered within the time bound.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use git2::{Oid, Repository};
+
+use super::commits::{commits_since, CommitInfo};
+use super::file_changes::{changed_files, FileChange};
+use super::hostile_repo::open_clone;
+use super::limits::{Deadline, Limits};
+use super::patch_text::PatchText;
+use super::worktree_changes::{uncommitted, WorktreeChange};
+use crate::error::{Error, ErrorCode, Result};
+
+/// What the caller wants besides the lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangesOptions {
+    /// Include the unified diff base..HEAD.
+    pub patch: bool,
+    /// Where the diff is cut.
+    pub max_patch_bytes: usize,
+}
+
+/// Which commit the changes are counted from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseKind {
+    /// The session's recorded base, an ancestor of HEAD.
+    Recorded,
+    /// HEAD's history was rewritten: the merge base of the recorded base and HEAD.
+    MergeBase,
+    /// HEAD shares no history with the recorded base (or the clone lost it): compared
+    /// with the recorded base's tree (the empty tree if lost), every commit of HEAD listed.
+    Unrelated,
+}
+
+impl BaseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaseKind::Recorded => "recorded",
+            BaseKind::MergeBase => "merge-base",
+            BaseKind::Unrelated => "unrelated",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changes {
+    /// The commit compared with.
+    pub base: String,
+    pub base_kind: BaseKind,
+    /// The base recorded when the session was created.
+    pub recorded_base: String,
+    pub head: String,
+    pub commits: Vec<CommitInfo>,
+    pub files: Vec<FileChange>,
+    pub uncommitted: Vec<WorktreeChange>,
+    pub patch: Option<String>,
+    pub patch_truncated: bool,
+}
+
+fn git_error(what: &str, err: git2::Error) -> Error {
+    Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
+}
+
+/// The base to count from: (commit used, kind, whether it exists in the clone).
+fn choose_base(repo: &Repository, recorded: Oid, head: Oid) -> (Oid, BaseKind, bool) {
+    if repo.find_commit(recorded).is_err() {
+        return (recorded, BaseKind::Unrelated, false);
+    }
+    if recorded == head || repo.graph_descendant_of(head, recorded).unwrap_or(false) {
+        return (recorded, BaseKind::Recorded, true);
+    }
+    match repo.merge_base(head, recorded) {
+        Ok(merge_base) => (merge_base, BaseKind::MergeBase, true),
+        Err(_) => (recorded, BaseKind::Unrelated, true),
+    }
+}
+
+/// The changes of the clone at `clone` since `recorded_base`, on the calling thread.
+pub fn read_changes(
+    clone: &Path,
+    recorded_base: Oid,
+    opts: &ChangesOptions,
+    limits: &Limits,
+) -> Result<Changes> {
+    let deadline = Deadline::after(limits.timeout);
+    let repo = open_clone(clone, limits)?;
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| git_error("the clone's HEAD", e))?;
+    let head_tree = head.tree().map_err(|e| git_error("HEAD's tree", e))?;
+    let (base, base_kind, present) = choose_base(&repo, recorded_base, head.id());
+    let base_tree = match present {
+        true => Some(
+            repo.find_commit(base)
+                .and_then(|c| c.tree())
+                .map_err(|e| git_error("the base's tree", e))?,
+        ),
+        false => None,
+    };
+    deadline.check("changes")?;
+    let hide = (present && base_kind != BaseKind::Unrelated).then_some(base);
+    let commits = commits_since(&repo, hide, head.id(), limits, deadline)?;
+    let mut patch = opts.patch.then(|| PatchText::new(opts.max_patch_bytes));
+    let files = changed_files(
+        &repo,
+        base_tree.as_ref(),
+        &head_tree,
+        limits,
+        deadline,
+        patch.as_mut(),
+    )?;
+    let uncommitted = uncommitted(&repo, clone, Some(&head_tree), limits, deadline)?;
+    let (patch, patch_truncated) = match patch.map(PatchText::finish) {
+        Some((text, cut)) => (Some(text), cut),
+        None => (None, false),
+    };
+    Ok(Changes {
+        base: base.to_string(),
+        base_kind,
+        recorded_base: recorded_base.to_string(),
+        head: head.id().to_string(),
+        commits,
+        files,
+        uncommitted,
+        patch,
+        patch_truncated,
+    })
+}
+
+/// `read_changes` on a thread of its own, answered within `limits.timeout` (plus a second
+/// of grace): a read stuck in the file system (a FIFO where a file was expected) is left
+/// behind with `TIMEOUT`, the caller is not.
+pub fn changes(
+    clone: PathBuf,
+    recorded_base: Oid,
+    opts: ChangesOptions,
+    limits: Limits,
+) -> Result<Changes> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("ci-changes".into())
+        .spawn(move || {
+            let _ = tx.send(read_changes(&clone, recorded_base, &opts, &limits));
+        })
+        .map_err(|e| Error::new(ErrorCode::EngineError, format!("changes: no thread: {e}")))?;
+    let grace = limits.timeout + std::time::Duration::from_secs(1);
+    match rx.recv_timeout(grace) {
+        Ok(result) => result,
+        Err(_) => Err(Error::timeout(format!(
+            "changes: took longer than {} ms",
+            limits.timeout.as_millis()
+        ))),
+    }
+}
