@@ -33,11 +33,11 @@ afterAll(async () => {
 })
 
 let n = 0
-async function session(egress: Egress, image: string = IMAGES.debian): Promise<string> {
+async function session(egress: Egress, image: string = IMAGES.debian, extra = {}): Promise<string> {
   const project = gitProject('egress-project')
   dirs.push(project)
   const id = `eg${process.pid}x${++n}`
-  await workspaces.create({ projectDir: project.path, sessionId: id, lifetime: 'process', egress, image })
+  await workspaces.create({ projectDir: project.path, sessionId: id, lifetime: 'process', egress, image, ...extra })
   return id
 }
 
@@ -211,7 +211,9 @@ describe('egress', () => {
   })
 
   it("300 parallel connections from one session do not slow another session's execute('true') past 2x", async () => {
-    const busy = await session({ allow: ['internet.test'], hosts })
+    // Half a CPU for the busy session: its 300 curl processes then cannot take the
+    // machine's two cores, and what is measured is the relay's cost on the host.
+    const busy = await session({ allow: ['internet.test'], hosts }, IMAGES.debian, { resources: { cpus: 0.5 } })
     const quiet = await session('none')
     const env = await workspaces.environment(quiet, 'egress')
     const p50 = async (count: number) => {
@@ -229,8 +231,8 @@ describe('egress', () => {
     const during = await p50(15)
     await flood
     console.log(`execute('true') p50 in a quiet session: ${before.toFixed(2)} ms alone, ${during.toFixed(2)} ms while another runs 300 downloads`)
-    // 20 ms of slack: on a 2-core machine the flood's 300 curl processes share the CPU.
-    expect(during).toBeLessThanOrEqual(2 * before + 20)
+    // 3 ms for the other suites that run beside this one in CI.
+    expect(during).toBeLessThanOrEqual(2 * before + 3)
   }, 120_000)
 
   it('a tunnel whose TLS server name is not its CONNECT host is closed (domain fronting)', async () => {
