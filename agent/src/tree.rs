@@ -4,11 +4,16 @@
 //! all, whatever they did.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Parent of every living process visible in `/proc` (zombies are dead already; their
-/// parent or the reaper collects them).
-fn parents() -> HashMap<i32, i32> {
+/// How long `kill_all` may go on at most, and its stopping pass of that (a process in
+/// uninterruptible sleep never shows as stopped).
+const KILL_BOUND: Duration = Duration::from_secs(30);
+const STOP_BOUND: Duration = Duration::from_secs(5);
+
+/// Parent and state letter of every living process visible in `/proc` (zombies are dead
+/// already; their parent or the reaper collects them).
+fn processes() -> HashMap<i32, (i32, char)> {
     let mut map = HashMap::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return map;
@@ -28,7 +33,7 @@ fn parents() -> HashMap<i32, i32> {
         let state = fields.next();
         if let (Some(state), Some(ppid)) = (state, fields.next().and_then(|p| p.parse().ok())) {
             if state != "Z" && state != "X" {
-                map.insert(pid, ppid);
+                map.insert(pid, (ppid, state.chars().next().unwrap_or('?')));
             }
         }
     }
@@ -37,16 +42,27 @@ fn parents() -> HashMap<i32, i32> {
 
 /// Every process below `root` (not `root` itself).
 pub fn descendants(root: i32) -> Vec<i32> {
-    let parents = parents();
+    below(root, |_| true)
+}
+
+/// Every process below `root` that is not stopped.
+fn running_below(root: i32) -> Vec<i32> {
+    below(root, |state| state != 'T' && state != 't')
+}
+
+fn below(root: i32, keep: impl Fn(char) -> bool) -> Vec<i32> {
+    let processes = processes();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    for (&pid, &ppid) in &parents {
+    for (&pid, &(ppid, _)) in &processes {
         children.entry(ppid).or_default().push(pid);
     }
     let mut found = Vec::new();
     let mut pending = vec![root];
     while let Some(pid) = pending.pop() {
         for &child in children.get(&pid).into_iter().flatten() {
-            found.push(child);
+            if processes.get(&child).is_some_and(|(_, state)| keep(*state)) {
+                found.push(child);
+            }
             pending.push(child);
         }
     }
@@ -63,21 +79,36 @@ pub fn signal(root: i32, signo: i32) -> u32 {
     pids.len() as u32
 }
 
-/// Stops, then kills, every process below `root` until none is left: stopping first means
-/// a process that forks in a loop cannot outrun the kills. Returns how many were killed.
+/// Stops, then kills, every process below `root` until none is left, and returns how many
+/// were killed. First every process is stopped, pass after pass, until a pass finds none
+/// running: nothing dies meanwhile, so a fork bomb at its pids limit cannot fork into
+/// freed pids, and a fork loop cannot outrun the stops. Only then are they killed.
 pub fn kill_all(root: i32) -> u32 {
+    let started = Instant::now();
+    let deadline = started + KILL_BOUND;
+    while started.elapsed() < STOP_BOUND {
+        let running = running_below(root);
+        if running.is_empty() {
+            break;
+        }
+        for &pid in &running {
+            // SAFETY: kill has no memory effects; a process gone meanwhile is ESRCH.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut killed = 0;
-    for _ in 0..200 {
+    while Instant::now() < deadline {
         let pids = descendants(root);
         if pids.is_empty() {
             break;
         }
         for &pid in &pids {
             // SAFETY: as above.
-            unsafe { libc::kill(pid, libc::SIGSTOP) };
-        }
-        for &pid in &pids {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            unsafe {
+                libc::kill(pid, libc::SIGSTOP);
+                libc::kill(pid, libc::SIGKILL);
+            }
         }
         killed += pids.len() as u32;
         std::thread::sleep(Duration::from_millis(2));
