@@ -8,7 +8,7 @@ use std::sync::Arc;
 use container_isolation_agent::protocol::{encode, reply_cost, Message, REPLY_WINDOW};
 
 use super::agent_connection::AgentConnection;
-use super::agent_routes::{queued_cost, RouteEnd};
+use super::agent_routes::RouteEnd;
 use crate::error::Result;
 
 /// Consumed reply bytes handed back to the agent at once as `Credit`.
@@ -78,9 +78,6 @@ impl AgentRequest {
     }
 
     fn taken(&mut self, message: Message) -> Message {
-        self.route
-            .queued
-            .fetch_sub(queued_cost(&message), Ordering::AcqRel);
         self.ended |= is_last(&message);
         self.consumed = self.consumed.saturating_add(reply_cost(&message));
         if self.consumed >= GRANT_STEP && !self.ended {

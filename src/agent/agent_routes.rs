@@ -13,10 +13,8 @@ use std::sync::{Arc, Mutex};
 use container_isolation_agent::protocol::{reply_cost, Message, MAX_FRAME, REPLY_WINDOW};
 use tokio::sync::mpsc;
 
-/// What any reply costs a queue at least, so that a flood of small frames is bounded too.
+/// What any late reply costs at least, so that a flood of small frames is bounded too.
 const MIN_COST: u64 = 64;
-/// What one request's queue may hold: its window, the frame that overdraws it, slack.
-const QUEUE_BOUND: u64 = REPLY_WINDOW as u64 + 2 * MAX_FRAME as u64;
 /// How far the agent may send past what it was granted (the frame that overdraws).
 const OVERDRAW: u64 = 2 * MAX_FRAME as u64;
 /// Replies without data one request may get (a command's `Spawned`, `Signalled` for each
@@ -24,19 +22,18 @@ const OVERDRAW: u64 = 2 * MAX_FRAME as u64;
 const FREE_REPLIES: u32 = 4096;
 /// What a closed request may still get: its window and the frames queued in the agent
 /// (32 of at most a frame each) when the host gave up on it.
-const LATE_BUDGET: u64 = QUEUE_BOUND + 32 * MAX_FRAME as u64;
+const LATE_BUDGET: u64 = REPLY_WINDOW as u64 + OVERDRAW + 32 * MAX_FRAME as u64;
 /// Closed requests whose late replies are still counted; older ones may get only replies
 /// that carry no data (a command's `Exited` long after its output was abandoned).
 const LATE_KEPT: usize = 1024;
 
-/// What a reply occupies in its request's queue until the consumer takes it.
-pub fn queued_cost(message: &Message) -> u64 {
+/// What a late reply costs against its closed request's budget.
+fn late_cost(message: &Message) -> u64 {
     u64::from(reply_cost(message)).max(MIN_COST)
 }
 
 struct Route {
     sender: mpsc::UnboundedSender<Message>,
-    queued: Arc<AtomicU64>,
     granted: Arc<AtomicU64>,
     /// Reply bytes (`reply_cost`) received so far, and replies without data.
     received: u64,
@@ -71,8 +68,6 @@ impl Route {
 /// The receiving end of one request's queue.
 pub struct RouteEnd {
     pub replies: mpsc::UnboundedReceiver<Message>,
-    /// Bytes in the queue, as `queued_cost` counts them; the consumer subtracts.
-    pub queued: Arc<AtomicU64>,
     /// Reply bytes granted to the agent so far (its window, then each `Credit`); the
     /// consumer adds what it grants.
     pub granted: Arc<AtomicU64>,
@@ -109,7 +104,7 @@ impl Late {
         if id > self.highest {
             return Err(format!("answered request {id}, which was never made"));
         }
-        let cost = queued_cost(message);
+        let cost = late_cost(message);
         match self.budgets.get_mut(&id) {
             Some(left) if *left >= cost => {
                 *left -= cost;
@@ -131,11 +126,9 @@ impl Routes {
 
     pub fn open(&self, id: u32) -> RouteEnd {
         let (sender, replies) = mpsc::unbounded_channel();
-        let queued = Arc::new(AtomicU64::new(0));
         let granted = Arc::new(AtomicU64::new(u64::from(REPLY_WINDOW)));
         let route = Route {
             sender,
-            queued: queued.clone(),
             granted: granted.clone(),
             received: 0,
             free: 0,
@@ -143,11 +136,7 @@ impl Routes {
         self.map().insert(id, route);
         let mut late = self.late();
         late.highest = late.highest.max(id);
-        RouteEnd {
-            replies,
-            queued,
-            granted,
-        }
+        RouteEnd { replies, granted }
     }
 
     fn late(&self) -> std::sync::MutexGuard<'_, Late> {
@@ -173,7 +162,6 @@ impl Routes {
     /// Hands `message` to request `id`'s queue; an error says how the agent broke the
     /// protocol.
     pub fn deliver(&self, id: u32, message: Message) -> Result<(), String> {
-        let cost = queued_cost(&message);
         let mut open = self.map();
         let Some(route) = open.get_mut(&id) else {
             drop(open);
@@ -182,13 +170,6 @@ impl Routes {
         if let Err(why) = route.count(id, &message) {
             open.remove(&id);
             return Err(why);
-        }
-        let queued = route.queued.fetch_add(cost, Ordering::AcqRel) + cost;
-        if queued > QUEUE_BOUND {
-            open.remove(&id);
-            return Err(format!(
-                "sent {queued} bytes of replies to request {id} past the {REPLY_WINDOW} it was granted"
-            ));
         }
         if route.sender.send(message).is_err() {
             open.remove(&id);
