@@ -23,7 +23,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::process_kill::{signal_exec_tree, Signal};
+use crate::runtime::process_kill::{ExecTree, Signal};
 
 /// Data frames queued towards the agent before senders wait.
 const SEND_QUEUE: usize = 32;
@@ -76,7 +76,7 @@ impl AgentConnection {
             routes: routes.clone(),
             health: health.clone(),
             writer: writer.abort_handle(),
-            exec: AgentExec {
+            exec: ExecTree {
                 engine: engine.clone(),
                 container: container.to_string(),
                 exec_id: started.exec_id.clone(),
@@ -223,9 +223,6 @@ async fn write_frames(
     let _ = input.shutdown().await;
 }
 
-/// How long the kill of a failed agent's exec may take in the background.
-const KILL_BOUND: Duration = Duration::from_secs(30);
-
 /// The reader of one connection, and what its end ends: every request, the writer (which
 /// may be stuck writing to an exec whose process is gone) and, when the agent failed, the
 /// agent's exec (a replaced agent need not stop when its stdin ends, and what it writes
@@ -234,27 +231,7 @@ struct Reading {
     routes: Arc<Routes>,
     health: Arc<Health>,
     writer: tokio::task::AbortHandle,
-    exec: AgentExec,
-}
-
-struct AgentExec {
-    engine: Engine,
-    container: String,
-    exec_id: String,
-    token: String,
-}
-
-impl AgentExec {
-    fn kill_in_background(self) {
-        tokio::spawn(async move {
-            let (engine, container) = (&self.engine, &self.container);
-            let kill =
-                signal_exec_tree(engine, container, &self.exec_id, &self.token, Signal::Kill);
-            if tokio::time::timeout(KILL_BOUND, kill).await.is_err() {
-                tracing::warn!("killing the failed agent in '{container}' did not finish");
-            }
-        });
-    }
+    exec: ExecTree,
 }
 
 impl Reading {
@@ -293,7 +270,7 @@ impl Reading {
         self.routes.clear();
         if let Some(why) = self.health.failure() {
             tracing::warn!("session agent: {why}; closing the connection");
-            self.exec.kill_in_background();
+            self.exec.signal_in_background(Signal::Kill);
         }
     }
 }

@@ -11,16 +11,13 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
-use super::process_kill::{new_exec_token, signal_exec_tree, token_entry, Signal, EXEC_TOKEN_VAR};
+use super::process_kill::{new_exec_token, token_entry, ExecTree, Signal, EXEC_TOKEN_VAR};
 use crate::engine::{Engine, FrameDemux};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::StreamKind;
 
 /// After a kill, how long the output stream may take to close before we give up on it.
-const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
-/// How long a timed-out exec's kill may take in the background.
-const KILL_BOUND: Duration = Duration::from_secs(30);
-/// How long the rejection waits for that kill (and its output's end) before it is sent.
+/// How long the rejection waits for a timed-out exec's kill (and its output's end).
 const KILL_WAIT: Duration = Duration::from_millis(1500);
 /// How long the engine may take to publish an exit code after the stream closed.
 const EXIT_CODE_WAIT: Duration = Duration::from_secs(5);
@@ -264,20 +261,21 @@ pub async fn run_buffered(
             Ok(outcome)
         }
         None => {
-            // Bounded, whatever the engine or the container does; what is not done by then
-            // goes on in the background.
-            let (engine, container) = (engine.clone(), container.to_string());
-            let kill = tokio::spawn(async move {
-                let (exec_id, token) = (&started.exec_id, &started.token);
-                let killed = signal_exec_tree(&engine, &container, exec_id, token, Signal::Kill);
-                if tokio::time::timeout(KILL_BOUND, killed).await.is_ok() {
-                    let _ = tokio::time::timeout(DRAIN_AFTER_KILL, async {
-                        while started.output.next().await.is_some() {}
-                    })
-                    .await;
+            // Bounded, whatever the engine or the container does: the kill goes on in the
+            // background past `KILL_WAIT`.
+            let tree = ExecTree {
+                engine: engine.clone(),
+                container: container.to_string(),
+                exec_id: started.exec_id.clone(),
+                token: started.token.clone(),
+            };
+            let killed = tree.signal_in_background(Signal::Kill);
+            let _ = tokio::time::timeout(KILL_WAIT, async {
+                if let Ok(Some(_)) = killed.await {
+                    while started.output.next().await.is_some() {}
                 }
-            });
-            let _ = tokio::time::timeout(KILL_WAIT, kill).await;
+            })
+            .await;
             Err(Error::timeout(format!(
                 "{what} ran past its timeout of {} ms and was killed inside the container",
                 req.timeout.unwrap_or_default().as_millis()

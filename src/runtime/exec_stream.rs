@@ -10,7 +10,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 
 use super::exec::{self, ExecRequest, StartedExec};
-use super::process_kill::{signal_exec_tree, Signal};
+use super::process_kill::{ExecTree, Signal};
 use crate::agent::{spawn_for, AgentConnection, AgentProcess, ProcessControl, ProcessEvent};
 use crate::engine::{from_bollard, Engine, FrameDemux};
 use crate::error::{Error, Result};
@@ -18,8 +18,6 @@ use crate::output::StreamKind;
 
 /// How long `signal` waits for an engine exec's signal before it resolves anyway.
 const SIGNAL_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
-/// How long that signal may go on in the background.
-const SIGNAL_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub enum StreamEvent {
     Output(StreamKind, Vec<u8>),
@@ -38,10 +36,7 @@ pub enum StreamInput {
 }
 
 pub struct EngineInput {
-    engine: Engine,
-    container: String,
-    exec_id: String,
-    token: String,
+    tree: ExecTree,
     stdin: Mutex<Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>>,
 }
 
@@ -77,10 +72,12 @@ pub async fn start_stream(
     request.stdin = Some(Vec::new());
     let mut started = exec::start_attached(engine, container, &request).await?;
     let input = EngineInput {
-        engine: engine.clone(),
-        container: container.to_string(),
-        exec_id: started.exec_id.clone(),
-        token: started.token.clone(),
+        tree: ExecTree {
+            engine: engine.clone(),
+            container: container.to_string(),
+            exec_id: started.exec_id.clone(),
+            token: started.token.clone(),
+        },
         stdin: Mutex::new(started.input.take()),
     };
     Ok((
@@ -132,15 +129,9 @@ impl StreamInput {
                     Signal::Term
                 };
                 // Bounded whatever the engine does; a slow signal goes on in the background.
-                let input = input.clone();
-                let sent = tokio::spawn(async move {
-                    let (engine, container) = (&input.engine, &input.container);
-                    let (exec_id, token) = (&input.exec_id, &input.token);
-                    let sent = signal_exec_tree(engine, container, exec_id, token, signal);
-                    tokio::time::timeout(SIGNAL_BOUND, sent).await
-                });
+                let sent = input.tree.clone().signal_in_background(signal);
                 match tokio::time::timeout(SIGNAL_WAIT, sent).await {
-                    Ok(Ok(Ok(result))) => result,
+                    Ok(Ok(Some(result))) => result,
                     _ => Ok(()),
                 }
             }

@@ -4,8 +4,13 @@
 //! that tree from the host when the engine is local and we may (`kill` on host pids found
 //! by cgroup and token), else from inside the container with a second exec.
 
+use std::time::Duration;
+
 use crate::engine::Engine;
 use crate::error::Result;
+
+/// How long a signal sent in the background may take (an engine that does not answer).
+const BACKGROUND_BOUND: Duration = Duration::from_secs(30);
 
 /// Environment variable whose value marks every process of one exec.
 pub const EXEC_TOKEN_VAR: &str = "CONTAINER_ISOLATION_EXEC";
@@ -60,6 +65,47 @@ for d in /proc/[0-9]*; do
   fi
 done
 exit 0"#;
+
+/// One exec's tree, owned: what a signal needs once the exec's caller has moved on.
+#[derive(Clone)]
+pub struct ExecTree {
+    pub engine: Engine,
+    pub container: String,
+    pub exec_id: String,
+    pub token: String,
+}
+
+impl ExecTree {
+    pub async fn signal(&self, signal: Signal) -> Result<()> {
+        signal_exec_tree(
+            &self.engine,
+            &self.container,
+            &self.exec_id,
+            &self.token,
+            signal,
+        )
+        .await
+    }
+
+    /// Sends `signal` on a task of its own, bounded by `BACKGROUND_BOUND`; the handle gives
+    /// the result, or `None` when the engine did not finish in time.
+    pub fn signal_in_background(
+        self,
+        signal: Signal,
+    ) -> tokio::task::JoinHandle<Option<Result<()>>> {
+        tokio::spawn(async move {
+            let sent = tokio::time::timeout(BACKGROUND_BOUND, self.signal(signal)).await;
+            if sent.is_err() {
+                tracing::warn!(
+                    "signalling exec {} in '{}' did not finish",
+                    self.exec_id,
+                    self.container
+                );
+            }
+            sent.ok()
+        })
+    }
+}
 
 /// Sends `signal` to every process of the exec marked with `token` in `container`.
 /// `exec_id` gives the exec's own host pid, whose process group is signalled too.

@@ -3,24 +3,14 @@
 //! bounded in time, so that no later call waits behind it.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use crate::agent::ProcessControl;
-use crate::engine::Engine;
-use crate::runtime::process_kill::{signal_exec_tree, Signal};
-
-/// How long the background kill of an engine exec may take.
-const ENGINE_KILL_BOUND: Duration = Duration::from_secs(30);
+use crate::runtime::process_kill::{ExecTree, Signal};
 
 /// How to kill a started command from outside its run.
 pub enum Leftover {
     Agent(ProcessControl),
-    Engine {
-        engine: Engine,
-        container: String,
-        exec_id: String,
-        token: String,
-    },
+    Engine(ExecTree),
 }
 
 /// Filled in by the run once its command has started.
@@ -41,19 +31,8 @@ impl LeftoverSlot {
             Some(Leftover::Agent(control)) => {
                 let _ = control.kill();
             }
-            Some(Leftover::Engine {
-                engine,
-                container,
-                exec_id,
-                token,
-            }) => {
-                tokio::spawn(async move {
-                    let kill =
-                        signal_exec_tree(&engine, &container, &exec_id, &token, Signal::Kill);
-                    if tokio::time::timeout(ENGINE_KILL_BOUND, kill).await.is_err() {
-                        tracing::warn!("killing exec {exec_id} in '{container}' did not finish");
-                    }
-                });
+            Some(Leftover::Engine(tree)) => {
+                tree.signal_in_background(Signal::Kill);
             }
         }
     }

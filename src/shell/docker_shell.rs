@@ -22,7 +22,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::process_kill::Signal;
+use crate::runtime::process_kill::{ExecTree, Signal};
 use crate::runtime::{begin_use, path_exists, ContainerUse};
 
 /// Exit code reported for a timed-out command that exited 0 (as GNU `timeout` does).
@@ -184,12 +184,12 @@ impl DockerShell {
                     ..Default::default()
                 };
                 let started = exec::start(&engine, container, &request).await?;
-                leftover.set(Leftover::Engine {
+                leftover.set(Leftover::Engine(ExecTree {
                     engine: engine.clone(),
                     container: container.to_string(),
                     exec_id: started.exec_id.clone(),
                     token: started.token.clone(),
-                });
+                }));
                 on_start();
                 let run = EngineRun {
                     engine: &engine,
