@@ -93,6 +93,11 @@ impl Error {
     pub fn timeout(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::Timeout, message)
     }
+
+    /// libgit2's error while doing `what`, as `GIT`.
+    pub fn git(what: &str, err: git2::Error) -> Self {
+        Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -11,7 +11,7 @@ use git2::build::{CheckoutBuilder, CloneLocal, RepoBuilder};
 use git2::Repository;
 
 use super::object_copy::unshare_objects;
-use super::project_repo::{git_error, is_repo_root, open_or_init};
+use super::project_repo::{is_repo_root, open_or_init};
 use super::session_id::validate_session_id;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -140,7 +140,7 @@ impl CloneManager {
         }
         let head = project_repo
             .find_commit(base)
-            .map_err(|e| git_error(&what, e))?;
+            .map_err(|e| Error::git(&what, e))?;
         let sessions = self.sessions_dir();
         std::fs::create_dir_all(&sessions).map_err(|e| io_error(&sessions, e))?;
         remove_abandoned_builds(&sessions);
@@ -191,15 +191,15 @@ impl CloneManager {
             .clone_local(CloneLocal::Local)
             .with_checkout(no_checkout)
             .clone(&project.to_string_lossy(), dir)
-            .map_err(|e| git_error(what, e))?;
+            .map_err(|e| Error::git(what, e))?;
         let objects = dir.join(".git").join("objects");
         unshare_objects(&objects).map_err(|e| io_error(&objects, e))?;
-        let commit = repo.find_commit(head).map_err(|e| git_error(what, e))?;
+        let commit = repo.find_commit(head).map_err(|e| Error::git(what, e))?;
         let branch = branch_name(session_id);
         repo.branch(&branch, &commit, true)
-            .map_err(|e| git_error(what, e))?;
+            .map_err(|e| Error::git(what, e))?;
         repo.set_head(&format!("refs/heads/{branch}"))
-            .map_err(|e| git_error(what, e))?;
+            .map_err(|e| Error::git(what, e))?;
         let plain = !has_gitlinks(&commit);
         drop(commit);
         let mut checkout = CheckoutBuilder::new();
@@ -211,13 +211,13 @@ impl CloneManager {
             // the same .gitattributes from the index. Same files, modes, filters and index.
             // libgit2 refuses this for trees with submodules, which take the usual way.
             drop(repo);
-            let repo = Repository::open_bare(dir.join(".git")).map_err(|e| git_error(what, e))?;
+            let repo = Repository::open_bare(dir.join(".git")).map_err(|e| Error::git(what, e))?;
             checkout.target_dir(dir);
             repo.checkout_head(Some(&mut checkout))
         } else {
             repo.checkout_head(Some(&mut checkout))
         }
-        .map_err(|e| git_error(what, e))?;
+        .map_err(|e| Error::git(what, e))?;
         Ok(())
     }
 
@@ -320,7 +320,7 @@ impl CloneManager {
     /// Opens a session's clone.
     pub fn open(&self, session_id: &str) -> Result<Repository> {
         let path = self.clone_path(session_id)?;
-        Repository::open(&path).map_err(|e| git_error(&format!("clone {}", path.display()), e))
+        Repository::open(&path).map_err(|e| Error::git(&format!("clone {}", path.display()), e))
     }
 }
 

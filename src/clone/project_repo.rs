@@ -11,17 +11,13 @@ use crate::project_dir::project_dir;
 const DEFAULT_GITIGNORE: &str =
     "node_modules/\n.DS_Store\n*.log\n.env\n.env.*\ntarget/\ndist/\n__pycache__/\n";
 
-pub fn git_error(what: &str, err: git2::Error) -> Error {
-    Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
-}
-
 /// The user git is configured with (repository, global or system config), else the
 /// library's own identity.
 pub fn signature(repo: &Repository) -> Result<Signature<'static>> {
     match repo.signature() {
         Ok(sig) => Ok(sig.to_owned()),
         Err(_) => Signature::now("container-isolation", "container-isolation@localhost")
-            .map_err(|e| git_error("signature", e)),
+            .map_err(|e| Error::git("signature", e)),
     }
 }
 
@@ -80,13 +76,13 @@ pub fn open_or_init(project: &Path) -> Result<Repository> {
             // Another process may initialise it at the same moment: its repository will do.
             Repository::init(project)
                 .or_else(|e| open_root(project).map_err(|_| e))
-                .map_err(|e| git_error(&what, e))?
+                .map_err(|e| Error::git(&what, e))?
         }
     };
     if !has_commit(&repo) {
         if let Err(err) = commit_everything(&repo, &what) {
             // Another process committed first; its commit is the project's HEAD now.
-            let reopened = open_root(project).map_err(|e| git_error(&what, e))?;
+            let reopened = open_root(project).map_err(|e| Error::git(&what, e))?;
             if !has_commit(&reopened) {
                 return Err(err);
             }
@@ -99,7 +95,7 @@ pub fn open_or_init(project: &Path) -> Result<Repository> {
 /// Commits the whole work tree (minus what `.gitignore` excludes) as the first commit. The
 /// branch is created only if it does not exist yet, so a racing process cannot be overwritten.
 fn commit_everything(repo: &Repository, what: &str) -> Result<()> {
-    let fail = |e| git_error(what, e);
+    let fail = |e| Error::git(what, e);
     let mut index = repo.index().map_err(fail)?;
     let workdir = repo.workdir().unwrap_or(Path::new("."));
     let mut embedded = Vec::new();

@@ -62,10 +62,6 @@ pub struct Changes {
     pub patch_truncated: bool,
 }
 
-fn git_error(what: &str, err: git2::Error) -> Error {
-    Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
-}
-
 /// The base to count from: (commit used, kind, whether it exists in the clone).
 fn choose_base(repo: &Repository, recorded: Oid, head: Oid) -> (Oid, BaseKind, bool) {
     if repo.find_commit(recorded).is_err() {
@@ -92,14 +88,14 @@ pub fn read_changes(
     let head = repo
         .head()
         .and_then(|h| h.peel_to_commit())
-        .map_err(|e| git_error("the clone's HEAD", e))?;
-    let head_tree = head.tree().map_err(|e| git_error("HEAD's tree", e))?;
+        .map_err(|e| Error::git("the clone's HEAD", e))?;
+    let head_tree = head.tree().map_err(|e| Error::git("HEAD's tree", e))?;
     let (base, base_kind, present) = choose_base(&repo, recorded_base, head.id());
     let base_tree = match present {
         true => Some(
             repo.find_commit(base)
                 .and_then(|c| c.tree())
-                .map_err(|e| git_error("the base's tree", e))?,
+                .map_err(|e| Error::git("the base's tree", e))?,
         ),
         false => None,
     };

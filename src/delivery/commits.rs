@@ -5,7 +5,7 @@ use git2::{Oid, Repository, Sort};
 
 use super::file_changes::lossy;
 use super::limits::{exceeded, Deadline, Limits};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 /// One commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,10 +19,6 @@ pub struct CommitInfo {
     pub time_ms: i64,
 }
 
-fn git_error(err: git2::Error) -> Error {
-    Error::new(ErrorCode::Git, format!("commits: {}", err.message()))
-}
-
 /// Commits reachable from `head` and not from `hide`.
 pub fn commits_since(
     repo: &Repository,
@@ -31,12 +27,12 @@ pub fn commits_since(
     limits: &Limits,
     deadline: Deadline,
 ) -> Result<Vec<CommitInfo>> {
-    let mut walk = repo.revwalk().map_err(git_error)?;
+    let mut walk = repo.revwalk().map_err(|e| Error::git("commits", e))?;
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
-        .map_err(git_error)?;
-    walk.push(head).map_err(git_error)?;
+        .map_err(|e| Error::git("commits", e))?;
+    walk.push(head).map_err(|e| Error::git("commits", e))?;
     if let Some(hide) = hide {
-        walk.hide(hide).map_err(git_error)?;
+        walk.hide(hide).map_err(|e| Error::git("commits", e))?;
     }
     let mut commits = Vec::new();
     for id in walk {
@@ -47,8 +43,8 @@ pub fn commits_since(
             deadline.check("commits")?;
         }
         let commit = repo
-            .find_commit(id.map_err(git_error)?)
-            .map_err(git_error)?;
+            .find_commit(id.map_err(|e| Error::git("commits", e))?)
+            .map_err(|e| Error::git("commits", e))?;
         let author = commit.author();
         commits.push(CommitInfo {
             id: commit.id().to_string(),

@@ -9,7 +9,7 @@ use super::bounded_diff::{diff, Sides};
 use super::limits::{Deadline, Limits};
 use super::patch_text::PatchText;
 use super::renames::detect_renames;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 /// How a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,10 +66,6 @@ pub(super) fn lossy(bytes: Option<&[u8]>) -> String {
     bytes
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .unwrap_or_default()
-}
-
-fn git_error(what: &str, err: git2::Error) -> Error {
-    Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
 }
 
 fn entry(delta: &DiffDelta, status: FileStatus) -> FileChange {
@@ -129,11 +125,11 @@ pub fn changed_files(
                 text.push_oversized(&delta);
             }
         } else if let Some(mut one) =
-            Patch::from_diff(&found, index).map_err(|e| git_error("diff", e))?
+            Patch::from_diff(&found, index).map_err(|e| Error::git("diff", e))?
         {
             change.binary = one.delta().flags().is_binary();
             if !change.binary {
-                let (_, added, deleted) = one.line_stats().map_err(|e| git_error("diff", e))?;
+                let (_, added, deleted) = one.line_stats().map_err(|e| Error::git("diff", e))?;
                 (change.additions, change.deletions) = (added as u64, deleted as u64);
             }
             if let Some(text) = patch.as_deref_mut().filter(|t| t.open()) {

@@ -16,7 +16,7 @@ use super::bounded_diff::{diff, Sides};
 use super::file_changes::lossy;
 use super::limits::{exceeded, Deadline, Limits};
 use super::renames::detect_renames;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 /// One uncommitted path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,10 +26,6 @@ pub struct WorktreeChange {
     pub old_path: Option<String>,
     /// `git status --porcelain`'s two letters: index then work tree (`??` untracked).
     pub status: String,
-}
-
-fn git_error(what: &str, err: git2::Error) -> Error {
-    Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
 }
 
 fn letter(delta: Delta) -> char {
@@ -103,7 +99,7 @@ pub fn uncommitted(
     limits: &Limits,
     deadline: Deadline,
 ) -> Result<Vec<WorktreeChange>> {
-    let index = repo.index().map_err(|e| git_error("index", e))?;
+    let index = repo.index().map_err(|e| Error::git("index", e))?;
     refuse_filtered_giants(repo, clone, &index, limits, deadline)?;
     let mut sizes = BlobSizes::new(repo)?;
     let mut opts = DiffOptions::new();
