@@ -33,6 +33,11 @@ pub enum ErrorCode {
     /// Reading something the container controls went past one of the library's bounds
     /// (object size, commits walked, files listed).
     LimitExceeded,
+    /// A git remote refused the credentials given, or asked for credentials and none were.
+    GitAuth,
+    /// A git remote refused to update a ref (not a fast-forward without `force`, or a
+    /// server-side rule).
+    GitPushRejected,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -60,6 +65,8 @@ impl ErrorCode {
             ErrorCode::EgressUnavailable => "EGRESS_UNAVAILABLE",
             ErrorCode::GitRefNotFound => "GIT_REF_NOT_FOUND",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::GitAuth => "GIT_AUTH",
+            ErrorCode::GitPushRejected => "GIT_PUSH_REJECTED",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }
