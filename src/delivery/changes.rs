@@ -4,17 +4,17 @@
 //! The whole read runs on its own thread and is answered within the time bound.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 use git2::{Oid, Repository};
 
+use super::bounded_thread::run_bounded;
 use super::commits::{commits_since, CommitInfo};
 use super::file_changes::{changed_files, FileChange};
 use super::hostile_repo::open_clone;
 use super::limits::{Deadline, Limits};
 use super::patch_text::PatchText;
 use super::worktree_changes::{uncommitted, WorktreeChange};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 /// What the caller wants besides the lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,28 +129,14 @@ pub fn read_changes(
     })
 }
 
-/// `read_changes` on a thread of its own, answered within `limits.timeout` (plus a second
-/// of grace): a read stuck in the file system (a FIFO where a file was expected) is left
-/// behind with `TIMEOUT`, the caller is not.
+/// `read_changes` on a thread of its own, answered within `limits.timeout`.
 pub fn changes(
     clone: PathBuf,
     recorded_base: Oid,
     opts: ChangesOptions,
     limits: Limits,
 ) -> Result<Changes> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("ci-changes".into())
-        .spawn(move || {
-            let _ = tx.send(read_changes(&clone, recorded_base, &opts, &limits));
-        })
-        .map_err(|e| Error::new(ErrorCode::EngineError, format!("changes: no thread: {e}")))?;
-    let grace = limits.timeout + std::time::Duration::from_secs(1);
-    match rx.recv_timeout(grace) {
-        Ok(result) => result,
-        Err(_) => Err(Error::timeout(format!(
-            "changes: took longer than {} ms",
-            limits.timeout.as_millis()
-        ))),
-    }
+    run_bounded("changes", limits.timeout, move || {
+        read_changes(&clone, recorded_base, &opts, &limits)
+    })
 }

@@ -20,6 +20,15 @@ pub struct Limits {
     pub max_metadata_bytes: u64,
     /// The index, read whole by libgit2.
     pub max_index_bytes: u64,
+    /// An object copied out of the clone (`export`, `push`), read whole: larger ones are
+    /// refused.
+    pub max_object_bytes: u64,
+    /// Objects copied out of the clone by one call.
+    pub max_objects: usize,
+    /// Bytes of objects copied out of the clone by one call.
+    pub max_import_bytes: u64,
+    /// Trees nested in a tree copied out of the clone.
+    pub max_tree_depth: usize,
 }
 
 impl Default for Limits {
@@ -31,6 +40,10 @@ impl Default for Limits {
             timeout: Duration::from_secs(60),
             max_metadata_bytes: 1 << 20,
             max_index_bytes: 256 << 20,
+            max_object_bytes: 256 << 20,
+            max_objects: 1_000_000,
+            max_import_bytes: 8 << 30,
+            max_tree_depth: 2048,
         }
     }
 }

@@ -1,24 +1,35 @@
-//! Delivery (docs/contract.md §6, `changes`): where a session starts and what it changed,
-//! read from its clone as hostile input. Plain Rust over libgit2, no N-API; this file is
-//! the module's one door.
+//! Delivery (docs/contract.md §6): where a session starts, what it changed, and its work
+//! brought into the project (`export`) or sent to a remote (`push`), the clone read as
+//! hostile input throughout. Plain Rust over libgit2, no N-API; this file is the module's
+//! one door.
 
+mod assemble;
 mod blob_sizes;
 mod bounded_diff;
+mod bounded_thread;
+mod branch_name;
 mod changes;
 mod commits;
+mod export;
 mod file_changes;
 mod hostile_repo;
 mod limits;
+mod object_import;
+mod object_parse;
 mod patch_text;
 mod renames;
+mod snapshot;
+mod staging;
 mod start_ref;
 mod worktree_changes;
+mod worktree_entry;
 
 #[cfg(test)]
 mod tests;
 
 pub use changes::{changes, read_changes, BaseKind, Changes, ChangesOptions};
 pub use commits::CommitInfo;
+pub use export::{export, Author, ExportOptions, Exported};
 pub use file_changes::{FileChange, FileStatus};
 pub use hostile_repo::open_clone;
 pub use limits::Limits;

@@ -16,7 +16,7 @@ fn simple(dir: &Path) -> (Repository, Oid) {
 }
 
 /// Every way the git CLI runs a program the repository names, each writing a canary.
-fn arm(dir: &Path, canaries: &Path) {
+pub(super) fn arm(dir: &Path, canaries: &Path) {
     let script = canaries.join("canary.sh");
     std::fs::write(
         &script,
@@ -54,7 +54,7 @@ fn arm(dir: &Path, canaries: &Path) {
     }
 }
 
-fn planted(canaries: &Path) -> Vec<String> {
+pub(super) fn planted(canaries: &Path) -> Vec<String> {
     let mut found: Vec<String> = std::fs::read_dir(canaries)
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())

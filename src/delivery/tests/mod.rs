@@ -3,6 +3,7 @@
 
 mod bounds;
 mod cli_agreement;
+mod export;
 mod hostile;
 mod start;
 
