@@ -278,6 +278,15 @@ export declare class Workspaces {
    */
   changes(sessionId: string, opts?: ChangesOptions | undefined | null): Promise<SessionChanges>
   /**
+   * Writes the session's work as `refs/heads/<branch>` of its project, copying (and
+   * checking) only the objects the project lacks. Nothing else of the project changes:
+   * not its HEAD, index, work tree, config, hooks or other refs. An existing branch
+   * rejects `EEXIST` unless `force`; the project's checked-out branch rejects
+   * `INVALID_ARGUMENT`; the clone is read as hostile input (`GIT`, `LIMIT_EXCEEDED`,
+   * `TIMEOUT` as for `changes`), and a refused export writes nothing.
+   */
+  export(sessionId: string, opts?: ExportOptions | undefined | null): Promise<SessionExport>
+  /**
    * Connects lazily and installs the exit hooks that remove `process`-lifetime
    * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
    */
@@ -1075,6 +1084,21 @@ export interface ExecuteOptions {
   onStart?: () => void
 }
 
+/** Options of `Workspaces.export`. */
+export interface ExportOptions {
+  /** The branch written in the project (default `session/<sessionId>`). */
+  branch?: string
+  /**
+   * Snapshot the session's uncommitted and untracked (not ignored) files as one more
+   * commit on top of its HEAD, without moving the clone's HEAD or index (default false).
+   */
+  uncommitted?: boolean
+  /** The snapshot commit's message. */
+  message?: string
+  /** Move an existing branch (never the one checked out in the project). */
+  force?: boolean
+}
+
 /** What `DockerFileIO.stat` reports. */
 export interface FileStat {
   /** Last modification, in Unix milliseconds. */
@@ -1265,6 +1289,24 @@ export interface SessionCommit {
   authorEmail: string
   /** The author's time, Unix milliseconds. */
   timeMs: number
+}
+
+/** What `Workspaces.export` wrote. */
+export interface SessionExport {
+  /** The branch's short name, as given or defaulted. */
+  branch: string
+  /** Its full ref, `refs/heads/<branch>`. */
+  reference: string
+  /** The commit it points at: the snapshot, else the session's HEAD. */
+  commit: string
+  /** The session's HEAD. */
+  head: string
+  /** The snapshot commit of uncommitted work, when one was made. */
+  snapshot?: string
+  /** Where the branch pointed before, when `force` moved it. */
+  previous?: string
+  /** Objects copied into the project (those it did not have). */
+  objectsCopied: number
 }
 
 /** A finished `execute`: Magenta's `ShellResult`. */

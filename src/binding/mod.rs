@@ -16,6 +16,7 @@ mod engine;
 mod error;
 mod exec_stream;
 mod exit_hooks;
+mod export;
 mod naming;
 mod port_forward;
 mod reap_orphans;

@@ -17,6 +17,7 @@ mod session_behaviour;
 mod session_changes;
 mod session_container;
 mod session_egress;
+mod session_export;
 mod session_resources;
 mod session_settings;
 mod settings_resolution;
@@ -27,6 +28,7 @@ mod workspace_creation;
 mod workspace_record;
 mod workspaces;
 
+pub use session_export::ExportRequest;
 pub use session_settings::SessionSettings;
 pub use trust::Trust;
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
