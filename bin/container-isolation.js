@@ -13,8 +13,11 @@ const USAGE = `usage: container-isolation <command> [options]
                                        session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
      [--egress none|public|bridge|JSON] [--ref REF]
+  up --repo URL --session ID [--ref REF] [--ca-file PEM] [...]
                                        create (or start) the session's clone + container;
                                        --ref: the branch, tag or commit it starts at (default HEAD);
+                                       --repo: clone a remote on the host instead of a project
+                                       (credentials as for push);
                                        --trust: what devcontainer.json may reach beyond the
                                        session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}';
                                        --egress: where the session may connect (default public),
@@ -26,6 +29,16 @@ const USAGE = `usage: container-isolation <command> [options]
                                        (cut at 1 MiB), or with --stat one line per file plus the
                                        uncommitted and untracked paths
   log <session>                        the session's commits since its base, newest first
+  export <session> [--branch B] [--uncommitted] [--message M] [--force]
+                                       write the session's HEAD (with --uncommitted: a snapshot of
+                                       its work tree on top) as branch B of its project (default
+                                       session/<session>); prints how to review and merge it
+  push <session> --url U [--branch B] [--uncommitted] [--message M] [--force] [--ca-file PEM]
+                                       push the session's work from the host to branch B of U
+                                       (default session/<session>); credentials from the environment:
+                                       CONTAINER_ISOLATION_GIT_TOKEN (+ _GIT_USERNAME) for https,
+                                       CONTAINER_ISOLATION_SSH_KEY / _SSH_KNOWN_HOSTS or the SSH
+                                       agent for ssh; never from the session
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
 
@@ -35,7 +48,11 @@ const USAGE = `usage: container-isolation <command> [options]
 
 exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the command's own (exec)`
 
-class UsageError extends Error {}
+const { UsageError, table, age, withProgress } = require('./cli-common.js')
+const delivery = require('./delivery-commands.js')
+
+const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force']
+const VALUED = ['--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
@@ -45,8 +62,8 @@ function parse(argv) {
       args.rest = argv.slice(i + 1)
       break
     }
-    if (a === '--json' || a === '--dry-run' || a === '--no-devcontainer' || a === '--stat') args[a.slice(2)] = true
-    else if (a === '--session' || a === '--image' || a === '--base-dir' || a === '--active' || a === '--trust' || a === '--egress' || a === '--ref') {
+    if (FLAGS.includes(a)) args[a.slice(2)] = true
+    else if (VALUED.includes(a)) {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
     } else if (a === '-h' || a === '--help') args.help = true
@@ -56,32 +73,9 @@ function parse(argv) {
   return args
 }
 
-function table(rows, columns) {
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)))
-  const line = (cells) => cells.map((c, i) => String(c ?? '').padEnd(widths[i])).join('  ').trimEnd()
-  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c])))].join('\n')
-}
-
-function age(ms) {
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000))
-  if (s < 60) return `${s}s`
-  if (s < 3600) return `${Math.round(s / 60)}m`
-  if (s < 86400) return `${Math.round(s / 3600)}h`
-  return `${Math.round(s / 86400)}d`
-}
-
-/** Prints a progress line on stderr when `promise` takes longer than a second. */
-async function withProgress(label, promise) {
-  const started = Date.now()
-  const timer = setInterval(() => process.stderr.write(`${label}… ${Math.round((Date.now() - started) / 1000)}s\n`), 1000)
-  try {
-    return await promise
-  } finally {
-    clearInterval(timer)
-  }
-}
-
 const commands = {
+  ...delivery.commands,
+
   async doctor(args) {
     const found = []
     for (const kind of ['docker', 'podman']) {
@@ -110,8 +104,10 @@ const commands = {
 
   async up(args, workspaces) {
     const [projectDir] = args._
-    if (!projectDir) throw new UsageError('up needs a project directory')
-    const project = path.resolve(projectDir)
+    if (!projectDir === !args.repo) throw new UsageError('up needs a project directory, or --repo URL')
+    if (args.repo && !args.session) throw new UsageError('up --repo needs --session')
+    const project = projectDir ? path.resolve(projectDir) : undefined
+    const repository = args.repo ? { ...delivery.remoteOptions(args, args.repo), ref: args.ref } : undefined
     const sessionId = args.session ?? addon.computeContainerName(project)
     let trust
     if (args.trust !== undefined) {
@@ -136,8 +132,9 @@ const commands = {
       'creating workspace',
       workspaces.create({
         projectDir: project,
+        repository,
         sessionId,
-        ref: args.ref,
+        ref: repository ? undefined : args.ref,
         image: args.image ?? process.env.CONTAINER_ISOLATION_IMAGE,
         devcontainer: !args['no-devcontainer'],
         trust,
@@ -180,46 +177,6 @@ const commands = {
           ['session', 'state', 'branch', 'clone', 'age', 'owner'],
         ),
       )
-    return 0
-  },
-
-  async diff(args, workspaces) {
-    const [sessionId] = args._
-    if (!sessionId) throw new UsageError('diff needs a session')
-    const changes = await workspaces.changes(sessionId, { patch: !args.stat })
-    if (args.json) {
-      console.log(JSON.stringify(changes, null, 2))
-      return 0
-    }
-    if (changes.baseKind !== 'recorded') process.stderr.write(`history rewritten: counted from ${changes.baseKind} ${changes.base.slice(0, 12)}, not the recorded base ${changes.recordedBase.slice(0, 12)}\n`)
-    if (!args.stat) {
-      process.stdout.write(changes.patch ?? '')
-      if (changes.patchTruncated) process.stderr.write('(diff cut at 1 MiB: see --stat or --json)\n')
-      return 0
-    }
-    const stat = (f) => (f.binary ? 'binary' : `+${f.additions} -${f.deletions}`)
-    const name = (f) => (f.oldPath ? `${f.oldPath} -> ${f.path}` : f.path)
-    console.log(table(changes.files.map((f) => ({ status: f.status, lines: stat(f), path: name(f) })), ['status', 'lines', 'path']))
-    const added = changes.files.reduce((n, f) => n + f.additions, 0)
-    const deleted = changes.files.reduce((n, f) => n + f.deletions, 0)
-    console.log(`${changes.files.length} file(s) changed, +${added} -${deleted}, in ${changes.commits.length} commit(s) since ${changes.base.slice(0, 12)}`)
-    if (changes.uncommitted.length) {
-      console.log(`\nuncommitted (${changes.uncommitted.length}):`)
-      for (const u of changes.uncommitted) console.log(`  ${u.status} ${u.oldPath ? `${u.oldPath} -> ` : ''}${u.path}`)
-    }
-    return 0
-  },
-
-  async log(args, workspaces) {
-    const [sessionId] = args._
-    if (!sessionId) throw new UsageError('log needs a session')
-    const { base, baseKind, recordedBase, head, commits } = await workspaces.changes(sessionId)
-    if (args.json) {
-      console.log(JSON.stringify({ base, baseKind, recordedBase, head, commits }, null, 2))
-      return 0
-    }
-    for (const c of commits) console.log(`${c.id.slice(0, 12)}  ${new Date(c.timeMs).toISOString().slice(0, 16).replace('T', ' ')}  ${c.authorName} <${c.authorEmail}>  ${c.summary}`)
-    console.log(`${commits.length} commit(s) since ${baseKind === 'recorded' ? 'the base' : baseKind} ${base.slice(0, 12)}`)
     return 0
   },
 

@@ -39,9 +39,13 @@ struct Walk<'a> {
     limits: &'a Limits,
     deadline: Deadline,
     seen: HashSet<Oid>,
-    needed: Vec<(Oid, ObjectType)>,
+    /// Each object to copy, with its bytes while they fit in `KEPT_BYTES`.
+    needed: Vec<(Oid, ObjectType, Option<Vec<u8>>)>,
     bytes: u64,
 }
+
+/// Bytes of checked objects kept in memory for the write, instead of read a second time.
+const KEPT_BYTES: u64 = 64 << 20;
 
 impl Walk<'_> {
     /// The object's bytes, checked: the kind expected, within the size bound, hashing to
@@ -137,7 +141,8 @@ impl Walk<'_> {
             }
             let data = self.read_checked(&next)?;
             stack.extend(self.children(&next, &data)?);
-            self.needed.push((next.id, next.kind));
+            let kept = (self.bytes <= KEPT_BYTES).then_some(data);
+            self.needed.push((next.id, next.kind, kept));
         }
         Ok(())
     }
@@ -164,17 +169,22 @@ pub fn import_objects(
     };
     walk.run(tip, ObjectType::Commit)?;
     let Walk { needed, bytes, .. } = walk;
-    for (n, (id, kind)) in needed.iter().enumerate() {
+    for (n, (id, kind, kept)) in needed.iter().enumerate() {
         if n % 256 == 0 {
             deadline.check("writing the session's objects")?;
         }
-        let object = source.read(*id).map_err(|e| corrupt(*id, e.message()))?;
-        if object.kind() != *kind || Oid::hash_object(*kind, object.data()).ok() != Some(*id) {
-            return Err(corrupt(*id, "it changed while it was copied"));
-        }
-        let written = target
-            .write(*kind, object.data())
-            .map_err(|e| Error::git("writing an object", e))?;
+        let written = match kept {
+            Some(data) => target.write(*kind, data),
+            None => {
+                let object = source.read(*id).map_err(|e| corrupt(*id, e.message()))?;
+                if object.kind() != *kind || Oid::hash_object(*kind, object.data()).ok() != Some(*id)
+                {
+                    return Err(corrupt(*id, "it changed while it was copied"));
+                }
+                target.write(*kind, object.data())
+            }
+        };
+        let written = written.map_err(|e| Error::git("writing an object", e))?;
         debug_assert_eq!(written, *id);
     }
     Ok(Imported {
