@@ -1,0 +1,1 @@
+//! Tests of the git transports against real servers.
