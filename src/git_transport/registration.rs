@@ -1,7 +1,7 @@
 //! The process-wide registration of this module's transports with libgit2, done once and
 //! before any transfer; each factory serves only the transfer in effect on its thread.
 
-use super::context::{self, to_git2};
+use super::context;
 use super::http_subtransport::HttpSubtransport;
 use super::ssh_subtransport::SshSubtransport;
 use crate::error::{Error, ErrorCode, Result};
@@ -46,18 +46,30 @@ fn register_all() -> std::result::Result<(), String> {
 }
 
 fn no_transfer() -> git2::Error {
-    git2::Error::new(
-        git2::ErrorCode::GenericError,
-        git2::ErrorClass::Net,
+    factory_error(
         "no git transfer is in effect on this thread: network use goes through \
          git_transport::with_transfer",
     )
 }
 
+/// git2 returns a factory's error code to libgit2 without its message, so the message is
+/// set in libgit2's error state here, else libgit2 reports a stale one.
+fn factory_error(message: &str) -> git2::Error {
+    if let Ok(text) = std::ffi::CString::new(message) {
+        // SAFETY: a valid NUL-terminated string; libgit2 copies it into its thread state.
+        unsafe { libgit2_sys::git_error_set_str(libgit2_sys::GIT_ERROR_NET as _, text.as_ptr()) };
+    }
+    git2::Error::new(
+        git2::ErrorCode::GenericError,
+        git2::ErrorClass::Net,
+        message,
+    )
+}
+
 fn http_transport(remote: &Remote<'_>) -> Result<Transport, git2::Error> {
     let context = context::current().ok_or_else(no_transfer)?;
-    let subtransport =
-        HttpSubtransport::new(context.clone()).map_err(|error| to_git2(&context.fail(error)))?;
+    let subtransport = HttpSubtransport::new(context.clone())
+        .map_err(|error| factory_error(&context.fail(error).message))?;
     Transport::smart(remote, true, subtransport)
 }
 
@@ -67,9 +79,7 @@ fn ssh_transport(remote: &Remote<'_>) -> Result<Transport, git2::Error> {
 }
 
 fn refused_transport(_remote: &Remote<'_>) -> Result<Transport, git2::Error> {
-    Err(git2::Error::new(
-        git2::ErrorCode::GenericError,
-        git2::ErrorClass::Net,
+    Err(factory_error(
         "the git:// protocol is not supported (unauthenticated and unencrypted)",
     ))
 }

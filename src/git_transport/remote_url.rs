@@ -26,7 +26,8 @@ pub struct RemoteUrl {
 
 impl RemoteUrl {
     pub fn parse(text: &str) -> Result<RemoteUrl> {
-        let invalid = |why: &str| Error::invalid_argument(format!("remote URL {text:?}: {why}"));
+        let shown = without_password(text);
+        let invalid = |why: &str| Error::invalid_argument(format!("remote URL {shown:?}: {why}"));
         if text.is_empty() {
             return Err(invalid("empty"));
         }
@@ -73,6 +74,19 @@ impl RemoteUrl {
 impl std::fmt::Display for RemoteUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
+    }
+}
+
+/// The text with the `user:password` before its host replaced, for an error message.
+fn without_password(text: &str) -> String {
+    let start = text.find("://").map_or(0, |i| i + 3);
+    let rest = &text[start..];
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) if rest[..at].contains(':') => {
+            format!("{}<redacted>{}", &text[..start], &rest[at..])
+        }
+        _ => text.to_string(),
     }
 }
 
@@ -141,7 +155,7 @@ fn parse_scp_like(text: &str) -> Result<RemoteUrl, String> {
         Some((user, host)) => (user, host),
         None => ("", authority),
     };
-    if user.contains(':') {
+    if user.contains(':') || looks_like_user_password(authority, path) {
         return Err("has a password: give it as credentials instead".into());
     }
     let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -178,6 +192,19 @@ fn split_scp_like(text: &str) -> Result<(&str, &str), String> {
         return Err("the transport syntax <transport>::<address> is not supported".into());
     }
     Ok((authority, path))
+}
+
+/// `user:password@host:path` read as host "user": refused rather than sent to "user".
+fn looks_like_user_password(authority: &str, path: &str) -> bool {
+    let Some(at) = path.find('@') else {
+        return false;
+    };
+    let after = &path[at..];
+    !authority.contains('@')
+        && !path[..at].contains('/')
+        && after
+            .find(':')
+            .is_some_and(|colon| !after[..colon].contains('/'))
 }
 
 fn check_host(host: &str) -> Result<(), String> {
