@@ -179,10 +179,12 @@ impl Drop for HttpServer {
     }
 }
 
-/// `git-sshd.sh` in a directory of its own, stopped when dropped.
+/// `git-sshd.sh` in a directory of its own, stopped when dropped (drop it before the
+/// directory is removed).
 pub struct SshServer {
     pub dir: PathBuf,
     pub port: u16,
+    pid: i32,
 }
 
 impl SshServer {
@@ -197,9 +199,11 @@ impl SshServer {
             .arg(fixture("git-sshd.sh"))
             .arg("start")
             .arg(dir));
+        let pid = std::fs::read_to_string(dir.join("sshd.pid")).unwrap();
         Some(SshServer {
             dir: dir.to_path_buf(),
             port: port.parse().unwrap(),
+            pid: pid.trim().parse().unwrap(),
         })
     }
 
@@ -210,11 +214,15 @@ impl SshServer {
 
 impl Drop for SshServer {
     fn drop(&mut self) {
-        let _ = Command::new("bash")
+        let stopped = Command::new("bash")
             .arg(fixture("git-sshd.sh"))
             .arg("stop")
             .arg(&self.dir)
             .status();
+        if !stopped.is_ok_and(|status| status.success()) {
+            // SAFETY: kill(2) on the pid of the sshd this fixture started.
+            unsafe { libc::kill(self.pid, libc::SIGTERM) };
+        }
     }
 }
 

@@ -79,8 +79,10 @@ fn random_file(path: &std::path::Path, len: usize) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// A pushed pack streams out as a chunked body (no whole pack in memory, no length known
+/// up front); a fetch of it past `max_received_bytes` is LIMIT_EXCEEDED.
 #[test]
-fn a_fetch_past_max_received_bytes_is_limit_exceeded() {
+fn a_pack_streams_out_and_a_fetch_past_max_received_bytes_is_limit_exceeded() {
     let scratch = Scratch::new("http-limit");
     let server_repo = scratch.path("srv/repo.git");
     bare_repository(&server_repo);
@@ -89,13 +91,23 @@ fn a_fetch_past_max_received_bytes_is_limit_exceeded() {
     random_file(&work.join("big.bin"), 2 << 20);
     git(&work, &["add", "big.bin"]);
     git(&work, &["commit", "-q", "-m", "big"]);
-    git(
-        &work,
-        &["push", "-q", server_repo.to_str().unwrap(), "main"],
-    );
-    let root = scratch.path("srv");
-    let server = HttpServer::start(&["--root", root.to_str().unwrap()]);
+    let (root, log) = (scratch.path("srv"), scratch.path("requests.log"));
+    let server = HttpServer::start(&[
+        "--root",
+        root.to_str().unwrap(),
+        "--requests-log",
+        log.to_str().unwrap(),
+    ]);
     let url = format!("http://127.0.0.1:{}/repo.git", server.port);
+    push(&work, &transfer(&url), "refs/heads/main:refs/heads/main").unwrap();
+    let post = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|line| line["method"] == "POST")
+        .unwrap();
+    assert_eq!(post["headers"]["transfer-encoding"], "chunked", "{post}");
+    assert!(post["headers"].get("content-length").is_none(), "{post}");
 
     let small = scratch.path("small.git");
     bare_repository(&small);
@@ -112,6 +124,10 @@ fn a_fetch_past_max_received_bytes_is_limit_exceeded() {
     roomy.max_received_bytes = 4 << 20;
     fetch(&enough, &roomy, "refs/heads/main:refs/heads/main").unwrap();
     assert_eq!(rev_parse(&enough, "main"), rev_parse(&server_repo, "main"));
+    assert_eq!(
+        rev_parse(&enough, "main"),
+        Some(git(&work, &["rev-parse", "HEAD"]))
+    );
 }
 
 #[test]

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Fields drop in order: the server stops before its directory is removed.
 struct SshSetup {
-    scratch: Scratch,
     server: SshServer,
     repo: PathBuf,
+    scratch: Scratch,
 }
 
 impl SshSetup {
