@@ -66,7 +66,7 @@ fn a_server_that_never_answers_is_a_timeout() {
 }
 
 /// A pseudo-random (incompressible) file of `len` bytes.
-fn random_file(path: &std::path::Path, len: usize) {
+pub fn random_file(path: &std::path::Path, len: usize) {
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let bytes: Vec<u8> = (0..len)
         .map(|_| {

@@ -1,7 +1,7 @@
 //! Push and fetch over SSH against a real sshd, through the system `ssh`.
 
 use super::fixtures::*;
-use super::limits_tests::SilentServer;
+use super::limits_tests::{random_file, SilentServer};
 use crate::error::ErrorCode;
 use crate::git_transport::ssh_command::test_agent;
 use crate::git_transport::{Credentials, Transfer};
@@ -208,4 +208,35 @@ fn an_ssh_server_that_never_answers_is_a_timeout_and_ssh_is_killed() {
     assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
     let left = child_processes_with(&marker);
     assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+#[test]
+fn an_ssh_fetch_past_max_received_bytes_is_limit_exceeded_and_ssh_is_gone() {
+    let Some(setup) = SshSetup::new("ssh-limit") else {
+        return;
+    };
+    let work = setup.scratch.path("work");
+    work_repository(&work, 1);
+    random_file(&work.join("big.bin"), 2 << 20);
+    git(&work, &["add", "big.bin"]);
+    git(&work, &["commit", "-q", "-m", "big"]);
+    git(&work, &["push", "-q", setup.repo.to_str().unwrap(), "main"]);
+    let into = setup.scratch.path("into.git");
+    bare_repository(&into);
+    let mut transfer = setup.keyed_transfer();
+    transfer.max_received_bytes = 512 << 10;
+    let started = Instant::now();
+    let error = fetch(&into, &transfer, "refs/heads/main:refs/heads/main").unwrap_err();
+    eprintln!(
+        "ssh fetch of a 2 MiB blob, 512 KiB bound: {error} after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(rev_parse(&into, "main"), None);
+    setup.assert_no_ssh_left();
 }
