@@ -166,6 +166,14 @@ impl Call {
         })
     }
 
+    fn failure(&self, what_failed: &str) -> Error {
+        let url = &self.http.context.url;
+        Error::new(
+            ErrorCode::Git,
+            format!("{} {url}: {what_failed}", self.what),
+        )
+    }
+
     fn doing(&self) -> String {
         format!(
             "{} ({})",
@@ -283,10 +291,7 @@ impl PostStream {
             self.state = PostState::Sending { body, response };
         }
         let PostState::Sending { body, .. } = &self.state else {
-            return Err(Error::new(
-                ErrorCode::Git,
-                "a write after the answer was read",
-            ));
+            return Err(self.call.failure("a write after the answer was read"));
         };
         let chunk = Bytes::copy_from_slice(buf);
         let sent = self
@@ -297,10 +302,7 @@ impl PostStream {
             // The request ended before its body did: its answer says why.
             let reader = self.answer()?;
             self.state = PostState::Receiving(reader);
-            return Err(Error::new(
-                ErrorCode::Git,
-                "the server ended the request early",
-            ));
+            return Err(self.call.failure("the server ended the request early"));
         }
         Ok(())
     }
@@ -310,16 +312,13 @@ impl PostStream {
         let PostState::Sending { body, response } =
             std::mem::replace(&mut self.state, PostState::Failed)
         else {
-            return Err(Error::new(
-                ErrorCode::Git,
-                "a read before any request was written",
-            ));
+            return Err(self.call.failure("a read before any request was written"));
         };
         drop(body);
         let http = &self.call.http;
         let response = http.block_on(&self.call.doing(), response)?;
         let response = response
-            .map_err(|e| Error::new(ErrorCode::Git, format!("the request task failed: {e}")))?
+            .map_err(|e| self.call.failure(&format!("the request task failed: {e}")))?
             .map_err(|e| request_error(http, self.call.what, e))?;
         self.call.check(response, "result")
     }
