@@ -139,7 +139,7 @@ fn ending_error(
         format!("; ssh said: {}", ending.stderr)
     };
     let status = match (&ending.status, cause) {
-        (Some(status), _) => format!("ssh exited ({status})"),
+        (Some(status), _) => format!("ssh exited with {status}"),
         (None, Some(cause)) => format!("{what}: {cause}"),
         (None, None) => format!("{what}: the connection ended"),
     };
@@ -156,7 +156,9 @@ fn ending_error(
     {
         return Error::new(
             ErrorCode::Git,
-            format!("{url}: the ssh host key is not a known one for this host, refused ({status}){said}"),
+            format!(
+                "{url}: the ssh host key is not a known one for this host, refused; {status}{said}"
+            ),
         );
     }
     Error::new(ErrorCode::Git, format!("{url}: {status}{said}"))
