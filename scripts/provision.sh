@@ -50,6 +50,8 @@ need iproute2; need openssl
 # docker-registry: the local OCI registry the features suite publishes to; python3 makes
 # the bcrypt htpasswd of its authenticated instance.
 need docker-registry; need python3
+# openssh-server: the push suite's SSH git server (__test__/fixtures/git-sshd.sh).
+need openssh-server
 # catatonit: the init process Podman injects for `--init`.
 if [ "$PROVISION_PODMAN" = 1 ]; then need podman; need catatonit; fi
 if [ ${#missing[@]} -gt 0 ]; then
