@@ -287,6 +287,16 @@ export declare class Workspaces {
    */
   export(sessionId: string, opts?: ExportOptions | undefined | null): Promise<SessionExport>
   /**
+   * Pushes the session's HEAD (or, with `uncommitted`, a snapshot of its work tree on
+   * top) from the host to `url`'s `branch`, with libgit2 and the credentials given here:
+   * the clone's remotes, `pushurl`, `insteadOf` and credential helpers are never read,
+   * and nothing reaches the container. Rejections: `GIT_AUTH` (credentials refused),
+   * `GIT_PUSH_REJECTED` (not a fast-forward without `force`, or a server rule),
+   * `INVALID_ARGUMENT` (URL, branch, credentials that would travel in clear), `TIMEOUT`,
+   * and the clone's bounds as for `export`.
+   */
+  push(sessionId: string, opts: PushOptions): Promise<SessionPush>
+  /**
    * Connects lazily and installs the exit hooks that remove `process`-lifetime
    * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
    */
@@ -511,9 +521,14 @@ export declare function createDockerEnvironment(opts: DockerEnvironmentOptions):
 export interface CreateWorkspaceOptions {
   /**
    * The host project to clone; never written to (a directory without commits gets one
-   * first).
+   * first). Either this or `repository`.
    */
-  projectDir: string
+  projectDir?: string
+  /**
+   * A remote repository to clone on the host instead of a project, with credentials for
+   * this clone only; `ref` is then a branch or tag of the remote, or a commit id.
+   */
+  repository?: RepositoryOptions
   /** `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`. */
   sessionId: string
   /**
@@ -1125,6 +1140,21 @@ export interface ForwardPortOptions {
   hostIp?: string
 }
 
+/**
+ * Credentials for a git remote, used by the host for this call only: never written to a
+ * config, a URL, a log or the container.
+ */
+export interface GitCredentials {
+  /** HTTP(S) basic user (default `x-access-token`, which hosts accept with a token). */
+  username?: string
+  /** HTTP(S): a password or token. Sent only over https (or http to a loopback host). */
+  password?: string
+  /** SSH: a private key file (without it, the SSH agent at `SSH_AUTH_SOCK`). */
+  sshKeyFile?: string
+  /** SSH: the known_hosts file host keys are checked against (default the user's own). */
+  sshKnownHostsFile?: string
+}
+
 /** The repository state `ContainerGitClient.getState` reports: Magenta's `GitState`. */
 export interface GitState {
   /** Absolute container path of the repository's top level. */
@@ -1186,6 +1216,29 @@ export interface PortMapping {
   protocol?: 'tcp' | 'udp' | 'sctp' | undefined
 }
 
+/** Options of `Workspaces.push`. */
+export interface PushOptions {
+  /**
+   * The remote: `https://`, `http://` (credentials only to a loopback host), `ssh://`,
+   * `user@host:path`, `file://` or an absolute path. Never taken from the clone.
+   */
+  url: string
+  /** The remote branch written (default `session/<sessionId>`). */
+  branch?: string
+  /** For this push only; never written anywhere, never in the container. */
+  credentials?: GitCredentials
+  /** PEM certificate(s) trusted for HTTPS in addition to the system's roots. */
+  caCertificate?: string
+  /** The transfer's time bound (default 600000). */
+  timeoutMs?: number
+  /** Push a snapshot of the session's uncommitted work on top of its HEAD. */
+  uncommitted?: boolean
+  /** The snapshot commit's message. */
+  message?: string
+  /** Replace the remote branch even when it is not an ancestor (`+` refspec). */
+  force?: boolean
+}
+
 /**
  * The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has
  * none: `.devcontainer/devcontainer.json`, else `.devcontainer.json`, else
@@ -1225,6 +1278,21 @@ export interface ReapReport {
   clonesTrashed: Array<string>
   /** Names of this base directory's containers left alone. */
   kept: Array<string>
+}
+
+/** `create`'s `repository`: a remote to clone on the host instead of a local project. */
+export interface RepositoryOptions {
+  /**
+   * `https://`, `http://` (credentials only to a loopback host), `ssh://`,
+   * `user@host:path`, `file://` or an absolute path.
+   */
+  url: string
+  /** For this clone only: written to no config, URL, log or container. */
+  credentials?: GitCredentials
+  /** PEM certificate(s) trusted for HTTPS in addition to the system's roots. */
+  caCertificate?: string
+  /** The clone's time bound (default 600000). */
+  timeoutMs?: number
 }
 
 /**
@@ -1309,6 +1377,22 @@ export interface SessionExport {
   objectsCopied: number
 }
 
+/** What `Workspaces.push` sent. */
+export interface SessionPush {
+  /** The remote, as given. */
+  url: string
+  /** The remote branch's short name. */
+  branch: string
+  /** Its full ref, `refs/heads/<branch>`. */
+  reference: string
+  /** The commit it points at now: the snapshot, else the session's HEAD. */
+  commit: string
+  /** The session's HEAD. */
+  head: string
+  /** The snapshot commit of uncommitted work, when one was made. */
+  snapshot?: string
+}
+
 /** A finished `execute`: Magenta's `ShellResult`. */
 export interface ShellResult {
   /**
@@ -1373,6 +1457,11 @@ export interface WorkspaceInfo {
    * session created before it was recorded.
    */
   baseCommit?: string
+  /**
+   * For a session made from `repository`: its URL (`projectDir` is then the library's
+   * own clone of it, under `baseDir/repositories`).
+   */
+  repositoryUrl?: string
   /** The container's name. */
   containerId: string
   /**

@@ -17,11 +17,21 @@ mod error;
 mod exec_stream;
 mod exit_hooks;
 mod export;
+mod git_remote;
 mod naming;
 mod port_forward;
+mod push;
 mod reap_orphans;
 mod resources;
 mod runtime_calls;
 mod trust;
 mod watchdog;
+mod workspace_info;
 mod workspaces;
+
+/// libgit2's network transports replaced by `git_transport`'s when the addon loads, before
+/// any thread can use libgit2 (its registry of transports has no lock).
+#[napi_derive::module_init]
+fn register_git_transports() {
+    let _ = crate::git_transport::ensure_registered();
+}

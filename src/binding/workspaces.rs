@@ -18,6 +18,7 @@ use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
 use super::resources::{resources_from_js, Resources};
 use super::trust::WorkspaceTrust;
+use super::workspace_info::{RepositoryOptions, WorkspaceInfo};
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
 use crate::egress::Egress;
@@ -62,8 +63,11 @@ pub struct WorkspacesOptions {
 #[napi(object, object_to_js = false)]
 pub struct CreateWorkspaceOptions {
     /// The host project to clone; never written to (a directory without commits gets one
-    /// first).
-    pub project_dir: String,
+    /// first). Either this or `repository`.
+    pub project_dir: Option<String>,
+    /// A remote repository to clone on the host instead of a project, with credentials for
+    /// this clone only; `ref` is then a branch or tag of the remote, or a commit id.
+    pub repository: Option<RepositoryOptions>,
     /// `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`, else `INVALID_ARGUMENT`.
     pub session_id: String,
     /// Where the session branch starts: a branch, tag or commit of the project (default
@@ -95,56 +99,6 @@ pub struct CreateWorkspaceOptions {
     pub resources: Option<Resources>,
 }
 
-/// A session's workspace as `create`, `get` and `list` report it.
-#[napi(object)]
-pub struct WorkspaceInfo {
-    /// The session's id.
-    pub session_id: String,
-    /// The host project the clone was made from.
-    pub project_dir: String,
-    /// The session's clone on the host.
-    pub clone_path: String,
-    /// The clone's branch, `session-<id>`.
-    pub branch_name: String,
-    /// The commit the session branch started at (the base of `changes`); absent for a
-    /// session created before it was recorded.
-    pub base_commit: Option<String>,
-    /// The container's name.
-    pub container_id: String,
-    /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
-    /// says otherwise).
-    pub container_mount_path: String,
-    /// The container's state now; `missing` when it was removed.
-    #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed' | 'missing'")]
-    pub state: String,
-    /// The image the container runs.
-    pub image: String,
-    /// `process`: removed when the creating process ends; `session`: kept until `destroy`.
-    #[napi(ts_type = "'process' | 'session'")]
-    pub lifetime: String,
-    /// Unix milliseconds.
-    pub created_at_ms: f64,
-    /// What the session's devcontainer.json holds that is not acted on.
-    pub warnings: Vec<String>,
-    /// Container ports this process serves on the host (devcontainer.json's `forwardPorts`
-    /// and `appPort`, and `forwardPort`'s).
-    pub ports: Vec<ForwardedPort>,
-    /// The limits the session's container has (`memory` may come from devcontainer.json's
-    /// `runArgs --memory` when the host sets none); empty for a session from before limits.
-    pub resources: Resources,
-}
-
-/// A container port served on the host.
-#[napi(object)]
-pub struct ForwardedPort {
-    /// The port in the container.
-    pub container_port: u32,
-    /// The address listened on.
-    pub host_ip: String,
-    /// The port listened on.
-    pub host_port: u32,
-}
-
 /// What a host needs to run an agent thread in a session (`Workspaces.environment`).
 #[napi(object, object_from_js = false)]
 pub struct WorkspaceEnvironment {
@@ -159,44 +113,6 @@ pub struct WorkspaceEnvironment {
     pub cwd: String,
     /// The session user's home directory in the container.
     pub home_dir: String,
-}
-
-impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
-    fn from(info: workspace::WorkspaceInfo) -> Self {
-        let r = info.record;
-        WorkspaceInfo {
-            session_id: r.session_id,
-            project_dir: r.project_dir,
-            clone_path: r.clone_path,
-            branch_name: r.branch_name,
-            base_commit: r.base_commit,
-            container_id: r.container_id,
-            container_mount_path: r.container_mount_path,
-            state: info.state,
-            image: r.image,
-            lifetime: r.lifetime,
-            created_at_ms: r.created_at_ms as f64,
-            resources: r
-                .settings
-                .as_ref()
-                .map(|s| {
-                    let mut limits = s.resources;
-                    limits.memory = s.effective_memory();
-                    Resources::from(limits)
-                })
-                .unwrap_or_else(|| Resources::from(crate::runtime::ResourceLimits::default())),
-            warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
-            ports: info
-                .ports
-                .into_iter()
-                .map(|(container_port, host)| ForwardedPort {
-                    container_port: u32::from(container_port),
-                    host_ip: host.ip().to_string(),
-                    host_port: u32::from(host.port()),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// One git clone plus one container per agent session, created from the project's
@@ -270,7 +186,11 @@ impl Workspaces {
                 })?,
             };
             let request = workspace::CreateWorkspace {
-                project_dir: opts.project_dir,
+                repository: opts
+                    .repository
+                    .map(RepositoryOptions::transfer)
+                    .transpose()?,
+                project_dir: opts.project_dir.unwrap_or_default(),
                 session_id: opts.session_id,
                 start_ref: opts.start_ref,
                 image: opts.image,

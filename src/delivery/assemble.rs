@@ -9,7 +9,7 @@ use git2::{Oid, Signature};
 use super::hostile_repo::open_clone;
 use super::limits::{Deadline, Limits};
 use super::object_import::import_objects;
-use super::snapshot::snapshot;
+use super::snapshot::{snapshot, CommitAs};
 use super::staging::Staging;
 use crate::error::{Error, Result};
 
@@ -67,8 +67,10 @@ pub fn assemble(
             clone,
             &head,
             staging.repo(),
-            opts.author,
-            opts.message,
+            CommitAs {
+                author: opts.author,
+                message: opts.message,
+            },
             limits,
             deadline,
         )?,

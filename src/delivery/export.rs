@@ -132,7 +132,7 @@ fn export_now(
         deadline,
     )?;
     deadline.check("export")?;
-    let objects_copied = staging.move_objects_into(&project)?;
+    let objects_copied = assembled.objects + staging.move_objects_into(&project)?;
     let previous = check_branch(&project, &reference, opts.force)?;
     let log = format!("container-isolation: export of {}", assembled.tip());
     let written = match previous {

@@ -1,7 +1,8 @@
 //! Objects of a hostile clone brought into a repository the host owns: only those the
 //! target lacks, each read with its size known first, hashed and parsed before anything is
 //! written, within bounds on sizes, counts, tree depth and time. Nothing is written until
-//! every object needed has been checked, so a refused import leaves the target as it was.
+//! every object needed has been checked, so a refused import leaves the target as it was;
+//! then they go in as one pack.
 
 use std::collections::HashSet;
 
@@ -9,6 +10,7 @@ use git2::{ObjectType, Odb, Oid};
 
 use super::limits::{exceeded, Deadline, Limits};
 use super::object_parse::{commit_links, tag_target, tree_entries, EntryKind};
+use super::pack_file::PackFile;
 use crate::error::{Error, ErrorCode, Result};
 
 /// What an import copied.
@@ -133,7 +135,7 @@ impl Walk<'_> {
             if !self.seen.insert(next.id) || self.target.exists(next.id) {
                 continue;
             }
-            if self.needed.len() % 256 == 0 {
+            if self.needed.len().is_multiple_of(256) {
                 self.deadline.check("copying the session's objects")?;
             }
             if self.needed.len() >= self.limits.max_objects {
@@ -169,24 +171,28 @@ pub fn import_objects(
     };
     walk.run(tip, ObjectType::Commit)?;
     let Walk { needed, bytes, .. } = walk;
+    if needed.is_empty() {
+        return Ok(Imported::default());
+    }
+    let mut pack = PackFile::new(target, needed.len())?;
     for (n, (id, kind, kept)) in needed.iter().enumerate() {
-        if n % 256 == 0 {
+        if n.is_multiple_of(256) {
             deadline.check("writing the session's objects")?;
         }
-        let written = match kept {
-            Some(data) => target.write(*kind, data),
+        match kept {
+            Some(data) => pack.add(*kind, data)?,
             None => {
                 let object = source.read(*id).map_err(|e| corrupt(*id, e.message()))?;
-                if object.kind() != *kind || Oid::hash_object(*kind, object.data()).ok() != Some(*id)
+                if object.kind() != *kind
+                    || Oid::hash_object(*kind, object.data()).ok() != Some(*id)
                 {
                     return Err(corrupt(*id, "it changed while it was copied"));
                 }
-                target.write(*kind, object.data())
+                pack.add(*kind, object.data())?
             }
-        };
-        let written = written.map_err(|e| Error::git("writing an object", e))?;
-        debug_assert_eq!(written, *id);
+        }
     }
+    pack.finish()?;
     Ok(Imported {
         objects: needed.len(),
         bytes,

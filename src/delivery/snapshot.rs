@@ -133,6 +133,12 @@ fn updated_tree(
         .map_err(|e| Error::git("snapshot tree", e))
 }
 
+/// Who the snapshot commit is by, and its message.
+pub struct CommitAs<'a> {
+    pub author: &'a Signature<'static>,
+    pub message: &'a str,
+}
+
 /// A commit of the work tree on top of `head`, in `target`; `None` when the work tree
 /// holds nothing that HEAD does not.
 pub fn snapshot(
@@ -140,8 +146,7 @@ pub fn snapshot(
     clone: &Path,
     head: &Commit,
     target: &Repository,
-    author: &Signature,
-    message: &str,
+    by: CommitAs,
     limits: &Limits,
     deadline: Deadline,
 ) -> Result<Option<Oid>> {
@@ -156,7 +161,7 @@ pub fn snapshot(
         .find_commit(head.id())
         .map_err(|e| Error::git("HEAD in the target", e))?;
     target
-        .commit(None, author, author, message, &tree, &[&parent])
+        .commit(None, by.author, by.author, by.message, &tree, &[&parent])
         .map(Some)
         .map_err(|e| Error::git("snapshot commit", e))
 }

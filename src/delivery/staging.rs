@@ -65,11 +65,13 @@ impl Staging {
     }
 
     /// Moves every object written here (not those read through the alternates) into
-    /// `project`'s object directory, each complete before its name appears; returns how
-    /// many the project did not have.
+    /// `project`'s object directory, each complete before its name appears: the packs
+    /// (the `.idx`, by which git finds a pack, last), then the loose objects; returns how
+    /// many loose objects the project did not have.
     pub fn move_objects_into(&self, project: &Repository) -> Result<usize> {
         let from = self.dir.join("objects");
         let to = project.path().join("objects");
+        move_packs(&from.join("pack"), &to.join("pack"))?;
         let mut moved = 0;
         for fan in std::fs::read_dir(&from).map_err(|e| io(&from, e))? {
             let fan = fan.map_err(|e| io(&from, e))?;
@@ -90,7 +92,25 @@ impl Staging {
     }
 }
 
-/// One loose object file into `fan_dir`, unless it is there already.
+/// The packs of `from` into `to`, each one's `.idx` after its other files.
+fn move_packs(from: &Path, to: &Path) -> Result<()> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(from) {
+        Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.path()).collect(),
+        Err(_) => return Ok(()),
+    };
+    files.retain(|f| {
+        f.file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"pack-"))
+    });
+    files.sort_by_key(|f| f.extension().is_some_and(|e| e == "idx"));
+    for file in files {
+        let name = file.file_name().unwrap_or_default().to_owned();
+        move_object(&file, to, &name)?;
+    }
+    Ok(())
+}
+
+/// One loose object (or pack) file into `fan_dir`, unless it is there already.
 fn move_object(source: &Path, fan_dir: &Path, name: &std::ffi::OsStr) -> Result<bool> {
     let target = fan_dir.join(name);
     if target.exists() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::owner_status::{owner_status, OwnerStatus};
 use super::reap::ManagedContainer;
-use crate::clone::CloneManager;
+use crate::clone::{trash_remote_project, CloneManager};
 use crate::runtime::{labels, OwnerIdentity};
 use crate::workspace::{load_record, remove_record, WorkspaceRecord};
 
@@ -22,13 +22,13 @@ pub fn owner_gone(record: &WorkspaceRecord, me: &OwnerIdentity) -> bool {
         && owner.is_some_and(|labels| owner_status(&labels, me) == OwnerStatus::Gone)
 }
 
-/// Moves a session's clone to trash and forgets its workspace; the trash path, if a clone
-/// was there.
+/// Moves a session's clone (and the library's clone of its remote, for a session made from
+/// a repository URL) to trash and forgets its workspace; the trash path, if a clone was
+/// there.
 pub fn trash_session(base_dir: &Path, session: &str) -> Option<PathBuf> {
-    let moved = CloneManager::new(base_dir.to_path_buf())
-        .remove_session_clone(session)
-        .ok()
-        .flatten()?;
+    let clones = CloneManager::new(base_dir.to_path_buf());
+    let moved = clones.remove_session_clone(session).ok().flatten()?;
+    let _ = trash_remote_project(&clones, session);
     let _ = remove_record(base_dir, session);
     Some(moved)
 }

@@ -18,8 +18,10 @@ mod session_changes;
 mod session_container;
 mod session_egress;
 mod session_export;
+mod session_push;
 mod session_resources;
 mod session_settings;
+mod session_source;
 mod settings_resolution;
 mod trust;
 mod uid_image;
@@ -29,6 +31,7 @@ mod workspace_record;
 mod workspaces;
 
 pub use session_export::ExportRequest;
+pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
 pub use trust::Trust;
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};

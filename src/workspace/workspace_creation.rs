@@ -20,7 +20,7 @@ use crate::devcontainer::{
     read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
 };
 use crate::engine::Engine;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::runtime::Lifetime;
 
 impl Workspaces {
@@ -56,15 +56,9 @@ impl Workspaces {
             crate::delivery::validate_ref(text)?;
         }
         let egress = self.egress_for_new(&request)?;
-        let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
-            Error::new(
-                ErrorCode::Enoent,
-                format!("project {}: {e}", request.project_dir),
-            )
-        })?;
+        let (project, start) = self.session_source(&request).await?;
         let clones = self.clones.clone();
         let (project_for_clone, id) = (project.clone(), request.session_id.clone());
-        let start = request.start_ref.clone();
         let (clone_path, start_commit) = tokio::task::spawn_blocking(move || {
             clones.create_session_clone_at(&project_for_clone, &id, start.as_deref())
         })
@@ -89,6 +83,10 @@ impl Workspaces {
             clone_path: clone_path.to_string_lossy().into_owned(),
             branch_name: branch_name(&request.session_id),
             base_commit: Some(start_commit.to_string()),
+            repository_url: request
+                .repository
+                .as_ref()
+                .map(|t| t.url.as_str().to_string()),
             container_id: self.container_name(&request.session_id),
             container_mount_path: settings.mount_path.clone(),
             image: settings.image.name().to_string(),

@@ -21,6 +21,10 @@ pub struct WorkspaceRecord {
     /// base of `changes`. Records from before it was kept have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
+    /// For a session made from a remote repository: its URL (no credentials); the
+    /// project is then the library's own clone of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_url: Option<String>,
     pub container_id: String,
     pub container_mount_path: String,
     pub image: String,

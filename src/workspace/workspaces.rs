@@ -49,6 +49,8 @@ pub struct CreateWorkspace {
     /// Where the session branch starts: a branch, tag or commit of the project (default
     /// its HEAD).
     pub start_ref: Option<String>,
+    /// A remote to clone on the host instead of a local project (`project_dir` empty).
+    pub repository: Option<crate::git_transport::Transfer>,
     pub image: Option<String>,
     pub devcontainer: bool,
     pub env: BTreeMap<String, String>,
@@ -279,6 +281,9 @@ impl Workspaces {
         tokio::task::spawn_blocking(move || clones.remove_session_clone(&id))
             .await
             .map_err(blocking_error)??;
+        if record.repository_url.is_some() {
+            self.trash_remote_project(session_id).await?;
+        }
         record::remove(&self.options.base_dir, session_id)
     }
 

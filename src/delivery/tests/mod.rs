@@ -5,6 +5,7 @@ mod bounds;
 mod cli_agreement;
 mod export;
 mod hostile;
+mod push;
 mod start;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,142 @@
+//! Sending a session's work out: its HEAD (or a snapshot of its work tree on top) pushed
+//! from the host with libgit2, from a staging repository whose config is its own, to the
+//! URL and with the credentials of this call only. The clone's remotes, `pushurl`,
+//! `insteadOf` rewrites and credential helpers are never read; its objects are copied and
+//! checked on the way, as for `export`.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use git2::{PushOptions as GitPushOptions, RemoteCallbacks};
+
+use super::assemble::{assemble, AssembleOptions, Assembled};
+use super::bounded_thread::run_bounded;
+use super::branch_name::branch_ref;
+use super::export::{open_project, Author};
+use super::limits::{Deadline, Limits};
+use super::staging::Staging;
+use crate::error::{Error, ErrorCode, Result};
+use crate::git_transport::{with_transfer, Transfer};
+
+/// What the caller asks of a push.
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    /// Where to, with which credentials, within which bounds.
+    pub transfer: Transfer,
+    /// The remote branch's short name.
+    pub branch: String,
+    pub force: bool,
+    pub uncommitted: bool,
+    /// The snapshot commit's message.
+    pub message: String,
+}
+
+/// What a push sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    /// The remote ref updated, `refs/heads/<branch>`.
+    pub reference: String,
+    /// The commit it points at now.
+    pub commit: git2::Oid,
+    pub head: git2::Oid,
+    pub snapshot: Option<git2::Oid>,
+}
+
+/// The local ref in the staging repository the push sends from.
+const STAGED_REF: &str = "refs/heads/container-isolation-push";
+
+fn rejected(reference: &str, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::GitPushRejected,
+        format!("the remote refused to update {reference}: {why}"),
+    )
+}
+
+/// Sends `STAGED_REF` to `reference` on the transfer's remote; a refusal of the ref
+/// (reported by the remote, or a non-fast-forward libgit2 finds) is GIT_PUSH_REJECTED.
+fn send(staging: &Staging, transfer: &Transfer, reference: &str, force: bool) -> Result<()> {
+    let refusal: RefCell<Option<String>> = RefCell::new(None);
+    let refspec = format!("{}{STAGED_REF}:{reference}", if force { "+" } else { "" });
+    let sent = with_transfer(transfer, |url| {
+        let mut remote = staging.repo().remote_anonymous(url)?;
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.push_update_reference(|_, status| {
+            if let Some(status) = status {
+                *refusal.borrow_mut() = Some(status.to_string());
+            }
+            Ok(())
+        });
+        let mut opts = GitPushOptions::new();
+        opts.remote_callbacks(callbacks);
+        remote.push(&[refspec.as_str()], Some(&mut opts))
+    });
+    if let Err(err) = sent {
+        let non_fast_forward = err.message.contains("non-fastforwardable")
+            || err.message.contains("not present locally");
+        return Err(match non_fast_forward {
+            true => rejected(reference, format!("not a fast-forward ({})", err.message)),
+            false => err,
+        });
+    }
+    match refusal.into_inner() {
+        Some(why) => Err(rejected(reference, why)),
+        None => Ok(()),
+    }
+}
+
+fn push_now(
+    clone: &Path,
+    project_dir: &Path,
+    staging_root: &Path,
+    opts: &PushOptions,
+    author: &Author,
+    limits: &Limits,
+) -> Result<Pushed> {
+    let deadline = Deadline::after(limits.timeout);
+    let reference = branch_ref(&opts.branch)?;
+    let author = author.signature()?;
+    let project = open_project(project_dir)?;
+    let staging = Staging::new(staging_root, &project)?;
+    let assembled: Assembled = assemble(
+        clone,
+        &staging,
+        &AssembleOptions {
+            uncommitted: opts.uncommitted,
+            message: &opts.message,
+            author: &author,
+        },
+        limits,
+        deadline,
+    )?;
+    deadline.check("push")?;
+    staging
+        .repo()
+        .reference(
+            STAGED_REF,
+            assembled.tip(),
+            true,
+            "container-isolation push",
+        )
+        .map_err(|e| Error::git("the staging ref", e))?;
+    send(&staging, &opts.transfer, &reference, opts.force)?;
+    Ok(Pushed {
+        reference,
+        commit: assembled.tip(),
+        head: assembled.head,
+        snapshot: assembled.snapshot,
+    })
+}
+
+/// The push, on a thread of its own, within the copy's bounds plus the transfer's time.
+pub fn push(
+    clone: PathBuf,
+    project: PathBuf,
+    staging_root: PathBuf,
+    opts: PushOptions,
+    author: Author,
+    limits: Limits,
+) -> Result<Pushed> {
+    run_bounded("push", limits.timeout + opts.transfer.timeout, move || {
+        push_now(&clone, &project, &staging_root, &opts, &author, &limits)
+    })
+}

@@ -1,0 +1,52 @@
+//! `Workspaces::push`: the session's work sent from the host to a remote (see
+//! `crate::delivery::push`), default branch `session/<sessionId>`, with the URL and
+//! credentials of the call only.
+
+use std::path::PathBuf;
+
+use super::session_export::{author_for, default_branch, default_message};
+use super::workspaces::{blocking_error, Workspaces};
+use crate::delivery::{self, Limits, PushOptions, Pushed};
+use crate::error::Result;
+use crate::git_transport::Transfer;
+
+/// What the caller asks of `push`.
+#[derive(Debug, Clone)]
+pub struct PushRequest {
+    pub transfer: Transfer,
+    pub branch: Option<String>,
+    pub uncommitted: bool,
+    pub message: Option<String>,
+    pub force: bool,
+}
+
+impl Workspaces {
+    /// The session's HEAD, or a snapshot of its work tree on top, pushed to the remote.
+    pub async fn push(&self, session_id: &str, request: PushRequest) -> Result<Pushed> {
+        let record = self.required(session_id)?;
+        let opts = PushOptions {
+            transfer: request.transfer,
+            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
+            force: request.force,
+            uncommitted: request.uncommitted,
+            message: request
+                .message
+                .unwrap_or_else(|| default_message(session_id)),
+        };
+        let staging = self.delivery_dir();
+        tokio::task::spawn_blocking(move || {
+            let project = PathBuf::from(&record.project_dir);
+            let author = author_for(&project);
+            delivery::push(
+                PathBuf::from(&record.clone_path),
+                project,
+                staging,
+                opts,
+                author,
+                Limits::default(),
+            )
+        })
+        .await
+        .map_err(blocking_error)?
+    }
+}
