@@ -1287,6 +1287,11 @@ export interface RepositoryOptions {
    * `user@host:path`, `file://` or an absolute path.
    */
   url: string
+  /**
+   * Where the session starts: a branch or tag of the remote, or a commit id (default
+   * the remote's HEAD); the same as `create`'s own `ref`.
+   */
+  ref?: string
   /** For this clone only: written to no config, URL, log or container. */
   credentials?: GitCredentials
   /** PEM certificate(s) trusted for HTTPS in addition to the system's roots. */

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, IMAGES, tempDir } from './helpers'
+import { addon, git, IMAGES, tempDir } from './helpers'
 
 const home = tempDir('cli-home')
 const proj = tempDir('cli-project')
@@ -97,6 +97,51 @@ describe('container-isolation CLI', () => {
     } finally {
       traced.cleanup()
     }
+  })
+
+  it('log, diff, export, push and up --repo: review a session, bring it home, send it out', () => {
+    const own = tempDir('cli-review')
+    const remote = tempDir('cli-remote')
+    dirs.push(own, remote)
+    git(own.path, 'init', '-q', '-b', 'main')
+    writeFileSync(join(own.path, 'a.txt'), 'a\n')
+    git(own.path, 'add', '.')
+    git(own.path, 'commit', '-q', '-m', 'init')
+    git(remote.path, 'init', '-q', '--bare', 'out.git')
+    const bare = join(remote.path, 'out.git')
+    const s = `review${process.pid}`
+    expect(cli('up', own.path, '--session', s).code).toBe(0)
+    const work = cli('exec', s, '--', 'sh', '-c', 'git config user.name A; git config user.email a@e; echo x > x.txt; git add x.txt; git commit -qm "add x"; echo wip > wip.txt')
+    expect(work.code, work.err).toBe(0)
+    const log = JSON.parse(cli('log', s, '--json').out)
+    expect(log.commits.map((c: { summary: string }) => c.summary)).toEqual(['add x'])
+    const stat = cli('diff', s, '--stat').out
+    expect(stat).toMatch(/added\s+\+1 -0\s+x\.txt/)
+    expect(stat).toContain('?? wip.txt')
+
+    const exported = cli('export', s, '--uncommitted')
+    expect(exported.code, exported.err).toBe(0)
+    expect(exported.out).toContain(`merge:   git -C ${own.path} merge session/${s}`)
+    expect(git(own.path, 'show', `session/${s}:wip.txt`)).toBe('wip')
+    const again = cli('export', s)
+    expect(again.code).toBe(1)
+    expect(again.err).toContain('EEXIST')
+    expect(cli('export', s, '--force', '--branch', 'mine', '--json').code).toBe(0)
+
+    const pushed = JSON.parse(cli('push', s, '--url', bare, '--branch', 'out', '--json').out)
+    expect(git(bare, 'rev-parse', 'out')).toBe(pushed.commit)
+    expect(cli('push', s).code).toBe(2)
+    const clear = spawnSync(process.execPath, [cliPath, 'push', s, '--url', 'http://git.example.invalid/r.git'], { env: { ...cliEnv, CONTAINER_ISOLATION_GIT_TOKEN: 'tok' }, encoding: 'utf8' })
+    expect(clear.status).toBe(1)
+    expect(clear.stderr).toContain('INVALID_ARGUMENT')
+    expect(clear.stderr).not.toContain('tok')
+
+    const fromRepo = JSON.parse(cli('up', '--repo', `file://${bare}`, '--ref', 'out', '--session', `${s}r`, '--json').out)
+    expect(fromRepo.repositoryUrl).toBe(`file://${bare}`)
+    expect(fromRepo.baseCommit).toBe(pushed.commit)
+    expect(cli('up', '--repo', `file://${bare}`).code).toBe(2)
+    expect(cli('down', `${s}r`).code).toBe(0)
+    expect(cli('down', s).code).toBe(0)
   })
 
   it('usage errors exit 2', () => {

@@ -94,7 +94,7 @@ describe('Workspaces.push', () => {
     expect(none.code).toBe('GIT_AUTH')
     const untrusted = await rejection(workspaces.push(id, { url: https.url('pushed.git'), branch: 'feature', credentials }))
     expect(untrusted.code).toBe('GIT')
-    const cleartext = await rejection(workspaces.push(id, { url: 'http://192.0.2.1/x.git', credentials }))
+    const cleartext = await rejection(workspaces.push(id, { url: 'http://git.example.invalid/x.git', credentials }))
     expect(cleartext.code).toBe('INVALID_ARGUMENT')
     for (const err of [wrong, none, untrusted, cleartext]) expect(`${err.message} ${err.stack}`).not.toContain(TOKEN)
 

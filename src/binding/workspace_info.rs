@@ -15,12 +15,29 @@ pub struct RepositoryOptions {
     /// `https://`, `http://` (credentials only to a loopback host), `ssh://`,
     /// `user@host:path`, `file://` or an absolute path.
     pub url: String,
+    /// Where the session starts: a branch or tag of the remote, or a commit id (default
+    /// the remote's HEAD); the same as `create`'s own `ref`.
+    #[napi(js_name = "ref")]
+    pub start_ref: Option<String>,
     /// For this clone only: written to no config, URL, log or container.
     pub credentials: Option<GitCredentials>,
     /// PEM certificate(s) trusted for HTTPS in addition to the system's roots.
     pub ca_certificate: Option<String>,
     /// The clone's time bound (default 600000).
     pub timeout_ms: Option<f64>,
+}
+
+/// `create`'s `ref`, given at the top or in `repository` (the same if both).
+pub fn start_ref(
+    top: Option<String>,
+    repository: Option<&RepositoryOptions>,
+) -> Result<Option<String>> {
+    match (top, repository.and_then(|r| r.start_ref.clone())) {
+        (Some(a), Some(b)) if a != b => Err(crate::error::Error::invalid_argument(format!(
+            "ref {a:?} and repository.ref {b:?} differ"
+        ))),
+        (a, b) => Ok(a.or(b)),
+    }
 }
 
 impl RepositoryOptions {

@@ -18,7 +18,7 @@ use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
 use super::resources::{resources_from_js, Resources};
 use super::trust::WorkspaceTrust;
-use super::workspace_info::{RepositoryOptions, WorkspaceInfo};
+use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
 use crate::egress::Egress;
@@ -185,6 +185,7 @@ impl Workspaces {
                     ))
                 })?,
             };
+            let start_ref = start_ref(opts.start_ref, opts.repository.as_ref())?;
             let request = workspace::CreateWorkspace {
                 repository: opts
                     .repository
@@ -192,7 +193,7 @@ impl Workspaces {
                     .transpose()?,
                 project_dir: opts.project_dir.unwrap_or_default(),
                 session_id: opts.session_id,
-                start_ref: opts.start_ref,
+                start_ref,
                 image: opts.image,
                 devcontainer: opts.devcontainer.unwrap_or(true),
                 env: opts.env.unwrap_or_default().into_iter().collect(),

@@ -17,6 +17,11 @@ impl Workspaces {
         request: &CreateWorkspace,
     ) -> Result<(PathBuf, Option<String>)> {
         let Some(transfer) = request.repository.clone() else {
+            if request.project_dir.is_empty() {
+                return Err(Error::invalid_argument(
+                    "create needs projectDir or repository",
+                ));
+            }
             let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
                 Error::new(
                     ErrorCode::Enoent,
