@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use git2::{Oid, Signature};
+use git2::{Oid, Repository, Signature};
 
 use super::hostile_repo::open_clone;
 use super::limits::{Deadline, Limits};
@@ -13,6 +13,19 @@ use super::snapshot::{snapshot, CommitAs};
 use super::staging::Staging;
 use crate::error::{Error, Result};
 
+/// Who a snapshot commit is by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Author {
+    pub name: String,
+    pub email: String,
+}
+
+impl Author {
+    pub fn signature(&self) -> Result<Signature<'static>> {
+        Signature::now(&self.name, &self.email).map_err(|e| Error::git("the snapshot's author", e))
+    }
+}
+
 /// What to take from the clone.
 pub struct AssembleOptions<'a> {
     /// Snapshot the work tree's uncommitted and untracked (not ignored) files too.
@@ -20,7 +33,7 @@ pub struct AssembleOptions<'a> {
     /// The snapshot commit's message.
     pub message: &'a str,
     /// The snapshot commit's author and committer.
-    pub author: &'a Signature<'static>,
+    pub author: &'a Author,
 }
 
 /// The session's work, in the staging repository.
@@ -41,13 +54,17 @@ impl Assembled {
     }
 }
 
+/// The session's work in a new staging repository that sees `project`'s objects.
 pub fn assemble(
     clone: &Path,
-    staging: &Staging,
+    project: &Repository,
+    staging_root: &Path,
     opts: &AssembleOptions,
     limits: &Limits,
     deadline: Deadline,
-) -> Result<Assembled> {
+) -> Result<(Staging, Assembled)> {
+    let author = opts.author.signature()?;
+    let staging = Staging::new(staging_root, project)?;
     let clone_repo = open_clone(clone, limits)?;
     let head = clone_repo
         .head()
@@ -68,7 +85,7 @@ pub fn assemble(
             &head,
             staging.repo(),
             CommitAs {
-                author: opts.author,
+                author: &author,
                 message: opts.message,
             },
             limits,
@@ -76,9 +93,11 @@ pub fn assemble(
         )?,
         false => None,
     };
-    Ok(Assembled {
+    let assembled = Assembled {
         head: head.id(),
         snapshot,
         objects: imported.objects,
-    })
+    };
+    drop(target);
+    Ok((staging, assembled))
 }

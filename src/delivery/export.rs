@@ -7,27 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{Oid, Repository, RepositoryOpenFlags, Signature};
+use git2::{Oid, Repository, RepositoryOpenFlags};
 
-use super::assemble::{assemble, AssembleOptions};
+use super::assemble::{assemble, AssembleOptions, Author};
 use super::bounded_thread::run_bounded;
 use super::branch_name::branch_ref;
 use super::limits::{Deadline, Limits};
-use super::staging::Staging;
 use crate::error::{Error, ErrorCode, Result};
-
-/// Who a snapshot commit is by.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Author {
-    pub name: String,
-    pub email: String,
-}
-
-impl Author {
-    pub fn signature(&self) -> Result<Signature<'static>> {
-        Signature::now(&self.name, &self.email).map_err(|e| Error::git("the snapshot's author", e))
-    }
-}
 
 /// What the caller asks of an export.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,18 +101,17 @@ fn export_now(
     limits: &Limits,
 ) -> Result<Exported> {
     let deadline = Deadline::after(limits.timeout);
-    let author = author.signature()?;
     let reference = branch_ref(&opts.branch)?;
     let project = open_project(project_dir)?;
     check_branch(&project, &reference, opts.force)?;
-    let staging = Staging::new(staging_root, &project)?;
-    let assembled = assemble(
+    let (staging, assembled) = assemble(
         clone,
-        &staging,
+        &project,
+        staging_root,
         &AssembleOptions {
             uncommitted: opts.uncommitted,
             message: &opts.message,
-            author: &author,
+            author,
         },
         limits,
         deadline,

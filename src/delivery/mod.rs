@@ -29,9 +29,10 @@ mod worktree_entry;
 #[cfg(test)]
 mod tests;
 
+pub use assemble::Author;
 pub use changes::{changes, read_changes, BaseKind, Changes, ChangesOptions};
 pub use commits::CommitInfo;
-pub use export::{export, Author, ExportOptions, Exported};
+pub use export::{export, ExportOptions, Exported};
 pub use file_changes::{FileChange, FileStatus};
 pub use hostile_repo::open_clone;
 pub use limits::Limits;

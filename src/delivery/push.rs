@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use git2::{PushOptions as GitPushOptions, RemoteCallbacks};
 
-use super::assemble::{assemble, AssembleOptions, Assembled};
+use super::assemble::{assemble, AssembleOptions, Author};
 use super::bounded_thread::run_bounded;
 use super::branch_name::branch_ref;
-use super::export::{open_project, Author};
+use super::export::open_project;
 use super::limits::{Deadline, Limits};
 use super::staging::Staging;
 use crate::error::{Error, ErrorCode, Result};
@@ -94,16 +94,15 @@ fn push_now(
 ) -> Result<Pushed> {
     let deadline = Deadline::after(limits.timeout);
     let reference = branch_ref(&opts.branch)?;
-    let author = author.signature()?;
     let project = open_project(project_dir)?;
-    let staging = Staging::new(staging_root, &project)?;
-    let assembled: Assembled = assemble(
+    let (staging, assembled) = assemble(
         clone,
-        &staging,
+        &project,
+        staging_root,
         &AssembleOptions {
             uncommitted: opts.uncommitted,
             message: &opts.message,
-            author: &author,
+            author,
         },
         limits,
         deadline,

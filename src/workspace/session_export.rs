@@ -42,15 +42,40 @@ pub fn author_for(project: &std::path::Path) -> Author {
     Author { name, email }
 }
 
+/// What a delivery call works with: the session's clone and project, the staging root,
+/// and the author of a snapshot.
+pub(super) struct Delivery {
+    pub clone: PathBuf,
+    pub project: PathBuf,
+    pub staging: PathBuf,
+    pub author: Author,
+}
+
 impl Workspaces {
-    pub(super) fn delivery_dir(&self) -> PathBuf {
-        self.options.base_dir.join("delivery")
+    /// Runs `work` on a blocking thread with the session's delivery inputs.
+    pub(super) async fn deliver<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        work: impl FnOnce(Delivery) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let record = self.required(session_id)?;
+        let staging = self.options.base_dir.join("delivery");
+        tokio::task::spawn_blocking(move || {
+            let project = PathBuf::from(&record.project_dir);
+            work(Delivery {
+                clone: PathBuf::from(&record.clone_path),
+                author: author_for(&project),
+                project,
+                staging,
+            })
+        })
+        .await
+        .map_err(blocking_error)?
     }
 
     /// The session's HEAD, or a snapshot of its work tree on top, as a branch of its
     /// project.
     pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
-        let record = self.required(session_id)?;
         let opts = ExportOptions {
             branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
             uncommitted: request.uncommitted,
@@ -59,20 +84,16 @@ impl Workspaces {
                 .unwrap_or_else(|| default_message(session_id)),
             force: request.force,
         };
-        let staging = self.delivery_dir();
-        tokio::task::spawn_blocking(move || {
-            let project = PathBuf::from(&record.project_dir);
-            let author = author_for(&project);
+        self.deliver(session_id, move |d| {
             delivery::export(
-                PathBuf::from(&record.clone_path),
-                project,
-                staging,
+                d.clone,
+                d.project,
+                d.staging,
                 opts,
-                author,
+                d.author,
                 Limits::default(),
             )
         })
         .await
-        .map_err(blocking_error)?
     }
 }

@@ -2,10 +2,8 @@
 //! `crate::delivery::push`), default branch `session/<sessionId>`, with the URL and
 //! credentials of the call only.
 
-use std::path::PathBuf;
-
-use super::session_export::{author_for, default_branch, default_message};
-use super::workspaces::{blocking_error, Workspaces};
+use super::session_export::{default_branch, default_message};
+use super::workspaces::Workspaces;
 use crate::delivery::{self, Limits, PushOptions, Pushed};
 use crate::error::Result;
 use crate::git_transport::Transfer;
@@ -23,7 +21,6 @@ pub struct PushRequest {
 impl Workspaces {
     /// The session's HEAD, or a snapshot of its work tree on top, pushed to the remote.
     pub async fn push(&self, session_id: &str, request: PushRequest) -> Result<Pushed> {
-        let record = self.required(session_id)?;
         let opts = PushOptions {
             transfer: request.transfer,
             branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
@@ -33,20 +30,16 @@ impl Workspaces {
                 .message
                 .unwrap_or_else(|| default_message(session_id)),
         };
-        let staging = self.delivery_dir();
-        tokio::task::spawn_blocking(move || {
-            let project = PathBuf::from(&record.project_dir);
-            let author = author_for(&project);
+        self.deliver(session_id, move |d| {
             delivery::push(
-                PathBuf::from(&record.clone_path),
-                project,
-                staging,
+                d.clone,
+                d.project,
+                d.staging,
                 opts,
-                author,
+                d.author,
                 Limits::default(),
             )
         })
         .await
-        .map_err(blocking_error)?
     }
 }
