@@ -15,7 +15,7 @@ use super::clone_manager::{branch_name, CloneManager};
 use super::project_repo::is_repo_root;
 use super::session_id::validate_session_id;
 use crate::error::{Error, ErrorCode, Result};
-use crate::git_transport::{with_transfer, Transfer};
+use crate::git_transport::{plain_remote, with_transfer, Transfer};
 
 /// Where a session's remote project lives.
 pub fn remote_project_path(base_dir: &Path, session_id: &str) -> Result<PathBuf> {
@@ -69,6 +69,7 @@ fn build(transfer: &Transfer, dir: &Path, start: Option<&str>) -> Result<Oid> {
         RepoBuilder::new()
             .fetch_options(fetch)
             .with_checkout(no_checkout)
+            .remote_create(|repo, name, url| plain_remote(repo, Some(name), url))
             .clone(url, dir)
     })?;
     let start = resolve(&repo, start, transfer.url.as_str())?;

@@ -1,8 +1,8 @@
 //! Sending a session's work out: its HEAD (or a snapshot of its work tree on top) pushed
 //! from the host with libgit2, from a staging repository whose config is its own, to the
 //! URL and with the credentials of this call only. The clone's remotes, `pushurl`,
-//! `insteadOf` rewrites and credential helpers are never read; its objects are copied and
-//! checked on the way, as for `export`.
+//! `insteadOf` rewrites and credential helpers are never read, nor any `insteadOf` of the
+//! user's config; its objects are copied and checked on the way, as for `export`.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use super::export::open_project;
 use super::limits::{Deadline, Limits};
 use super::staging::Staging;
 use crate::error::{Error, ErrorCode, Result};
-use crate::git_transport::{with_transfer, Transfer};
+use crate::git_transport::{plain_remote, with_transfer, Transfer};
 
 /// What the caller asks of a push.
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ fn send(staging: &Staging, transfer: &Transfer, reference: &str, force: bool) ->
     let refusal: RefCell<Option<String>> = RefCell::new(None);
     let refspec = format!("{}{STAGED_REF}:{reference}", if force { "+" } else { "" });
     let sent = with_transfer(transfer, |url| {
-        let mut remote = staging.repo().remote_anonymous(url)?;
+        let mut remote = plain_remote(staging.repo(), None, url)?;
         let mut callbacks = RemoteCallbacks::new();
         callbacks.push_update_reference(|_, status| {
             if let Some(status) = status {

@@ -15,6 +15,7 @@ mod context;
 mod credentials;
 mod http_client;
 mod http_subtransport;
+mod plain_remote;
 mod registration;
 mod remote_url;
 mod ssh_command;
@@ -27,6 +28,7 @@ mod with_transfer;
 mod tests;
 
 pub use credentials::{Credentials, Secret};
+pub use plain_remote::plain_remote;
 pub use registration::ensure_registered;
 pub use remote_url::{RemoteKind, RemoteUrl};
 pub use transfer::Transfer;
