@@ -1,37 +1,27 @@
-//! Finding the session agent's executable for an engine's architecture: the path in
-//! `CONTAINER_ISOLATION_AGENT` (or `off` to disable the agent), else the file shipped beside
-//! the loaded addon (`container-isolation-agent.linux-<arch>`). For bind mounts it is
-//! copied once into a private directory of ours, so that a mount source never lies in a
-//! tree a container may write (npm's `node_modules` inside a mounted project would be).
+//! The session agent as loaded from disk, once per process for each architecture and place
+//! (`agent_lookup` says which file that is). For bind mounts it is copied once into a private
+//! directory of ours, so that a mount source never lies in a tree a container may write (npm's
+//! `node_modules` inside a mounted project would be).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
-/// The variable that names the agent binary, or disables the agent with `off`.
-pub const AGENT_ENV: &str = "CONTAINER_ISOLATION_AGENT";
+use super::agent_lookup::{agent_source, AgentArch, AgentSource, AGENT_ENV};
 
 /// The agent as loaded from disk: its bytes (a static executable of about 1.5 MB) and
 /// their hash, which names its private copy and its upload in containers.
 #[derive(Debug)]
 pub struct AgentBinary {
-    pub arch: &'static str,
+    pub arch: AgentArch,
     pub bytes: Vec<u8>,
     pub digest: String,
     /// Private copies made so far, by base directory.
-    private_copies: std::sync::Mutex<Vec<(PathBuf, PathBuf)>>,
-}
-
-/// The architecture names engines report (`docker version`'s `Arch`), in ours.
-pub fn npm_arch(engine_arch: &str) -> Option<&'static str> {
-    match engine_arch {
-        "amd64" | "x86_64" => Some("x64"),
-        "arm64" | "aarch64" => Some("arm64"),
-        _ => None,
-    }
+    private_copies: Mutex<Vec<(PathBuf, PathBuf)>>,
 }
 
 /// Whether the agent is switched off for this process.
@@ -39,23 +29,36 @@ pub fn disabled() -> bool {
     std::env::var(AGENT_ENV).is_ok_and(|v| v == "off" || v == "0")
 }
 
-/// The agent for an engine of `engine_arch`, loaded once per process; `None` when it is
-/// disabled, not shipped for that architecture, or not readable.
-pub fn agent_binary(engine_arch: &str) -> Option<Arc<AgentBinary>> {
-    static LOADED: OnceLock<std::sync::Mutex<Vec<Arc<AgentBinary>>>> = OnceLock::new();
+/// Why no agent runs anywhere while it is switched off.
+pub const SWITCHED_OFF: &str = "the agent is switched off (CONTAINER_ISOLATION_AGENT=off)";
+
+/// The agent for containers of `arch` (as engines and images name it: `amd64`, `arm64`,
+/// `aarch64`...), or why there is none: switched off, no agent is built for that architecture,
+/// or its file is absent or not an executable for it.
+pub fn agent_binary(arch: &str) -> Result<Arc<AgentBinary>, String> {
     if disabled() {
-        return None;
+        return Err(SWITCHED_OFF.into());
     }
-    let arch = npm_arch(engine_arch)?;
-    let loaded = LOADED.get_or_init(Default::default);
-    let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = loaded.iter().find(|b| b.arch == arch) {
-        return Some(found.clone());
+    let arch = AgentArch::for_container(arch)?;
+    agent_binary_from(&agent_source()?, arch)
+}
+
+/// The agent for `arch` from `source`, read once per process for each architecture and file.
+pub fn agent_binary_from(
+    source: &AgentSource,
+    arch: AgentArch,
+) -> Result<Arc<AgentBinary>, String> {
+    type Loaded = Mutex<HashMap<(AgentArch, PathBuf), Arc<AgentBinary>>>;
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
+    let key = (arch, source.path_for(arch));
+    let mut loaded = LOADED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = loaded.get(&key) {
+        return Ok(found.clone());
     }
-    let path = locate(arch)?;
-    let bytes = std::fs::read(&path)
-        .ok()
-        .filter(|b| b.starts_with(b"\x7fELF"))?;
+    let bytes = source.read(arch)?;
     let digest = hex::encode(Sha256::digest(&bytes));
     let binary = Arc::new(AgentBinary {
         arch,
@@ -63,46 +66,8 @@ pub fn agent_binary(engine_arch: &str) -> Option<Arc<AgentBinary>> {
         digest,
         private_copies: Default::default(),
     });
-    loaded.push(binary.clone());
-    Some(binary)
-}
-
-fn locate(arch: &str) -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(AGENT_ENV).filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(path);
-        // A named binary serves the machine's own architecture only.
-        return (arch == npm_arch(std::env::consts::ARCH)?).then_some(path);
-    }
-    let name = file_name(arch);
-    let dir = addon_dir()?;
-    [dir.join(&name), dir.join("..").join(&name)]
-        .into_iter()
-        .find(|p| p.is_file())
-}
-
-pub fn file_name(arch: &str) -> String {
-    format!("container-isolation-agent.linux-{arch}")
-}
-
-/// The directory of the shared object (or executable) this code was loaded from.
-fn addon_dir() -> Option<PathBuf> {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let here = addon_dir as *const libc::c_void;
-    // SAFETY: dladdr only reads the loader's tables; info is a valid out-pointer.
-    if unsafe { libc::dladdr(here, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dli_fname is a NUL-terminated path owned by the loader.
-    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
-    let path = PathBuf::from(std::ffi::OsStr::new(
-        std::str::from_utf8(name.to_bytes()).ok()?,
-    ));
-    let path = if path.is_absolute() {
-        path
-    } else {
-        std::env::current_exe().ok()?
-    };
-    path.parent().map(Path::to_path_buf)
+    loaded.insert(key, binary.clone());
+    Ok(binary)
 }
 
 impl AgentBinary {
@@ -169,3 +134,7 @@ impl AgentBinary {
         Some(file)
     }
 }
+
+#[cfg(test)]
+#[path = "agent_binary_tests.rs"]
+mod tests;

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use bollard::models::ContainerInspectResponse;
 use bytes::Bytes;
 
-use super::agent_binary::{agent_binary, disabled};
+use super::agent_binary::{disabled, SWITCHED_OFF};
+use super::agent_choice::agent_for_container;
 use super::agent_connection::AgentConnection;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
@@ -149,7 +150,7 @@ async fn access(
     if disabled() {
         return Ok(Slot::Unavailable {
             engine_id: String::new(),
-            why: "the agent is switched off (CONTAINER_ISOLATION_AGENT=off)".into(),
+            why: SWITCHED_OFF.into(),
             retry_at: None,
         });
     }
@@ -227,7 +228,7 @@ async fn start(
         ),
         None => match swappable_mount(&mounts) {
             Some(_) => (Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()), true),
-            None => (upload_and_start(engine, container).await, false),
+            None => (upload_and_start(engine, container, inspected).await, false),
         },
     };
     match started {
@@ -246,16 +247,13 @@ async fn start(
     }
 }
 
+/// Uploads the agent for `container`'s architecture where it may run, and starts it.
 async fn upload_and_start(
     engine: &Engine,
     container: &str,
+    inspected: &ContainerInspectResponse,
 ) -> std::result::Result<AgentConnection, String> {
-    let arch = &engine.info().arch;
-    let Some(binary) = agent_binary(arch) else {
-        return Err(format!(
-            "no session agent is shipped for the engine's architecture '{arch}'"
-        ));
-    };
+    let binary = agent_for_container(engine, inspected).await?;
     let files = EngineFiles { engine, container };
     let name = format!(".container-isolation-agent-{}", binary.tag());
     let bytes = Bytes::from(binary.bytes.clone());

@@ -1,24 +1,29 @@
-//! The session agent seen from the host: finding its binary, putting it into a container,
-//! one connection per container, and the commands and file operations carried over it.
+//! The session agent seen from the host: finding its binary for a container's architecture,
+//! putting it into a container, one connection per container, and the commands and file
+//! operations carried over it.
 
 mod agent_binary;
+mod agent_choice;
 mod agent_connection;
 mod agent_errors;
 mod agent_exec;
 mod agent_files;
 mod agent_frames;
 mod agent_health;
+mod agent_lookup;
 mod agent_pool;
 mod agent_process;
 mod agent_request;
 mod agent_routes;
 
-pub use agent_binary::{agent_binary, disabled, AgentBinary, AGENT_ENV};
+pub use agent_binary::{agent_binary, disabled, AgentBinary};
+pub use agent_choice::agent_mount_source;
 pub use agent_connection::AgentConnection;
 pub use agent_errors::errno_code;
 pub use agent_exec::{run_buffered, spawn_for};
 pub use agent_files::{AgentFiles, AgentReply};
 pub use agent_frames::AgentFrames;
+pub use agent_lookup::{AgentArch, AGENT_ENV};
 pub use agent_pool::{agent_access, agent_for, agent_for_inspected, agent_if, AgentAccess};
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};

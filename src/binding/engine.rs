@@ -42,8 +42,9 @@ pub struct EngineInfo {
     pub os: String,
     /// The engine's architecture as it reports it, e.g. `amd64`.
     pub arch: String,
-    /// Where this process would take the session agent from for this engine's containers,
-    /// or why it has none (they then use the engine path).
+    /// Which session agent this process has for containers of the engine's own architecture
+    /// (`x64 (sha256 …)`), or why it has none (`none: …`); a container of another architecture
+    /// gets the agent for its own (`containerAccess` says which path it takes).
     pub agent: String,
 }
 
@@ -91,12 +92,9 @@ impl From<&engine::EngineInfo> for EngineInfo {
 }
 
 fn agent_source(arch: &str) -> String {
-    if crate::agent::disabled() {
-        return "none: switched off (CONTAINER_ISOLATION_AGENT=off)".into();
-    }
     match crate::agent::agent_binary(arch) {
-        Some(binary) => format!("{} (sha256 {})", binary.arch, binary.tag()),
-        None => format!("none: no session agent is shipped for '{arch}' beside the addon"),
+        Ok(binary) => format!("{} (sha256 {})", binary.arch.npm(), binary.tag()),
+        Err(why) => format!("none: {why}"),
     }
 }
 

@@ -28,7 +28,7 @@ use super::path_exists::path_exists;
 use super::path_translation::Direction;
 use super::relayed_network::{prepare_relayed, RelayedContainers};
 use super::resource_limits::{host_pid_max, podman_nproc};
-use crate::agent::{agent_binary, agent_for};
+use crate::agent::{agent_for, agent_mount_source};
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
 use crate::engine::{Engine, EngineKind, EngineOptions};
@@ -131,15 +131,6 @@ impl DockerRuntime {
         Ok(non_empty(&config.entrypoint) || non_empty(&config.cmd))
     }
 
-    /// The host file containers get the session agent from: a private copy, and only where
-    /// the engine shares this machine's file system.
-    fn agent_source(&self, engine: &Engine, needed: bool) -> Option<PathBuf> {
-        if !(self.agent || needed) || !engine.is_local() {
-            return None;
-        }
-        agent_binary(&engine.info().arch)?.private_copy(&self.base_dir)
-    }
-
     /// Starts `container`'s relay under `egress` (or gives a running one that policy) and
     /// keeps it for the container's later starts in this process.
     pub async fn attach_relay(
@@ -181,11 +172,18 @@ impl ContainerRuntime for DockerRuntime {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
         let engine = self.engine().await?;
         let egress = config.egress.take().filter(|e| e.spec.relayed());
-        let agent = self.agent_source(&engine, egress.is_some());
+        let agent = match self.agent || egress.is_some() {
+            true => {
+                let platform = config.platform.as_deref();
+                agent_mount_source(&engine, &self.base_dir, &image, platform).await
+            }
+            false => Err(String::new()),
+        };
         if let Some(egress) = &egress {
             egress.compile()?;
-            prepare_relayed(&mut config, &name, agent.is_some())?;
+            prepare_relayed(&mut config, &name, agent.as_ref().err().map(String::as_str))?;
         }
+        let agent = agent.ok();
         for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
             ensure_mount_source(&mount.source, &name).await?;
         }

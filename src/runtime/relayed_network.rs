@@ -14,9 +14,13 @@ use crate::error::{Error, ErrorCode, Result};
 pub struct RelayedContainers(Mutex<HashMap<String, (String, Egress)>>);
 
 /// Makes `config` a relayed container's: no network, the proxy variables. A network the
-/// caller named as well is a contradiction; no agent to run the relay means the policy
-/// cannot be enforced.
-pub fn prepare_relayed(config: &mut ContainerConfig, name: &str, agent: bool) -> Result<()> {
+/// caller named as well is a contradiction; no agent to run the relay (`no_agent` says why)
+/// means the policy cannot be enforced.
+pub fn prepare_relayed(
+    config: &mut ContainerConfig,
+    name: &str,
+    no_agent: Option<&str>,
+) -> Result<()> {
     if let Some(network) = config
         .network
         .as_deref()
@@ -26,11 +30,11 @@ pub fn prepare_relayed(config: &mut ContainerConfig, name: &str, agent: bool) ->
             "container '{name}': network '{network}' and an egress policy exclude each other (egress 'bridge' keeps the engine's network)"
         )));
     }
-    if !agent {
+    if let Some(why) = no_agent {
         return Err(Error::new(
             ErrorCode::EgressUnavailable,
             format!(
-                "container '{name}': its egress policy needs the session agent in the container, and none can run there (agent switched off, not shipped for the engine's architecture, or the engine is not on this machine); use egress 'bridge' to keep the engine's network"
+                "container '{name}': its egress policy needs the session agent in the container, and none can run there ({why}); use egress 'bridge' to keep the engine's network"
             ),
         ));
     }

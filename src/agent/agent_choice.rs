@@ -1,0 +1,117 @@
+//! Which agent a container gets: the one for the architecture the container runs as, which
+//! need not be the host's or even the engine's (Docker Desktop on a Mac runs linux/arm64
+//! containers; a `linux/amd64` image runs emulated on an arm64 engine). That is the platform
+//! the container was created for, else its image's `Architecture`, else the engine's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bollard::models::ContainerInspectResponse;
+
+use super::agent_binary::{agent_binary, AgentBinary};
+use crate::engine::Engine;
+
+/// The agent for a running container, or why there is none.
+pub async fn agent_for_container(
+    engine: &Engine,
+    inspected: &ContainerInspectResponse,
+) -> Result<Arc<AgentBinary>, String> {
+    agent_binary(&container_arch(engine, inspected).await)
+}
+
+/// The agent for a container about to be created from `image` (for `platform`, if given), or
+/// why there is none.
+pub async fn agent_for_new_container(
+    engine: &Engine,
+    image: &str,
+    platform: Option<&str>,
+) -> Result<Arc<AgentBinary>, String> {
+    let arch = match platform.and_then(platform_arch) {
+        Some(arch) => arch,
+        None => image_arch(engine, image)
+            .await
+            .unwrap_or_else(|| engine.info().arch.clone()),
+    };
+    agent_binary(&arch)
+}
+
+/// The host file a container about to be created from `image` bind-mounts its agent from: a
+/// private copy under `base_dir` of the agent for its architecture, and only where the engine
+/// shares this machine's file system. Else why there is none.
+pub async fn agent_mount_source(
+    engine: &Engine,
+    base_dir: &Path,
+    image: &str,
+    platform: Option<&str>,
+) -> Result<PathBuf, String> {
+    if !engine.is_local() {
+        return Err(format!(
+            "the engine at {} is not on this machine",
+            engine.endpoint()
+        ));
+    }
+    let binary = agent_for_new_container(engine, image, platform).await?;
+    binary.private_copy(base_dir).ok_or_else(|| {
+        format!(
+            "no private copy of the agent could be made in {}",
+            base_dir.display()
+        )
+    })
+}
+
+/// The architecture `inspected` runs as: its image manifest's platform (engines with a
+/// multi-platform image store), else its image's, else the engine's.
+async fn container_arch(engine: &Engine, inspected: &ContainerInspectResponse) -> String {
+    let manifest = inspected
+        .image_manifest_descriptor
+        .as_ref()
+        .and_then(|d| d.platform.as_ref())
+        .and_then(|p| p.architecture.clone())
+        .filter(|a| !a.is_empty());
+    if let Some(arch) = manifest {
+        return arch;
+    }
+    if let Some(image) = inspected.image.as_deref().filter(|i| !i.is_empty()) {
+        if let Some(arch) = image_arch(engine, image).await {
+            return arch;
+        }
+    }
+    engine.info().arch.clone()
+}
+
+/// The `Architecture` of `image` (a name or an id), if the engine knows the image.
+async fn image_arch(engine: &Engine, image: &str) -> Option<String> {
+    let subject = format!("image '{image}'");
+    let inspected = engine
+        .call(&subject, engine.docker().inspect_image(image))
+        .await
+        .ok()?;
+    inspected.architecture.filter(|a| !a.is_empty())
+}
+
+/// The architecture in a platform string: `os/arch[/variant]`, or an architecture alone.
+fn platform_arch(platform: &str) -> Option<String> {
+    let mut parts = platform.split('/').filter(|p| !p.is_empty());
+    let first = parts.next()?;
+    match parts.next() {
+        Some(arch) => Some(arch.to_string()),
+        None if super::agent_lookup::AgentArch::from_name(first).is_some() => {
+            Some(first.to_string())
+        }
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::platform_arch;
+
+    #[test]
+    fn a_platform_names_its_architecture_second_or_alone() {
+        assert_eq!(platform_arch("linux/arm64/v8").as_deref(), Some("arm64"));
+        assert_eq!(platform_arch("linux/amd64").as_deref(), Some("amd64"));
+        assert_eq!(platform_arch("arm64").as_deref(), Some("arm64"));
+        assert_eq!(platform_arch("linux"), None);
+        assert_eq!(platform_arch(""), None);
+    }
+}
