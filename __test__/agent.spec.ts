@@ -1,14 +1,21 @@
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, IMAGES, suiteRuntime, tempDir } from './helpers'
 
 // What the session agent adds: exact kills, one exit story, atomic writes, tmpfs, long-lived
-// bidirectional execs, bounded output, and the engine path where the agent is switched off.
-const { runtime, cleanup } = suiteRuntime('agent')
+// bidirectional execs, bounded output, the engine path where the agent is switched off, and
+// an agent chosen by the container's architecture.
+const { runtime, baseDir, cleanup } = suiteRuntime('agent')
 const logs = tempDir('agent-logs')
 const byCli: string[] = []
+const images: string[] = []
 afterAll(async () => {
   await cleanup()
   for (const id of byCli) engineCli('rm', '-f', '-v', id)
+  for (const image of images) engineCli('rmi', image)
   logs.cleanup()
 })
 
@@ -155,5 +162,122 @@ describe('DockerRuntime.execStream', () => {
     h.stdout.on('data', (c: Buffer) => (out += c))
     await h.wait()
     expect(out).toBe('ONLY=this\n')
+  })
+})
+
+// The agent follows the container's architecture (its image's), not the engine's. Only this
+// machine's architecture can run here, so the other one is an image whose config says the
+// other architecture while its programs are this machine's (busybox): it runs, and shows the
+// choice is made by what the container is said to be.
+describe("the agent for the container's architecture", () => {
+  const ARCH = { x64: { platform: 'linux/amd64', machine: 62, elf: 'x86-64' }, arm64: { platform: 'linux/arm64', machine: 183, elf: 'aarch64' } }
+  const own = process.arch === 'arm64' ? 'arm64' : 'x64'
+  const other = own === 'x64' ? 'arm64' : 'x64'
+  const agentName = (arch: string) => `container-isolation-agent.linux-${arch}`
+  const HOST = fileURLToPath(new URL('./fixtures/agent-arch-host.cjs', import.meta.url))
+  const REAL_AGENT = fileURLToPath(new URL(`../${agentName(own)}`, import.meta.url))
+  const dirs = tempDir('agent-arch')
+  let otherImage = ''
+  let ownByCli = ''
+  let otherByCli = ''
+  afterAll(() => dirs.cleanup())
+
+  /** A 64-byte ELF64 little-endian header for `machine`: a stand-in agent that cannot run. */
+  const standin = (machine: number) => {
+    const header = Buffer.alloc(64)
+    Buffer.from('\x7fELF', 'latin1').copy(header)
+    header.set([2, 1, 1], 4)
+    header.writeUInt16LE(3, 16)
+    header.writeUInt16LE(machine, 18)
+    return header
+  }
+
+  /** A directory under `dirs` holding `files` (name to content, or a path to copy). */
+  const agentDir = (name: string, files: Record<string, Buffer | string>) => {
+    const dir = join(dirs.path, name)
+    mkdirSync(dir, { recursive: true })
+    for (const [file, content] of Object.entries(files)) {
+      if (typeof content === 'string') copyFileSync(content, join(dir, file))
+      else writeFileSync(join(dir, file), content)
+    }
+    return dir
+  }
+
+  /** Runs the fixture host with CONTAINER_ISOLATION_AGENT=`agent`; its report. */
+  const hostWith = (agent: string, createFrom: string[], given: string[]) => {
+    const args = [HOST, engine.socketPath, baseDir, createFrom.join(','), given.join(',')]
+    const env = { ...process.env, CONTAINER_ISOLATION_AGENT: agent }
+    let out = ''
+    try {
+      out = execFileSync(process.execPath, args, { env, encoding: 'utf8' })
+    } catch (e) {
+      throw new Error(`the host failed: ${(e as { stdout?: string }).stdout}`)
+    }
+    const report = JSON.parse(out.trim().split('\n').at(-1)!)
+    console.log(`CONTAINER_ISOLATION_AGENT=${agent}:`, JSON.stringify(report, null, 1))
+    return report
+  }
+
+  beforeAll(() => {
+    otherImage = `ci-agent-${other}-labelled:${process.pid}`
+    const context = agentDir('image', {})
+    const source = engineCli('create', IMAGES.busybox)
+    try {
+      engineCli('export', '-o', join(context, 'rootfs.tar'), source)
+    } finally {
+      engineCli('rm', source)
+    }
+    writeFileSync(join(context, 'Dockerfile'), 'FROM scratch\nADD rootfs.tar /\nCMD ["/bin/sh"]\n')
+    engineCli('build', '-q', '--platform', ARCH[other].platform, '-t', otherImage, context)
+    images.push(otherImage)
+    ownByCli = `ci-agent-arch-own-${process.pid}`
+    otherByCli = `ci-agent-arch-other-${process.pid}`
+    engineCli('run', '-d', '--init', '--name', ownByCli, IMAGES.busybox, 'sleep', '3600')
+    byCli.push(ownByCli)
+    engineCli('run', '-d', '--init', '--name', otherByCli, otherImage, 'sleep', '3600')
+    byCli.push(otherByCli)
+  })
+
+  it("a container of this machine's architecture gets the agent, mounted or uploaded", async () => {
+    const mounted = await container(IMAGES.busybox)
+    const access = [await addon.containerAccess(mounted, engine), await addon.containerAccess(ownByCli, engine)]
+    console.log(JSON.stringify(access))
+    expect(access.map((a) => a.path)).toEqual(['agent', 'agent'])
+    expect(access[0].agentPath).toBe('/.container-isolation-agent')
+    expect(access[1].agentPath).toMatch(/\/\.container-isolation-agent-[0-9a-f]{16}$/)
+  })
+
+  it("an image of the other architecture takes the engine path, saying that architecture's agent is absent", () => {
+    const dir = agentDir('own-only', { [agentName(own)]: REAL_AGENT })
+    const report = hostWith(dir, [IMAGES.busybox, otherImage], [otherByCli])
+    const why = `no session agent for ${ARCH[other].platform} in ${dir} (${agentName(other)} absent)`
+    expect(report.created[IMAGES.busybox].path).toBe('agent')
+    expect(report.created[otherImage]).toMatchObject({ path: 'engine', reason: why })
+    expect(report.given[otherByCli]).toMatchObject({ path: 'engine', reason: why })
+  })
+
+  it("this machine's executable under the other architecture's name is refused by its ELF header", () => {
+    const dir = agentDir('mislabelled', { [agentName(own)]: REAL_AGENT, [agentName(other)]: REAL_AGENT })
+    const report = hostWith(dir, [otherImage], [])
+    const why = `no session agent for ${ARCH[other].platform} in ${dir} (${agentName(other)} is an ${ARCH[own].elf} executable, not ${ARCH[other].elf})`
+    expect(report.created[otherImage]).toMatchObject({ path: 'engine', reason: why })
+    expect(report.relayed).toMatchObject({ code: 'EGRESS_UNAVAILABLE' })
+    expect(report.relayed.message).toContain(`(${why})`)
+  })
+
+  it("CONTAINER_ISOLATION_AGENT naming a directory or a file without this architecture's agent: the engine path, saying why", () => {
+    const dir = agentDir('other-only', { [agentName(other)]: standin(ARCH[other].machine) })
+    const byDir = hostWith(dir, [IMAGES.busybox], [ownByCli])
+    const why = `no session agent for ${ARCH[own].platform} in ${dir} (${agentName(own)} absent)`
+    expect(byDir.created[IMAGES.busybox]).toMatchObject({ path: 'engine', reason: why })
+    expect(byDir.given[ownByCli]).toMatchObject({ path: 'engine', reason: why })
+
+    const file = join(dir, agentName(other))
+    const byFile = hostWith(file, [IMAGES.busybox], [])
+    expect(byFile.created[IMAGES.busybox]).toMatchObject({
+      path: 'engine',
+      reason: `no session agent for ${ARCH[own].platform}: CONTAINER_ISOLATION_AGENT=${file} is an ${ARCH[other].elf} executable, not ${ARCH[own].elf}`,
+    })
+    expect(byFile.relayed).toMatchObject({ code: 'EGRESS_UNAVAILABLE' })
   })
 })
