@@ -987,8 +987,9 @@ export interface EngineInfo {
   /** The engine's architecture as it reports it, e.g. `amd64`. */
   arch: string
   /**
-   * Where this process would take the session agent from for this engine's containers,
-   * or why it has none (they then use the engine path).
+   * Which session agent this process has for containers of the engine's own architecture
+   * (`x64 (sha256 …)`), or why it has none (`none: …`); a container of another architecture
+   * gets the agent for its own (`containerAccess` says which path it takes).
    */
   agent: string
 }
