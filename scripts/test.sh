@@ -76,5 +76,8 @@ if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_pi
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts
 fi
 
+step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
+node scripts/check-packages.mjs --standins
+
 step "consumer test: the packed tarballs installed into a fresh TypeScript project"
 bash scripts/consumer-test.sh
