@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bollard::models::ContainerInspectResponse;
 
-use super::agent_binary::{agent_binary, AgentBinary};
+use super::agent_binary::{agent_binary, disabled, AgentBinary, SWITCHED_OFF};
 use crate::engine::Engine;
 
 /// The agent for a running container, or why there is none.
@@ -16,6 +16,9 @@ pub async fn agent_for_container(
     engine: &Engine,
     inspected: &ContainerInspectResponse,
 ) -> Result<Arc<AgentBinary>, String> {
+    if disabled() {
+        return Err(SWITCHED_OFF.into());
+    }
     agent_binary(&container_arch(engine, inspected).await)
 }
 
@@ -26,6 +29,9 @@ pub async fn agent_for_new_container(
     image: &str,
     platform: Option<&str>,
 ) -> Result<Arc<AgentBinary>, String> {
+    if disabled() {
+        return Err(SWITCHED_OFF.into());
+    }
     let arch = match platform.and_then(platform_arch) {
         Some(arch) => arch,
         None => image_arch(engine, image)
