@@ -52,7 +52,7 @@ const { UsageError, table, age, withProgress } = require('./cli-common.js')
 const delivery = require('./delivery-commands.js')
 
 const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force']
-const VALUED = ['--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo']
+const VALUED = ['--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
