@@ -63,6 +63,9 @@ describe('container-isolation CLI', () => {
     expect(cli('exec', info.sessionId, '--', 'sh', '-c', 'kill -KILL $$').code).toBe(137)
     expect(cli('exec', info.sessionId, '--', 'sh', '-c', 'kill -INT $$').code).toBe(130)
     expect(cli('exec', info.sessionId, '--', 'cat', 'hello.txt').out).toBe('hello\n')
+    const access = cli('doctor', '--container', info.containerId)
+    expect(access.code, access.err).toBe(0)
+    expect(access.out).toContain(`${info.containerId}: session agent`)
 
     const ls = cli('ls', '--json')
     expect(ls.code).toBe(0)
