@@ -285,6 +285,7 @@ describe('container-isolation mcp', () => {
       ['run_command', { session, command: 'pwd', cwd: '..' }, /^INVALID_ARGUMENT: path '..' leaves/],
       ['read_file', { session, path: 'absent.txt' }, /^ENOENT: /],
       ['read_file', { session, path: 'src' }, /^EISDIR: /],
+      ['read_file', { session, path: 'notes.md', offset: 9 }, /^INVALID_ARGUMENT: offset 9 is past the end of notes.md \(3 lines\)/],
       ['read_file', { session: 'nobody', path: 'a' }, /^INVALID_ARGUMENT: no session 'nobody'/],
       ['search_text', { session, pattern: '(' }, /^INVALID_ARGUMENT: pattern is not a JavaScript regular expression/],
       ['session_open', { title: 'bad ref', ref: 'no-such-branch' }, /^GIT_REF_NOT_FOUND: /],

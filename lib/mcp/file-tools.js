@@ -49,6 +49,7 @@ const readFile = {
     const lines = bytes.toString('utf8').split('\n')
     const totalLines = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length
     const start = (args.offset ?? 1) - 1
+    if (start > 0 && start >= totalLines) throw invalid(`offset ${start + 1} is past the end of ${rel} (${totalLines} lines)`)
     const wanted = Math.min(totalLines, start + (args.limit ?? 2000))
     let end = start
     let size = 0
