@@ -736,6 +736,29 @@ export interface DevcontainerPort {
   field: string
 }
 
+/**
+ * One thing a devcontainer.json asks beyond the session that the host's `trust` has not
+ * granted. A `DEVCONTAINER` rejection of `Workspaces.create` carries them as its
+ * `refusals` property (absent for other `DEVCONTAINER` errors), so a host can ask its
+ * user and create again with the grants merged into `trust`.
+ */
+export interface DevcontainerRefusal {
+  /**
+   * The config field that asks, e.g. `capAdd`, `runArgs`, `mounts[0]`,
+   * `image metadata[1].privileged`.
+   */
+  field: string
+  /** What it asks for, in words. */
+  what: string
+  /** The trust option that allows it, as the message writes it: `capabilities: ["SYS_PTRACE"]`. */
+  allow: string
+  /**
+   * The same option as a `trust` fragment: `{ capabilities: ['SYS_PTRACE'] }`,
+   * `{ privileged: true }`, `{ hostPaths: ['/data'] }`.
+   */
+  trust: WorkspaceTrust
+}
+
 /** The part of `runArgs` this library honours, parsed. */
 export interface DevcontainerRunOptions {
   /** `-e/--env`. */

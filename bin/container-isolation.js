@@ -41,6 +41,9 @@ const USAGE = `usage: container-isolation <command> [options]
                                        agent for ssh; never from the session
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
+  mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep]
+                                       an MCP server over stdio: any MCP agent gets isolated
+                                       sessions (mcp --help for more)
 
   --json        machine-readable output
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
@@ -207,6 +210,7 @@ const commands = {
 }
 
 async function main(argv) {
+  if (argv[0] === 'mcp') return require('../lib/mcp/index.js').main(argv.slice(1))
   let args
   try {
     args = parse(argv)

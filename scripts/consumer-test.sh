@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The package as another project gets it: the two tarballs of `scripts/pack.sh` installed
-# into a fresh TypeScript project (strict), type-checked with `tsc --noEmit`, and a vitest
-# test (`scripts/consumer/`) that imports the package by name and uses a workspace.
+# into a fresh TypeScript project (strict), type-checked with `tsc --noEmit`, and vitest
+# tests (`scripts/consumer/`) that import the package by name and use a workspace, and
+# start `npx container-isolation mcp` with the MCP SDK's client.
 # Needs the addon and the agent built. A second run is quick: an unchanged platform tarball
 # is reused and the npm cache has the rest. KEEP_CONSUMER=1 keeps the temporary project.
 set -euo pipefail
@@ -21,13 +22,16 @@ mapfile -t tarballs < <(bash scripts/pack.sh target/consumer-pack)
 [ "${#tarballs[@]}" -eq 2 ] || { echo "[consumer] scripts/pack.sh gave no tarballs" >&2; exit 1; }
 pack_s=$(since "$t")
 
-# The same tool versions this repository tests with, so the npm cache has them.
-version() { node -p "require('$1/package.json').version"; }
-tools=("typescript@$(version typescript)" "vitest@$(version vitest)" "@types/node@$(version @types/node)")
+# The same tool versions this repository tests with, so the npm cache has them; the MCP
+# SDK as a user writing a client installs it (for scripts/consumer/mcp.test.ts).
+version() { node -p "require('./node_modules/$1/package.json').version"; }
+tools=("typescript@$(version typescript)" "vitest@$(version vitest)" "@types/node@$(version @types/node)"
+  "@modelcontextprotocol/sdk@$(version @modelcontextprotocol/sdk)")
 
 project="$work/project"
 mkdir "$project"
-cp scripts/consumer/consumer.test.ts scripts/consumer/tsconfig.json scripts/consumer/vitest.config.ts "$project/"
+cp scripts/consumer/consumer.test.ts scripts/consumer/mcp.test.ts scripts/consumer/tsconfig.json \
+  scripts/consumer/vitest.config.ts "$project/"
 printf '{ "name": "consumer", "private": true, "type": "module" }\n' >"$project/package.json"
 cd "$project"
 

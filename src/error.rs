@@ -83,6 +83,9 @@ impl fmt::Display for ErrorCode {
 pub struct Error {
     pub code: ErrorCode,
     pub message: String,
+    /// For `DEVCONTAINER`: each thing the config asks that the host's trust has not
+    /// granted, with the option that grants it (empty otherwise).
+    pub refusals: Vec<crate::workspace::Refusal>,
 }
 
 impl Error {
@@ -90,6 +93,7 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            refusals: Vec::new(),
         }
     }
 

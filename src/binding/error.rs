@@ -3,11 +3,14 @@
 //!
 //! napi-rs rejects promises with a fixed status as `code`, so async methods return an
 //! `Outcome<T>`: it is converted on the JS thread, where a failure becomes a JS `Error`
-//! created with our code, and the promise rejects with exactly that object.
+//! created with our code, and the promise rejects with exactly that object. A
+//! `DEVCONTAINER` refusal also carries `refusals`: what the config asked, each with the
+//! `trust` fragment that grants it.
 
 use napi::bindgen_prelude::{ToNapiValue, TypeName, Unknown};
 use napi::{sys, ValueType};
 
+use super::trust::DevcontainerRefusal;
 use crate::error::Error as CoreError;
 
 pub struct Outcome<T>(pub Result<T, CoreError>);
@@ -62,6 +65,13 @@ unsafe fn create_coded_error(env: sys::napi_env, err: &CoreError) -> napi::Resul
     napi::check_status!(unsafe {
         sys::napi_create_error(env, js_code, js_message, &mut js_error)
     })?;
+    if !err.refusals.is_empty() {
+        let refusals: Vec<DevcontainerRefusal> = err.refusals.iter().map(Into::into).collect();
+        let js_refusals = unsafe { Vec::to_napi_value(env, refusals)? };
+        napi::check_status!(unsafe {
+            sys::napi_set_named_property(env, js_error, c"refusals".as_ptr(), js_refusals)
+        })?;
+    }
     Ok(js_error)
 }
 

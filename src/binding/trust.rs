@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use napi_derive::napi;
 
-use crate::workspace::Trust;
+use crate::workspace::{Grant, Refusal, Trust};
 
 /// What a session's devcontainer.json may reach beyond the session. Everything is refused
 /// by default, with a `DEVCONTAINER` error naming the option that would allow it.
@@ -57,6 +57,42 @@ impl From<WorkspaceTrust> for Trust {
             host_commands: t.host_commands.unwrap_or(false),
             local_env: t.local_env.unwrap_or_default(),
             feature_registries: t.feature_registries.unwrap_or_default(),
+        }
+    }
+}
+
+/// One thing a devcontainer.json asks beyond the session that the host's `trust` has not
+/// granted. A `DEVCONTAINER` rejection of `Workspaces.create` carries them as its
+/// `refusals` property (absent for other `DEVCONTAINER` errors), so a host can ask its
+/// user and create again with the grants merged into `trust`.
+#[napi(object, object_from_js = false)]
+pub struct DevcontainerRefusal {
+    /// The config field that asks, e.g. `capAdd`, `runArgs`, `mounts[0]`,
+    /// `image metadata[1].privileged`.
+    pub field: String,
+    /// What it asks for, in words.
+    pub what: String,
+    /// The trust option that allows it, as the message writes it: `capabilities: ["SYS_PTRACE"]`.
+    pub allow: String,
+    /// The same option as a `trust` fragment: `{ capabilities: ['SYS_PTRACE'] }`,
+    /// `{ privileged: true }`, `{ hostPaths: ['/data'] }`.
+    #[napi(ts_type = "WorkspaceTrust")]
+    pub trust: serde_json::Value,
+}
+
+impl From<&Refusal> for DevcontainerRefusal {
+    fn from(r: &Refusal) -> DevcontainerRefusal {
+        let value = match &r.grant {
+            Grant::Flag(_) => serde_json::Value::Bool(true),
+            Grant::List(_, items) => items.clone().into(),
+        };
+        let mut trust = serde_json::Map::new();
+        trust.insert(r.grant.option().to_string(), value);
+        DevcontainerRefusal {
+            field: r.field.clone(),
+            what: r.what.clone(),
+            allow: r.allow.clone(),
+            trust: trust.into(),
         }
     }
 }

@@ -33,7 +33,7 @@ mod workspaces;
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
-pub use trust::Trust;
+pub use trust::{Grant, Refusal, Trust};
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
 pub use workspaces::{
     CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,

@@ -12,7 +12,7 @@ use super::session_behaviour::Behaviour;
 use super::session_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
-use super::trust::{refused, registry_allowed, Refusal, Trust};
+use super::trust::{refused, registry_allowed, Grant, Refusal, Trust};
 use crate::devcontainer::{
     devcontainer_id, BuildConfig, DevcontainerConfig, FeatureRequest, FeatureSource, MountKind,
     MountSpec,
@@ -59,7 +59,7 @@ impl Resolver<'_> {
                 self.refusals.push(Refusal::new(
                     field,
                     format!("mount propagation '{p}' shares mounts with the host"),
-                    "hostNamespaces: true",
+                    Grant::Flag("hostNamespaces"),
                 ));
             }
         }
@@ -90,7 +90,7 @@ impl Resolver<'_> {
                     self.refusals.push(Refusal::new(
                         field,
                         format!("bind mount of host path {shown} (outside the session clone)"),
-                        format!("hostPaths: [{shown:?}]"),
+                        Grant::List("hostPaths", vec![shown.clone()]),
                     ));
                     allowed = false;
                 }
@@ -100,7 +100,7 @@ impl Resolver<'_> {
                     self.refusals.push(Refusal::new(
                         field,
                         format!("{shown} gives the container the engine's socket"),
-                        "engineSocket: true",
+                        Grant::Flag("engineSocket"),
                     ));
                     allowed = false;
                 }
@@ -144,7 +144,7 @@ impl Resolver<'_> {
             self.refusals.push(Refusal::new(
                 field,
                 format!("{shown} is outside the project"),
-                format!("hostPaths: [{shown:?}]"),
+                Grant::List("hostPaths", vec![shown.clone()]),
             ));
         }
         Ok(canonical)
@@ -192,7 +192,7 @@ impl Resolver<'_> {
                         self.refusals.push(Refusal::new(
                             &format!("features.{}", feature.reference),
                             format!("the host would fetch it from the registry {}", oci.registry),
-                            format!("featureRegistries: [{:?}]", oci.registry),
+                            Grant::List("featureRegistries", vec![oci.registry.clone()]),
                         ));
                     }
                 }
@@ -384,7 +384,7 @@ impl Resolver<'_> {
             self.refusals.push(Refusal::new(
                 "initializeCommand",
                 "runs a command on the host",
-                "hostCommands: true",
+                Grant::Flag("hostCommands"),
             ));
         }
         self.refusals

@@ -42,6 +42,31 @@ pub fn registry_allowed(allowed: &[String], registry: &str) -> bool {
         .any(|r| r == "*" || r.eq_ignore_ascii_case(registry))
 }
 
+/// The trust option that allows one refusal: a flag set to true, or a list holding these
+/// items (`option` is the option's name as JavaScript spells it, e.g. `hostPaths`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    Flag(&'static str),
+    List(&'static str, Vec<String>),
+}
+
+impl Grant {
+    /// The option's name as JavaScript spells it.
+    pub fn option(&self) -> &'static str {
+        match self {
+            Grant::Flag(option) | Grant::List(option, _) => option,
+        }
+    }
+
+    /// The grant as a host would write it: `privileged: true`, `capabilities: ["SYS_PTRACE"]`.
+    pub fn text(&self) -> String {
+        match self {
+            Grant::Flag(option) => format!("{option}: true"),
+            Grant::List(option, items) => format!("{option}: {}", quoted(items)),
+        }
+    }
+}
+
 /// One thing a config asks for that the host has not allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -49,14 +74,17 @@ pub struct Refusal {
     pub what: String,
     /// The trust option that would allow it, as a host would write it.
     pub allow: String,
+    /// The same option, structured, for a host that asks its user and grants it.
+    pub grant: Grant,
 }
 
 impl Refusal {
-    pub fn new(field: &str, what: impl Into<String>, allow: impl Into<String>) -> Refusal {
+    pub fn new(field: &str, what: impl Into<String>, grant: Grant) -> Refusal {
         Refusal {
             field: field.to_string(),
             what: what.into(),
-            allow: allow.into(),
+            allow: grant.text(),
+            grant,
         }
     }
 }
@@ -67,13 +95,15 @@ pub fn refused(config: &str, refusals: &[Refusal]) -> Error {
         .iter()
         .map(|r| format!("  - {}: {}; allow with trust.{}", r.field, r.what, r.allow))
         .collect();
-    Error::new(
+    let mut error = Error::new(
         ErrorCode::Devcontainer,
         format!(
             "{config} asks for what reaches beyond the session, which the host has not allowed:\n{}",
             lines.join("\n")
         ),
-    )
+    );
+    error.refusals = refusals.to_vec();
+    error
 }
 
 fn quoted(items: &[String]) -> String {
@@ -104,7 +134,11 @@ impl Trust {
     ) -> Vec<Refusal> {
         let mut out = Vec::new();
         if asked.privileged && !self.privileged {
-            out.push(Refusal::new(field, "privileged mode", "privileged: true"));
+            out.push(Refusal::new(
+                field,
+                "privileged mode",
+                Grant::Flag("privileged"),
+            ));
         }
         let caps: Vec<String> = asked
             .cap_add
@@ -116,7 +150,7 @@ impl Trust {
             out.push(Refusal::new(
                 field,
                 format!("capabilities {}", caps.join(", ")),
-                format!("capabilities: {}", quoted(&caps)),
+                Grant::List("capabilities", caps),
             ));
         }
         let loosening: Vec<String> = asked
@@ -129,14 +163,14 @@ impl Trust {
             out.push(Refusal::new(
                 field,
                 format!("security options {}", loosening.join(", ")),
-                "securityOptions: true",
+                Grant::Flag("securityOptions"),
             ));
         }
         if !asked.devices.is_empty() && !self.devices {
             out.push(Refusal::new(
                 field,
                 format!("host devices {}", asked.devices.join(", ")),
-                "devices: true",
+                Grant::Flag("devices"),
             ));
         }
         let network = network.map(|mode| ("network", mode));
@@ -155,7 +189,7 @@ impl Trust {
             out.push(Refusal::new(
                 field,
                 format!("namespaces outside the session ({})", shared.join(", ")),
-                "hostNamespaces: true",
+                Grant::Flag("hostNamespaces"),
             ));
         }
         out
@@ -169,7 +203,7 @@ impl Trust {
                     "reads the host's environment variables {}",
                     denied.join(", ")
                 ),
-                format!("localEnv: {}", quoted(denied)),
+                Grant::List("localEnv", denied.to_vec()),
             )
         })
     }
@@ -238,5 +272,35 @@ mod tests {
         assert!(any.allows_capability("SYS_ADMIN"));
         let text = refused("/p/.devcontainer/devcontainer.json", &none).message;
         assert!(text.contains("  - runArgs: privileged mode; allow with trust.privileged: true"));
+    }
+
+    #[test]
+    fn a_refusal_error_carries_each_grant_structured() {
+        let asked = ContainerPrivileges {
+            cap_add: vec!["cap_sys_ptrace".into()],
+            devices: vec!["/dev/kvm".into()],
+            ..Default::default()
+        };
+        let mut refusals = Trust::default().check_privileges("capAdd", &asked, None);
+        refusals.extend(Trust::default().check_local_env(&["HOME".to_string()]));
+        let error = refused("/p/.devcontainer.json", &refusals);
+        assert_eq!(error.code, ErrorCode::Devcontainer);
+        let grants: Vec<&Grant> = error.refusals.iter().map(|r| &r.grant).collect();
+        assert_eq!(
+            grants,
+            [
+                &Grant::List("capabilities", vec!["SYS_PTRACE".into()]),
+                &Grant::Flag("devices"),
+                &Grant::List("localEnv", vec!["HOME".into()]),
+            ]
+        );
+        // The message still names each option as a host writes it.
+        assert!(error
+            .message
+            .contains("allow with trust.capabilities: [\"SYS_PTRACE\"]"));
+        assert!(error
+            .message
+            .contains("allow with trust.localEnv: [\"HOME\"]"));
+        assert!(Error::new(ErrorCode::Devcontainer, "x").refusals.is_empty());
     }
 }

@@ -1,0 +1,446 @@
+// `container-isolation mcp` driven as an MCP client drives it: the SDK's own Client over
+// StdioClientTransport spawns the server, lists its tools, and works in isolated sessions
+// of a temporary git project — files, search, commands with progress and cancellation,
+// changes and export, questions to the user (elicitation), malformed calls — and checks
+// that nothing of the server's is left in the engine once the client has closed.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { PassThrough } from 'node:stream'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { engine, engineCli, git, gitProject, IMAGES, tempDir } from './helpers'
+
+const cliPath = join(__dirname, '..', 'bin', 'container-isolation.js')
+const LABEL = 'dev.container-isolation.base-dir'
+
+type Content = { type: string; text?: string }
+type ToolResult = { isError?: boolean; content: Content[]; structuredContent?: any }
+
+const timings = new Map<string, number[]>()
+const measured: Record<string, number> = {}
+const dirs: Array<{ cleanup: () => void }> = []
+const servers: Server[] = []
+
+interface Server {
+  client: Client
+  transport: StdioClientTransport
+  base: string
+  stderr: () => string
+  /** What the client reported as protocol errors (a progress notification it could not place). */
+  errors: string[]
+  call(name: string, args: Record<string, unknown>, opts?: Parameters<Client['callTool']>[2]): Promise<ToolResult>
+}
+
+const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n')
+
+/** A server on `project`, with its own base directory, and a client connected to it. */
+async function startServer(project: string, args: string[], capabilities: Record<string, unknown> = {}): Promise<Server> {
+  const base = tempDir('mcp-base')
+  dirs.push(base)
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cliPath, 'mcp', '--project', project, '--base-dir', base.path, ...args],
+    env: { ...(process.env as Record<string, string>), DOCKER_HOST: `unix://${engine.socketPath}` },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk) => (stderr += chunk))
+  const client = new Client({ name: 'mcp-spec', version: '1.0.0' }, { capabilities })
+  const errors: string[] = []
+  await client.connect(transport)
+  client.onerror = (err) => errors.push(err.message)
+  const server: Server = {
+    client,
+    transport,
+    base: base.path,
+    stderr: () => stderr,
+    errors,
+    async call(name, toolArgs, opts) {
+      const started = performance.now()
+      const result = (await client.callTool({ name, arguments: toolArgs }, undefined, opts)) as ToolResult
+      const list = timings.get(name) ?? []
+      list.push(performance.now() - started)
+      timings.set(name, list)
+      return result
+    },
+  }
+  servers.push(server)
+  return server
+}
+
+/** The ids of the engine's containers of a server's base directory, stopped ones too. */
+const containersOf = (base: string) => engineCli('ps', '-aq', '--filter', `label=${LABEL}=${base}`).split('\n').filter(Boolean)
+
+/** Closes the client; resolves how long until the server process had exited. */
+async function closeAndTime(server: Server): Promise<number> {
+  const pid = server.transport.pid
+  const started = performance.now()
+  await server.client.close()
+  while (pid && alive(pid)) await new Promise((r) => setTimeout(r, 20))
+  return performance.now() - started
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const APP_JS = 'export const greet = (name) => `hello ${name}`\n'
+const UTIL_JS = 'export const twice = (x) => x * 2\n'
+const project = gitProject('mcp-project', { 'src/app.js': APP_JS, 'src/util.js': UTIL_JS, 'notes.md': '# notes\nTODO: one\nTODO: two\n' })
+dirs.push(project)
+const devProject = gitProject('mcp-devcontainer', { '.devcontainer.json': `{ "image": "${IMAGES.debian}", "capAdd": ["SYS_PTRACE"] }\n` })
+dirs.push(devProject)
+
+afterAll(async () => {
+  for (const s of servers) await s.client.close().catch(() => {})
+  for (const s of servers) for (const id of containersOf(s.base)) engineCli('rm', '-f', id)
+  dirs.forEach((d) => d.cleanup())
+  const rows = [...timings].map(([name, ms]) => `${name.padEnd(16)} n=${String(ms.length).padStart(2)}  median ${median(ms).toFixed(1).padStart(7)} ms  max ${Math.max(...ms).toFixed(1).padStart(7)} ms`)
+  console.log(`[mcp] tool-call latencies (client round trip)\n${rows.join('\n')}\n[mcp] ${JSON.stringify(measured)}`)
+})
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+describe('container-isolation mcp', () => {
+  let main: Server
+  let session: string
+
+  beforeAll(async () => {
+    main = await startServer(project.path, ['--image', IMAGES.debian])
+  })
+
+  it('lists twelve tools, each with a JSON Schema object for its input and a description saying where it acts', async () => {
+    const { tools } = await main.client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ['edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_close', 'session_export', 'session_list', 'session_open', 'write_file'],
+    )
+    const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: ['title'], find_files: ['pattern'], search_text: ['pattern'], session_list: [] }
+    for (const tool of tools) {
+      const schema = tool.inputSchema as { type: string; properties: Record<string, { type?: string }>; required: string[] }
+      expect(schema.type, tool.name).toBe('object')
+      expect(Array.isArray(schema.required), tool.name).toBe(true)
+      for (const name of schema.required) expect(schema.properties[name], `${tool.name}.${name}`).toBeDefined()
+      for (const [name, prop] of Object.entries(schema.properties)) expect(typeof prop.type, `${tool.name}.${name}`).toBe('string')
+      if (required[tool.name]) expect([...schema.required].sort(), tool.name).toEqual(required[tool.name])
+      if (tool.name !== 'session_open' && tool.name !== 'session_list') expect(schema.properties.session?.type, tool.name).toBe('string')
+      expect(tool.description, tool.name).toContain('inside the isolated session')
+      expect(tool.description, tool.name).toContain("never on the user's own files")
+    }
+  })
+
+  it('opens a session, then writes, edits, reads, lists, finds and searches its files; the project is untouched', async () => {
+    const opened = await main.call('session_open', { title: 'Edit the app' })
+    expect(opened.isError, text(opened)).toBeFalsy()
+    session = opened.structuredContent.session
+    expect(session).toMatch(/^edit-the-app-[0-9a-f]{6}$/)
+    expect(opened.structuredContent).toMatchObject({ branch: `session-${session}`, workspaceFolder: '/workspace', lifetime: 'process' })
+
+    const wrote = await main.call('write_file', { session, path: 'src/new/feature.js', content: 'export const feature = 1\nexport const other = 1\n' })
+    expect(text(wrote)).toBe('wrote src/new/feature.js (48 bytes, new file)')
+    const ambiguous = await main.call('edit_file', { session, path: 'src/new/feature.js', oldText: '= 1', newText: '= 2' })
+    expect(ambiguous.isError).toBe(true)
+    expect(text(ambiguous)).toMatch(/^EDIT_AMBIGUOUS: oldText occurs 2 times in src\/new\/feature.js \(lines 1, 2\)/)
+    const missing = await main.call('edit_file', { session, path: 'src/new/feature.js', oldText: 'absent', newText: 'x' })
+    expect(text(missing)).toMatch(/^EDIT_NO_MATCH: /)
+    const edited = await main.call('edit_file', { session, path: 'src/new/feature.js', oldText: 'other = 1', newText: 'other = 2' })
+    expect(edited.structuredContent).toEqual({ path: 'src/new/feature.js', replacements: 1, line: 2 })
+    const read = await main.call('read_file', { session, path: '/workspace/src/new/feature.js' })
+    expect(text(read)).toBe('export const feature = 1\nexport const other = 2\n')
+    const part = await main.call('read_file', { session, path: 'notes.md', offset: 2, limit: 1 })
+    expect(part.structuredContent).toMatchObject({ content: 'TODO: one\n', totalLines: 3, startLine: 2, endLine: 2, truncated: true })
+    expect(text(part)).toContain('read on with offset 3')
+
+    const listed = await main.call('list_directory', { session, path: 'src' })
+    expect(listed.structuredContent.entries).toEqual([
+      { name: 'app.js', type: 'file', size: Buffer.byteLength(APP_JS) },
+      { name: 'new', type: 'directory' },
+      { name: 'util.js', type: 'file', size: Buffer.byteLength(UTIL_JS) },
+    ])
+    const found = await main.call('find_files', { session, pattern: '**/*.js' })
+    expect(found.structuredContent.files).toEqual(['src/app.js', 'src/new/feature.js', 'src/util.js'])
+    expect((await main.call('find_files', { session, pattern: '*.md' })).structuredContent.files).toEqual(['README.md', 'notes.md'])
+    const searched = await main.call('search_text', { session, pattern: 'TODO: \\w+', glob: '*.md' })
+    expect(searched.structuredContent.matches).toEqual([
+      { path: 'notes.md', line: 2, text: 'TODO: one' },
+      { path: 'notes.md', line: 3, text: 'TODO: two' },
+    ])
+    const bounded = await main.call('search_text', { session, pattern: 'export', maxMatches: 2 })
+    expect(bounded.structuredContent).toMatchObject({ truncated: true })
+    expect(bounded.structuredContent.matches).toHaveLength(2)
+    const slow = await main.call('write_file', { session, path: 'slow.txt', content: `${'a'.repeat(40)}c\n` })
+    expect(slow.isError).toBeFalsy()
+    const backtracking = await main.call('search_text', { session, pattern: '(a+)+b', glob: 'slow.txt' })
+    expect(text(backtracking)).toMatch(/^TIMEOUT: the pattern ran over 1000 ms on slow.txt/)
+
+    // The user's project: none of it happened there.
+    expect(existsSync(join(project.path, 'src', 'new'))).toBe(false)
+    expect(git(project.path, 'status', '--porcelain')).toBe('')
+  })
+
+  it('run_command streams output as progress notifications before its result, and serves other calls meanwhile', async () => {
+    const progress: Array<{ at: number; message?: string; progress: number }> = []
+    const result = await main.call(
+      'run_command',
+      { session, command: 'for i in 1 2 3 4 5; do echo tick $i; sleep 0.2; done; echo done >&2' },
+      { onprogress: (p) => progress.push({ at: performance.now(), message: p.message, progress: p.progress }) },
+    )
+    const resolvedAt = performance.now()
+    expect(result.isError, text(result)).toBeFalsy()
+    expect(result.structuredContent).toMatchObject({ exitCode: 0, signal: null, timedOut: false, omittedLines: 0 })
+    expect(text(result).split('\n').slice(1)).toEqual(['tick 1', 'tick 2', 'tick 3', 'tick 4', 'tick 5', 'done'])
+    // Lines arrive as they are printed; those of the command's last moments come in the result only.
+    expect(progress.length).toBeGreaterThanOrEqual(3)
+    const streamed = progress.map((p) => p.message).join('\n').split('\n')
+    expect(streamed.slice(0, 4)).toEqual(['tick 1', 'tick 2', 'tick 3', 'tick 4'])
+    expect(text(result).split('\n').slice(1, streamed.length + 1)).toEqual(streamed)
+    expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b))
+    expect(progress.every((p) => p.at <= resolvedAt)).toBe(true)
+    expect(result.structuredContent.progressNotifications).toBe(progress.length)
+    expect(main.errors).toEqual([])
+    measured.progressNotifications = progress.length
+    measured.firstProgressBeforeResultMs = Math.round(resolvedAt - progress[0].at)
+
+    const inFolder = await main.call('run_command', { session, command: 'pwd; ls', cwd: 'src' })
+    expect(text(inFolder).split('\n').slice(1)).toEqual(['/workspace/src', 'app.js', 'new', 'util.js'])
+    const failing = await main.call('run_command', { session, command: 'echo oops >&2; exit 3' })
+    expect(failing.structuredContent).toMatchObject({ exitCode: 3, output: [{ stream: 'stderr', text: 'oops' }] })
+    const timedOut = await main.call('run_command', { session, command: 'sleep 30', timeoutMs: 500 })
+    expect(timedOut.structuredContent).toMatchObject({ timedOut: true })
+    expect(timedOut.structuredContent.durationMs).toBeLessThan(3000)
+  })
+
+  it('a cancelled run_command (notifications/cancelled) is terminated: its whole process tree is gone from the container', async () => {
+    const controller = new AbortController()
+    let started: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    const long = main.call(
+      'run_command',
+      { session, command: 'echo started; setsid sleep 313 & sleep 314; echo never', timeoutMs: 120_000 },
+      { signal: controller.signal, onprogress: (p) => p.message?.includes('started') && started() },
+    )
+    long.catch(() => {})
+    await running
+    // The server answers other calls while the command runs, in a second shell too.
+    const during = performance.now()
+    expect(text(await main.call('read_file', { session, path: 'notes.md', limit: 1 }))).toContain('# notes')
+    // The command's shell, its setsid child and its sleep (a grep for 'sleep 31[34]' is not one).
+    const ps = await main.call('run_command', { session, command: "ps -eo args | grep -c 'sleep 31[34]'" })
+    measured.callsWhileRunningMs = Math.round(performance.now() - during)
+    expect(text(ps).split('\n')[1]).toBe('3')
+
+    const cancelledAt = performance.now()
+    controller.abort()
+    await expect(long).rejects.toThrow()
+    let remaining = '3'
+    while (remaining !== '0' && performance.now() - cancelledAt < 5000) {
+      remaining = text(await main.call('run_command', { session, command: "ps -eo args | grep -c 'sleep 31[34]' || true" })).split('\n')[1]
+    }
+    measured.cancelSettleMs = Math.round(performance.now() - cancelledAt)
+    expect(remaining).toBe('0')
+    expect(measured.cancelSettleMs).toBeLessThan(3000)
+  })
+
+  it('session_changes reports the work, session_export writes it as a branch of the project', async () => {
+    const commit = await main.call('run_command', { session, command: 'git add src && git -c user.name=A -c user.email=a@e commit -qm "add feature" && echo committed' })
+    expect(text(commit), text(commit)).toContain('committed')
+    const changes = await main.call('session_changes', { session, patch: true })
+    expect(changes.isError, text(changes)).toBeFalsy()
+    expect(changes.structuredContent.commits.map((c: { summary: string }) => c.summary)).toEqual(['add feature'])
+    expect(changes.structuredContent.files).toEqual([{ path: 'src/new/feature.js', status: 'added', additions: 2, deletions: 0, binary: false }])
+    expect(changes.structuredContent.uncommitted, text(changes)).toEqual([{ path: 'slow.txt', status: '??' }])
+    expect(changes.structuredContent.patch).toContain('+export const other = 2')
+
+    const exported = await main.call('session_export', { session })
+    expect(exported.isError, text(exported)).toBeFalsy()
+    const branch = `session/${session}`
+    expect(exported.structuredContent).toMatchObject({ branch, projectDir: project.path })
+    expect(git(project.path, 'rev-parse', branch)).toBe(exported.structuredContent.commit)
+    expect(git(project.path, 'show', `${branch}:src/new/feature.js`)).toBe('export const feature = 1\nexport const other = 2')
+    expect(git(project.path, 'log', '--format=%s', '-2', branch).split('\n')[1]).toBe('add feature')
+    expect(git(project.path, 'status', '--porcelain')).toBe('')
+    expect(git(project.path, 'branch', '--show-current')).toBe('main')
+    const again = await main.call('session_export', { session })
+    expect(text(again)).toMatch(/^EEXIST: /)
+  })
+
+  it('malformed calls are tool errors carrying a code, and the server goes on answering', async () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['no_such_tool', {}, /^INVALID_ARGUMENT: unknown tool 'no_such_tool'/],
+      ['read_file', { session, path: 42 }, /^INVALID_ARGUMENT: read_file: path: .*expected string/],
+      ['run_command', { session, command: 'true', timeoutMs: 'soon' }, /^INVALID_ARGUMENT: run_command: timeoutMs: /],
+      ['write_file', { session }, /^INVALID_ARGUMENT: write_file: path: .*; content: /],
+      ['read_file', { session, path: '../../etc/passwd' }, /^INVALID_ARGUMENT: path '..\/..\/etc\/passwd' leaves the session's workspace \/workspace/],
+      ['write_file', { session, path: '/etc/passwd', content: 'x' }, /^INVALID_ARGUMENT: path '\/etc\/passwd' leaves/],
+      ['list_directory', { session, path: '/' }, /^INVALID_ARGUMENT: path '\/' leaves/],
+      ['run_command', { session, command: 'pwd', cwd: '..' }, /^INVALID_ARGUMENT: path '..' leaves/],
+      ['read_file', { session, path: 'absent.txt' }, /^ENOENT: /],
+      ['read_file', { session, path: 'src' }, /^EISDIR: /],
+      ['read_file', { session, path: 'notes.md', offset: 9 }, /^INVALID_ARGUMENT: offset 9 is past the end of notes.md \(3 lines\)/],
+      ['read_file', { session: 'nobody', path: 'a' }, /^INVALID_ARGUMENT: no session 'nobody'/],
+      ['search_text', { session, pattern: '(' }, /^INVALID_ARGUMENT: pattern is not a JavaScript regular expression/],
+      ['session_open', { title: 'bad ref', ref: 'no-such-branch' }, /^GIT_REF_NOT_FOUND: /],
+    ]
+    for (const [name, args, expected] of cases) {
+      const r = await main.call(name, args)
+      expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
+      expect(text(r)).toMatch(expected)
+      expect(r.structuredContent.error.code).toBe(text(r).split(':')[0])
+    }
+    const huge = 'x'.repeat(17 * 1024 * 1024)
+    const started = performance.now()
+    const tooLarge = await main.call('write_file', { session, path: 'huge.txt', content: huge })
+    measured.hugeWriteRefusedMs = Math.round(performance.now() - started)
+    expect(text(tooLarge)).toMatch(/^LIMIT_EXCEEDED: content is 17.0 MiB, over the 16.0 MiB write_file takes/)
+    expect((await main.call('list_directory', { session })).structuredContent.entries.map((e: { name: string }) => e.name)).not.toContain('huge.txt')
+    expect(text(await main.call('read_file', { session, path: 'notes.md', limit: 1 }))).toContain('# notes')
+  })
+
+  it('after the client closes, the server exits and no container of it remains; its clones are in the trash', async () => {
+    const second = await main.call('session_open', { title: 'second' })
+    expect(second.isError, text(second)).toBeFalsy()
+    const listed = await main.call('session_list', {})
+    expect(listed.structuredContent.sessions.map((s: { title: string }) => s.title)).toEqual(['Edit the app', 'second'])
+    expect(containersOf(main.base)).toHaveLength(2)
+    measured.exitAfterCloseMs = Math.round(await closeAndTime(main))
+    // It closed its sessions itself and exited (the SDK's client sends SIGTERM after 2 s).
+    expect(measured.exitAfterCloseMs).toBeLessThan(5000)
+    expect(main.stderr()).toMatch(/closed 2 session\(s\) in \d+ ms; exiting/)
+    expect(main.stderr()).not.toContain('still running')
+    expect(containersOf(main.base)).toEqual([])
+    expect(existsSync(join(main.base, 'sessions', `session-${session}`))).toBe(false)
+    expect(spawnSync('find', [join(main.base, '.trash'), '-maxdepth', '2', '-name', `session-${session}`], { encoding: 'utf8' }).stdout).toContain(session)
+  })
+})
+
+// Names the policy resolves to public (documentation) addresses, so that only its
+// answer decides; a connection allowed then goes nowhere.
+const POLICY = JSON.stringify({ allow: [], hosts: { 'allowed.test': ['203.0.113.7'], 'declined.test': ['203.0.113.8'], 'undecided.test': ['203.0.113.9'] } })
+const curlCode = (host: string) => `curl -s -o /dev/null -w '%{http_code}' --max-time 3 http://${host}/`
+
+describe('container-isolation mcp killed', () => {
+  it('with SIGKILL: the watchdog removes its containers', async () => {
+    const server = await startServer(project.path, ['--image', IMAGES.debian])
+    expect((await server.call('run_command', { command: 'true' })).isError).toBeFalsy()
+    expect(containersOf(server.base)).toHaveLength(1)
+    const killedAt = performance.now()
+    process.kill(server.transport.pid!, 'SIGKILL')
+    while (containersOf(server.base).length > 0 && performance.now() - killedAt < 10_000) await new Promise((r) => setTimeout(r, 100))
+    measured.watchdogRemovedMs = Math.round(performance.now() - killedAt)
+    expect(containersOf(server.base)).toEqual([])
+  })
+})
+
+describe('container-isolation mcp asks the user through the client', () => {
+  it("egress: a host the policy leaves undecided becomes an elicitation; yes lets the connection be tried, no is the relay's 403", async () => {
+    const asks: string[] = []
+    const server = await startServer(devProject.path, ['--egress', POLICY], { elicitation: { form: {} } })
+    let answer = (message: string) => (message.includes('capabilities SYS_PTRACE') ? 'accept' : message.includes('allowed.test') ? 'accept' : 'decline')
+    server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asks.push(request.params.message)
+      return answer(request.params.message) === 'accept' ? { action: 'accept', content: { allow: true } } : { action: 'decline' }
+    })
+
+    // devcontainer.json asks for SYS_PTRACE: declined first, then accepted.
+    const decided = answer
+    answer = () => 'decline'
+    const refused = await server.call('session_open', { title: 'traced' })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toMatch(/^DEVCONTAINER: /)
+    expect(text(refused)).toContain(`The user did not allow it: start the server with --trust '{"capabilities":["SYS_PTRACE"]}'`)
+    expect(refused.structuredContent.error.refusals).toEqual([{ field: 'capAdd', what: 'capabilities SYS_PTRACE', allow: 'capabilities: ["SYS_PTRACE"]', trust: { capabilities: ['SYS_PTRACE'] } }])
+    expect(asks[0]).toContain('- capAdd: capabilities SYS_PTRACE (trust.capabilities: ["SYS_PTRACE"])')
+    answer = decided
+    const opened = await server.call('session_open', { title: 'traced' })
+    expect(opened.isError, text(opened)).toBeFalsy()
+    const session = opened.structuredContent.session
+    expect(engineCli('inspect', '--format', '{{json .HostConfig.CapAdd}}', containersOf(server.base)[0])).toContain('SYS_PTRACE')
+
+    const curl = (host: string) => server.call('run_command', { session, command: curlCode(host), timeoutMs: 60_000 })
+    const before = asks.length
+    const declined = await curl('declined.test')
+    expect(text(declined).split('\n')[1]).toBe('403')
+    expect(asks[before]).toMatch(/^Allow the isolated session "traced" \(traced-[0-9a-f]{6}\) to reach declined\.test:80\?/)
+    const accepted = await curl('allowed.test')
+    expect(asks[before + 1]).toContain('to reach allowed.test:80?')
+    // Allowed: the host then resolves and connects itself; here the name does not exist.
+    expect(text(accepted).split('\n')[1]).not.toBe('403')
+    // The answer holds for the session: no second question.
+    await curl('declined.test')
+    expect(asks).toHaveLength(before + 2)
+
+    measured.elicitServerExitMs = Math.round(await closeAndTime(server))
+    expect(containersOf(server.base)).toEqual([])
+  })
+
+  it('without the elicitation capability: undecided hosts are refused unasked, and devcontainer.json asks are a tool error naming --trust', async () => {
+    const plain = await startServer(project.path, ['--image', IMAGES.debian, '--egress', POLICY])
+    const refused = await plain.call('run_command', { command: curlCode('undecided.test'), timeoutMs: 60_000 })
+    expect(refused.isError, text(refused)).toBeFalsy()
+    expect(text(refused).split('\n')[1]).toBe('403')
+    const dev = await startServer(devProject.path, [])
+    const opened = await dev.call('session_open', { title: 'traced' })
+    expect(text(opened)).toMatch(/^DEVCONTAINER: /)
+    expect(text(opened)).toContain(`The client cannot ask the user: start the server with --trust '{"capabilities":["SYS_PTRACE"]}' to allow it.`)
+    // A session that could not be made leaves no clone behind.
+    expect(readDirNames(join(dev.base, 'sessions'))).toEqual([])
+    const granted = await startServer(devProject.path, ['--trust', '{"capabilities":["SYS_PTRACE"]}'])
+    expect((await granted.call('session_open', { title: 'traced' })).isError).toBeFalsy()
+    for (const s of [plain, dev, granted]) {
+      await closeAndTime(s)
+      expect(containersOf(s.base)).toEqual([])
+    }
+  })
+})
+
+describe('container-isolation mcp --keep', () => {
+  it('leaves the sessions, stopped, for container-isolation ls and export', async () => {
+    const server = await startServer(project.path, ['--image', IMAGES.debian, '--keep'])
+    const opened = await server.call('write_file', { path: 'kept.txt', content: 'kept\n' })
+    expect(opened.isError, text(opened)).toBeFalsy()
+    const listed = await server.call('session_list', {})
+    const session = listed.structuredContent.sessions[0].session
+    expect(listed.structuredContent.sessions[0]).toMatchObject({ title: 'default', lifetime: 'session' })
+    await closeAndTime(server)
+    const ls = spawnSync(process.execPath, [cliPath, 'ls', '--json', '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ sessionId: session, state: 'stopped' })])
+    const exported = spawnSync(process.execPath, [cliPath, 'export', session, '--uncommitted', '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    expect(exported.status, exported.stderr).toBe(0)
+    expect(git(project.path, 'show', `session/${session}:kept.txt`)).toBe('kept')
+    const down = spawnSync(process.execPath, [cliPath, 'down', session, '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    expect(down.status, down.stderr).toBe(0)
+    expect(containersOf(server.base)).toEqual([])
+  })
+})
+
+describe('the stdio transport', () => {
+  it('skips a message over its bound and answers it as an error, then reads the next', async () => {
+    const { LineTransport } = createRequire(import.meta.url)('../lib/mcp/stdio-transport.js')
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const transport = new LineTransport(input, output, 1024)
+    const received: unknown[] = []
+    transport.onmessage = (m: unknown) => received.push(m)
+    await transport.start()
+    const big = JSON.stringify({ method: 'tools/call', params: { name: 'write_file', arguments: { content: 'x'.repeat(5000) } }, jsonrpc: '2.0', id: 7 })
+    input.write(`${big.slice(0, 3000)}`)
+    input.write(`${big.slice(3000)}\n{"jsonrpc":"2.0","id":8,"method":"ping"}\n`)
+    await new Promise((r) => setImmediate(r))
+    expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }])
+    const answer = JSON.parse(output.read().toString())
+    expect(answer).toMatchObject({ id: 7, result: { isError: true, structuredContent: { error: { code: 'LIMIT_EXCEEDED' } } } })
+  })
+})
+
+function readDirNames(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : []
+}

@@ -1,0 +1,77 @@
+// `container-isolation mcp`: an MCP server over stdio whose tools act in isolated
+// sessions. It serves until the client closes stdin, then closes its sessions — without
+// --keep their containers are removed and clones moved to trash (the library's exit hooks
+// and watchdog do the same if the server is killed) — and exits.
+'use strict'
+
+const { existsSync, statSync } = require('node:fs')
+const { DockerRuntime, Workspaces } = require('../index.js')
+const { parseMcpArgs, McpUsageError, USAGE } = require('./args.js')
+const { createServer } = require('./server.js')
+const { Sessions } = require('./sessions.js')
+const { AskUser } = require('./ask-user.js')
+const { LineTransport } = require('./stdio-transport.js')
+
+/** After the sessions are closed the process exits by itself; this only reports a leak. */
+const EXIT_GRACE_MS = 5000
+
+const log = (line) => process.stderr.write(`container-isolation mcp: ${line}\n`)
+
+/**
+ * Runs the server until stdin closes.
+ * @param {string[]} argv the arguments after `mcp`
+ * @returns {Promise<number>} the exit code
+ */
+async function main(argv) {
+  let opts
+  try {
+    opts = parseMcpArgs(argv)
+  } catch (err) {
+    if (!(err instanceof McpUsageError)) throw err
+    process.stderr.write(`${err.message}\n\n${USAGE}\n`)
+    return 2
+  }
+  if (opts.help) {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  if (!existsSync(opts.projectDir) || !statSync(opts.projectDir).isDirectory()) {
+    process.stderr.write(`container-isolation mcp: --project ${opts.projectDir} is not a directory\n`)
+    return 1
+  }
+  // `process` sessions: exit hooks remove them on a normal end, SIGINT and SIGTERM; the
+  // watchdog on SIGKILL. Kept sessions outlive the server by design.
+  const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep })
+  const runtime = new DockerRuntime({ baseDir: opts.baseDir })
+  const { server, provide } = createServer()
+  const ask = new AskUser(server)
+  const sessions = new Sessions({ workspaces, projectDir: opts.projectDir, image: opts.image, egress: opts.egress, trust: opts.trust, keep: opts.keep, baseDir: opts.baseDir, ask })
+  provide({ sessions, workspaces, runtime, keep: opts.keep })
+  server.onerror = (err) => log(`protocol error: ${err.message}`)
+
+  const transport = new LineTransport(process.stdin, process.stdout)
+  await server.connect(transport)
+  log(`serving ${opts.projectDir} (sessions ${opts.keep ? 'kept' : 'removed'} when the client disconnects)`)
+
+  return new Promise((resolve) => {
+    let ending = false
+    const end = async (why) => {
+      if (ending) return
+      ending = true
+      const started = Date.now()
+      const count = sessions.list().length
+      log(`${why}: closing ${count} session(s)`)
+      for (const err of await sessions.closeAll()) log(`closing a session failed: ${err.code ?? ''} ${err.message}`)
+      await server.close().catch(() => {})
+      log(`closed ${count} session(s) in ${Date.now() - started} ms; exiting`)
+      process.stdin.destroy()
+      setTimeout(() => log('still running after the sessions closed: something holds the event loop'), EXIT_GRACE_MS).unref()
+      resolve(0)
+    }
+    process.stdin.once('end', () => end('the client closed stdin'))
+    process.stdin.once('close', () => end('stdin closed'))
+    process.stdout.on('error', () => end('stdout is gone'))
+  })
+}
+
+module.exports = { main }
