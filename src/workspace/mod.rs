@@ -11,7 +11,6 @@ mod idle_tracker;
 mod image_build;
 mod lifecycle_runner;
 mod metadata_merge;
-mod registry_auth;
 mod remote_env;
 mod session_behaviour;
 mod session_changes;
