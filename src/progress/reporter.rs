@@ -16,6 +16,23 @@ pub trait ProgressSink: Send + Sync {
     fn event(&self, event: ProgressEvent);
 }
 
+/// A sink as options hold it, before a session is known.
+#[derive(Clone)]
+pub struct ProgressTarget(pub Arc<dyn ProgressSink>);
+
+impl std::fmt::Debug for ProgressTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressTarget")
+    }
+}
+
+impl ProgressTarget {
+    /// The session's `Progress` into this sink.
+    pub fn for_session(&self, session_id: &str) -> Progress {
+        Progress::new(self.0.clone(), session_id)
+    }
+}
+
 #[derive(Default)]
 struct PhaseState {
     last: Option<Instant>,

@@ -9,6 +9,8 @@ mod feature_source;
 mod host_paths;
 mod idle_tracker;
 mod image_build;
+mod image_prune;
+mod image_supply;
 mod lifecycle_runner;
 mod metadata_merge;
 mod remote_env;
@@ -29,6 +31,7 @@ mod workspace_creation;
 mod workspace_record;
 mod workspaces;
 
+pub use image_prune::{PruneReport, PruneRequest};
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;

@@ -1,0 +1,61 @@
+//! Creating a container from an image that may first have to be pulled: with `missing`
+//! the create is tried and the image pulled only when the engine has none for the name
+//! and platform (as `docker run` does), with `always` it is pulled first, with `never` a
+//! missing image is `IMAGE_NOT_FOUND`. A failed pull creates nothing.
+
+use bollard::models::ContainerCreateBody;
+use bollard::query_parameters::CreateContainerOptionsBuilder;
+
+use crate::engine::{not_pulled, pull_image, Engine, ImageRequest, PullPolicy};
+use crate::error::{ErrorCode, Result};
+
+/// One create call; a missing image (for the platform) is `IMAGE_NOT_FOUND`.
+pub(super) async fn create_container(
+    engine: &Engine,
+    name: &str,
+    request: &ImageRequest<'_>,
+    body: ContainerCreateBody,
+) -> Result<()> {
+    let options = CreateContainerOptionsBuilder::default()
+        .name(name)
+        .platform(request.platform.unwrap_or_default())
+        .build();
+    let image = match request.platform {
+        Some(platform) => format!("{}' for platform '{platform}", request.image),
+        None => request.image.to_string(),
+    };
+    let subject = format!("container '{name}' from image '{image}'");
+    match engine
+        .call(
+            &subject,
+            engine.docker().create_container(Some(options), body),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(err) if err.code == ErrorCode::ImageNotFound || err.code == ErrorCode::Enoent => {
+            Err(not_pulled(engine, request, &err.message))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Creates the container, the image pulled first as `policy` says.
+pub(super) async fn create_pulling(
+    engine: &Engine,
+    name: &str,
+    request: &ImageRequest<'_>,
+    policy: PullPolicy,
+    body: ContainerCreateBody,
+) -> Result<()> {
+    if policy == PullPolicy::Always {
+        pull_image(engine, request).await?;
+    }
+    match create_container(engine, name, request, body.clone()).await {
+        Err(err) if err.code == ErrorCode::ImageNotFound && policy == PullPolicy::Missing => {
+            pull_image(engine, request).await?;
+            create_container(engine, name, request, body).await
+        }
+        other => other,
+    }
+}
