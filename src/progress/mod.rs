@@ -5,4 +5,4 @@ mod progress_event;
 mod reporter;
 
 pub use progress_event::{Phase, ProgressEvent};
-pub use reporter::{Progress, ProgressSink, ProgressTarget};
+pub use reporter::{Progress, ProgressSink, ProgressTarget, INTERVAL};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::progress_event::{Phase, ProgressEvent};
 
 /// At most ten events a second per phase, plus the last.
-const INTERVAL: Duration = Duration::from_millis(100);
+pub const INTERVAL: Duration = Duration::from_millis(100);
 
 /// Receives the events; called on whichever thread reports, so it must not block.
 pub trait ProgressSink: Send + Sync {
@@ -128,6 +128,30 @@ impl Progress {
         }
     }
 
+    /// Delivers `phase`'s pending event if it is due (for a stream that went quiet).
+    pub fn flush(&self, phase: Phase) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let now = Instant::now();
+        let due = {
+            let mut phases = shared.phases.lock().unwrap_or_else(|e| e.into_inner());
+            let state = phases.entry(phase).or_default();
+            let waited = state
+                .last
+                .is_none_or(|at| now.duration_since(at) >= INTERVAL);
+            if waited && state.pending.is_some() {
+                state.last = Some(now);
+                state.pending.take()
+            } else {
+                None
+            }
+        };
+        if let Some(event) = due {
+            shared.sink.event(event);
+        }
+    }
+
     /// Ends `phase`'s stream: its pending last event is delivered, or `last` instead when
     /// given (e.g. a pull's `current === total`).
     pub fn finish(&self, phase: Phase, last: Option<(&str, Option<(u64, u64)>)>) {
@@ -198,6 +222,10 @@ mod tests {
         let progress = Progress::new(sink.clone(), "s");
         progress.stream(Phase::Build, "Step 1/2", None);
         progress.stream(Phase::Build, "Step 2/2", None);
+        progress.flush(Phase::Build);
+        std::thread::sleep(INTERVAL);
+        progress.stream(Phase::Build, "Step 3/3", None);
+        progress.flush(Phase::Build);
         progress.finish(Phase::Build, None);
         let details: Vec<_> = sink
             .0
@@ -206,7 +234,7 @@ mod tests {
             .iter()
             .map(|e| e.detail.clone())
             .collect();
-        assert_eq!(details, ["Step 1/2", "Step 2/2"]);
+        assert_eq!(details, ["Step 1/2", "Step 3/3"]);
         Progress::none().stream(Phase::Build, "nowhere", None);
     }
 }

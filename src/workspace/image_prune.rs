@@ -21,7 +21,8 @@ use crate::runtime::labels;
 
 #[derive(Debug, Clone, Default)]
 pub struct PruneRequest {
-    /// Only images built at least this long ago.
+    /// Only images the engine made at least this long ago (a cached rebuild keeps its
+    /// first creation time).
     pub older_than: Option<Duration>,
     /// Report what would be removed, remove nothing.
     pub dry_run: bool,
@@ -76,9 +77,7 @@ impl Candidate {
         if !tags.is_empty() && !tags.iter().any(|t| bare_tag(t) == ours) {
             return None;
         }
-        let created_at_ms = label(labels::CREATED_AT)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        let created_at_ms = summary.created.saturating_mul(1000);
         Some(Candidate {
             id: bare_id(&summary.id).to_string(),
             tags,
@@ -88,13 +87,8 @@ impl Candidate {
 }
 
 async fn candidates(engine: &Engine, base_dir: &str) -> Result<Vec<Candidate>> {
-    let filters = HashMap::from([(
-        "label",
-        vec![
-            format!("{}=true", labels::MANAGED),
-            format!("{}={base_dir}", labels::BASE_DIR),
-        ],
-    )]);
+    // One label filter: Podman 4's Docker-compatible list answers none for two.
+    let filters = HashMap::from([("label", vec![format!("{}=true", labels::MANAGED)])]);
     let options = ListImagesOptionsBuilder::default()
         .filters(&filters)
         .build();

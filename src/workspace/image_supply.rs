@@ -1,7 +1,8 @@
 //! How a session's images come to be: pulled under the pull policy (the image named, a
 //! Dockerfile's bases), with progress reported, and the images built for it labelled as
-//! this library's (managed, base directory, tag, kind, creation time) so that `prune` can
-//! find them and never another's.
+//! this library's (managed, base directory, tag, kind) so that `prune` can find them and
+//! never another's. No label changes from one build to the next (a build time would): an
+//! unchanged build stays one cached image, and the engine's creation time dates it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -64,10 +65,6 @@ impl ImageSupply {
             ),
             (labels::IMAGE_TAG.to_string(), tag.to_string()),
             (labels::IMAGE_KIND.to_string(), kind.as_str().to_string()),
-            (
-                labels::CREATED_AT.to_string(),
-                chrono::Utc::now().timestamp_millis().to_string(),
-            ),
         ])
     }
 

@@ -13,7 +13,7 @@ use super::layer_progress::LayerProgress;
 use super::pull_failure::PullContext;
 use crate::engine::{from_bollard, Engine};
 use crate::error::Result;
-use crate::progress::{Phase, Progress};
+use crate::progress::{Phase, Progress, INTERVAL};
 use crate::registry_auth::{credentials_for, RegistryCredentials};
 
 fn engine_credentials(c: &RegistryCredentials) -> DockerCredentials {
@@ -56,21 +56,29 @@ pub async fn run_pull(
     let bound = engine.timeout();
     let mut layers = LayerProgress::default();
     progress.stream(Phase::Pull, image, Some((0, 0)));
-    loop {
-        let next = match tokio::time::timeout(bound, stream.next()).await {
-            Err(_) => return Err(context.stalled(bound)),
-            Ok(next) => next,
-        };
-        match next {
-            None => break,
-            Some(Ok(info)) => {
-                layers.read(&info);
-                progress.stream(Phase::Pull, image, Some(layers.bytes()));
-            }
-            Some(Err(err)) => return Err(failure(&context, err, bound)),
+    // While the engine is quiet, a held-back event still goes out when due.
+    let mut tick = tokio::time::interval(INTERVAL);
+    let mut deadline = tokio::time::Instant::now() + bound;
+    let failed = loop {
+        tokio::select! {
+            next = stream.next() => match next {
+                None => break None,
+                Some(Ok(info)) => {
+                    deadline = tokio::time::Instant::now() + bound;
+                    layers.read(&info);
+                    progress.stream(Phase::Pull, image, Some(layers.bytes()));
+                }
+                Some(Err(err)) => break Some(failure(&context, err, bound)),
+            },
+            _ = tick.tick() => progress.flush(Phase::Pull),
+            _ = tokio::time::sleep_until(deadline) => break Some(context.stalled(bound)),
         }
-    }
+    };
     drop(stream);
+    if let Some(err) = failed {
+        progress.finish(Phase::Pull, None);
+        return Err(err);
+    }
     let (_, total) = layers.bytes();
     progress.finish(Phase::Pull, Some((image, Some((total, total)))));
     Ok(())
