@@ -375,12 +375,13 @@ chmod +x /usr/local/bin/greet
     expect(err2.message).toMatch(/larger than the \d+ bytes its manifest declares/)
   })
 
-  it('a registry that asks for credentials gets the ones in $DOCKER_CONFIG', async () => {
+  it('a registry that asks for credentials gets the ones in $DOCKER_CONFIG: auths, or a credential helper', async () => {
     const auth = { user: 'feature-user', password: `pw-${process.pid}` }
     const secured = await startRegistry(auth)
     const dockerConfig = tempDir('docker-config')
     dirs.push(dockerConfig)
     const saved = process.env.DOCKER_CONFIG
+    const savedPath = process.env.PATH
     try {
       await secured.publish('ns/common', '1', common())
       const proj = project({
@@ -397,9 +398,25 @@ chmod +x /usr/local/bin/greet
       await workspaces.create({ projectDir: proj, sessionId: id, trust })
       expect(await run(id, 'cat /opt/common/prefix')).toEqual(['>>'])
       containerImage(id)
+
+      // The same credentials from a credential helper (`credsStore`) instead, as docker runs it.
+      const bin = tempDir('credential-helper')
+      dirs.push(bin)
+      const helper = join(bin.path, 'docker-credential-featuretest')
+      writeFileSync(
+        helper,
+        `#!/bin/sh\nread -r url\n[ "$url" = ${JSON.stringify(secured.host)} ] || exit 1\nprintf '{"ServerURL":"%s","Username":"%s","Secret":"%s"}' "$url" ${JSON.stringify(auth.user)} ${JSON.stringify(auth.password)}\n`,
+        { mode: 0o755 },
+      )
+      writeFileSync(join(dockerConfig.path, 'config.json'), JSON.stringify({ credsStore: 'featuretest' }))
+      process.env.PATH = `${bin.path}:${savedPath}`
+      const byHelper = session()
+      await workspaces.create({ projectDir: proj, sessionId: byHelper, trust })
+      expect(await run(byHelper, 'cat /opt/common/prefix')).toEqual(['>>'])
     } finally {
       if (saved === undefined) delete process.env.DOCKER_CONFIG
       else process.env.DOCKER_CONFIG = saved
+      process.env.PATH = savedPath
       await secured.stop()
     }
   })
