@@ -94,7 +94,13 @@ describe('local features', () => {
     ])
     expect(config?.warnings).toEqual([])
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
+    const events: Array<{ phase: string; detail: string }> = []
+    await workspaces.create({ projectDir: proj, sessionId: id, onProgress: (e) => events.push(e) })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The build's lines as `features` events (throttled), one `lifecycle` event per step.
+    const lines = events.filter((e) => e.phase === 'features').map((e) => e.detail)
+    expect(lines[0]).toMatch(/^(Step|STEP) 1\/\d+ ?: (ARG|FROM) /)
+    expect(events.filter((e) => e.phase === 'lifecycle').map((e) => e.detail)).toEqual(['postCreateCommand'])
     expect(
       await run(id, 'cat /tmp/post-create /opt/world.txt /opt/hello/install-env; echo "$HELLO_HOME|$SPACED"'),
     ).toEqual(['bonjour from hello', 'bonjour from hello', 'true agent /home/agent root /root 0', '/opt/hello|two  words /opt/hello'])
@@ -103,6 +109,11 @@ describe('local features', () => {
     expect(engineCli('image', 'inspect', '-f', '{{.RepoTags}}', first.id)).toMatch(
       /container-isolation-features-[0-9a-f]{32}:latest/,
     )
+    expect(first.labels).toMatchObject({
+      'dev.container-isolation.managed': 'true',
+      'dev.container-isolation.base-dir': base.path,
+      'dev.container-isolation.image-kind': 'features',
+    })
     const metadata = JSON.parse(first.labels['devcontainer.metadata'])
     expect(metadata).toEqual([
       {
