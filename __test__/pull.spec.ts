@@ -344,12 +344,16 @@ describe('pulling images', () => {
     }
   })
 
-  it('a node process that used onProgress exits promptly after its last line', async () => {
+  it('a node process whose onProgress throws is not disturbed, and exits promptly after its last line', async () => {
     const script = `
-const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'lib', 'index.js'))})
 ;(async () => {
   let events = 0
-  const ws = new Workspaces({ baseDir: process.argv[1], engine: ${JSON.stringify(engine)}, onProgress: () => events++ })
+  const onProgress = () => {
+    events++
+    throw new Error('a progress display failed')
+  }
+  const ws = new Workspaces({ baseDir: process.argv[1], engine: ${JSON.stringify(engine)}, onProgress })
   await ws.create({ projectDir: process.argv[2], sessionId: 'exit1', image: ${JSON.stringify(IMAGES.busybox)}, devcontainer: false })
   await ws.destroy('exit1')
   console.log('LAST ' + events)
