@@ -169,6 +169,40 @@ describe('pulling images', () => {
     }
   }, 30_000)
 
+  it("a devcontainer build's FROM image (through a global ARG) is pulled first, and its features build on it", async () => {
+    writeConfig(basic())
+    dropLocal(image)
+    const files = {
+      '.devcontainer/devcontainer.json': JSON.stringify({
+        build: { dockerfile: 'Dockerfile', args: { BASE: image } },
+        features: { './tool': {} },
+        postCreateCommand: 'test -f /blob',
+      }),
+      '.devcontainer/Dockerfile': `ARG BASE=nothing:here\nFROM \${BASE} AS base\nFROM base\nLABEL test.pull=${process.pid}\n`,
+      '.devcontainer/tool/devcontainer-feature.json': JSON.stringify({ id: 'tool' }),
+      '.devcontainer/tool/install.sh': '#!/bin/sh\necho tool > /tool\n',
+    }
+    const never = await rejection(workspaces.create({ projectDir: project(files), sessionId: session(), pull: 'never' }))
+    expect(never.code).toBe('IMAGE_NOT_FOUND')
+    expect(never.message).toContain(image)
+    const events: Event[] = []
+    const id = session()
+    const info = await workspaces.create({ projectDir: project(files), sessionId: id, onProgress: (e) => events.push({ ...e, at: Date.now() }) })
+    await sleep(100)
+    expect(info.state).toBe('running')
+    const phases = [...new Set(events.map((e) => e.phase))]
+    expect(phases).toEqual(['pull', 'build', 'features', 'create', 'lifecycle'])
+    const pulls = events.filter((e) => e.phase === 'pull')
+    expect(pulls.at(-1)).toMatchObject({ detail: image })
+    expect(pulls.at(-1)!.current).toBe(pulls.at(-1)!.total)
+    expect(events.filter((e) => e.phase === 'lifecycle').map((e) => e.detail)).toEqual(['postCreateCommand'])
+    console.log(`[pull] build from a pulled base: ${events.length} events, phases ${phases.join(' → ')}`)
+    await workspaces.destroy(id)
+    const derived = await workspaces.prune()
+    expect(derived.imagesRemoved.some((i) => i.startsWith('container-isolation-features-'))).toBe(true)
+    expect(derived.imagesRemoved.some((i) => i.startsWith('container-isolation-devcontainer-'))).toBe(true)
+  })
+
   it("pull: 'never' keeps IMAGE_NOT_FOUND; an image the registry lacks is IMAGE_NOT_FOUND with its reason; neither leaves a container or a record", async () => {
     writeConfig(basic())
     dropLocal(image)
