@@ -7,7 +7,7 @@ use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 
 use crate::engine::{not_pulled, pull_image, Engine, ImageRequest, PullPolicy};
-use crate::error::{ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// One create call; a missing image (for the platform) is `IMAGE_NOT_FOUND`.
 pub(super) async fn create_container(
@@ -34,7 +34,7 @@ pub(super) async fn create_container(
     {
         Ok(_) => Ok(()),
         Err(err) if err.code == ErrorCode::ImageNotFound || err.code == ErrorCode::Enoent => {
-            Err(not_pulled(engine, request, &err.message))
+            Err(Error::new(ErrorCode::ImageNotFound, err.message))
         }
         Err(err) => Err(err),
     }
@@ -51,11 +51,34 @@ pub(super) async fn create_pulling(
     if policy == PullPolicy::Always {
         pull_image(engine, request).await?;
     }
-    match create_container(engine, name, request, body.clone()).await {
-        Err(err) if err.code == ErrorCode::ImageNotFound && policy == PullPolicy::Missing => {
+    let first = create_container(engine, name, request, body.clone()).await;
+    let missing = match first {
+        Err(err) if err.code == ErrorCode::ImageNotFound => err,
+        other => return other,
+    };
+    match policy {
+        PullPolicy::Never => Err(not_pulled(engine, request, &missing.message)),
+        PullPolicy::Always => Err(pulled_but_missing(engine, missing)),
+        PullPolicy::Missing => {
             pull_image(engine, request).await?;
-            create_container(engine, name, request, body).await
+            create_container(engine, name, request, body)
+                .await
+                .map_err(|err| match err.code {
+                    ErrorCode::ImageNotFound => pulled_but_missing(engine, err),
+                    _ => err,
+                })
         }
-        other => other,
     }
+}
+
+/// The engine still has no image for the name and platform after a pull that succeeded.
+fn pulled_but_missing(engine: &Engine, err: Error) -> Error {
+    Error::new(
+        ErrorCode::ImageNotFound,
+        format!(
+            "{} (pulled, but the engine {} has no such image for the create)",
+            err.message,
+            engine.endpoint()
+        ),
+    )
 }
