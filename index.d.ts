@@ -154,8 +154,9 @@ export declare class DockerFileIO {
 
 /**
  * Lace's `ContainerRuntime` on Docker or Podman through the Engine API. Rejections carry
- * stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `CONTAINER_NOT_FOUND`,
- * `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
+ * stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `REGISTRY_AUTH`,
+ * `CONTAINER_NOT_FOUND`, `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`,
+ * `ENGINE_ERROR`.
  */
 export declare class DockerRuntime {
   /**
@@ -287,6 +288,12 @@ export declare class Workspaces {
    */
   export(sessionId: string, opts?: ExportOptions | undefined | null): Promise<SessionExport>
   /**
+   * Removes the images this library built for sessions of this base directory
+   * (devcontainer builds, features images, uid images) that no container uses. Never
+   * touches an image without this library's labels or of another base directory.
+   */
+  prune(opts?: PruneOptions | undefined | null): Promise<PruneResult>
+  /**
    * Pushes the session's HEAD (or, with `uncommitted`, a snapshot of its work tree on
    * top) from the host to `url`'s `branch`, with libgit2 and the credentials given here:
    * the clone's remotes, `pushurl`, `insteadOf` and credential helpers are never read,
@@ -406,8 +413,8 @@ export interface ContainerConfig {
   /** The container's name, used as is; empty counts as absent. */
   name?: string | undefined
   /**
-   * Default: the runtime's `image`. A missing image rejects `IMAGE_NOT_FOUND` (never
-   * pulled).
+   * Default: the runtime's `image`. Pulled from its registry when the engine lacks it,
+   * unless `pull` (or the runtime's) is `'never'`: then `IMAGE_NOT_FOUND`.
    */
   image?: string | undefined
   /** Absolute container path commands run in by default. */
@@ -456,6 +463,12 @@ export interface ContainerConfig {
    * variables), started at each `start` in this process.
    */
   egress?: 'none' | 'public' | 'bridge' | EgressPolicy | undefined
+  /**
+   * Over the runtime's `pull`: `'missing'` pulls the image when the engine has none
+   * for the name (and platform), `'always'` pulls it first, `'never'` rejects
+   * `IMAGE_NOT_FOUND`.
+   */
+  pull?: 'missing' | 'always' | 'never' | undefined
 }
 
 /** Options of `new ContainerGitClient()`. */
@@ -561,6 +574,10 @@ export interface CreateWorkspaceOptions {
    * `INVALID_ARGUMENT` before anything is made.
    */
   resources?: Resources
+  /** Replaces the constructor's `pull` for this call. */
+  pull?: 'missing' | 'always' | 'never'
+  /** Replaces the constructor's `onProgress` for this call. */
+  onProgress?: (event: ProgressEventInfo) => void
 }
 
 /**
@@ -881,6 +898,12 @@ export interface DockerRuntimeOptions {
    * give containers this runtime creates the agent by a read-only bind mount.
    */
   agent?: boolean
+  /**
+   * When `create` pulls its image from the registry (credentials from the host's docker
+   * config): `'missing'` (default), `'always'`, or `'never'` (a missing image rejects
+   * `IMAGE_NOT_FOUND`). A config's `pull` wins.
+   */
+  pull?: 'missing' | 'always' | 'never'
 }
 
 /** Options of `new DockerShell()`. */
@@ -1240,6 +1263,49 @@ export interface PortMapping {
   protocol?: 'tcp' | 'udp' | 'sctp' | undefined
 }
 
+/** One step of a session's creation, as it happens. */
+export interface ProgressEventInfo {
+  /** The session being created. */
+  sessionId: string
+  /**
+   * `pull`: an image comes from its registry; `build`: devcontainer.json's Dockerfile
+   * (or the remote user's uid image) is built; `features`: the features image is built;
+   * `create`: the container is made and started; `lifecycle`: a lifecycle command runs.
+   */
+  phase: 'pull' | 'build' | 'features' | 'create' | 'lifecycle'
+  /** The image pulled, a line of the build's output, or the step. */
+  detail: string
+  /** Pulls: bytes downloaded so far, over all layers. */
+  current?: number
+  /**
+   * Pulls: bytes to download as far as known; the last event of a pull has
+   * `current === total`.
+   */
+  total?: number
+}
+
+/** Options of `Workspaces.prune`. */
+export interface PruneOptions {
+  /** Only images built at least this long ago (default: any age). */
+  olderThanMs?: number
+  /** Report what would be removed, remove nothing. */
+  dryRun?: boolean
+}
+
+/** What `Workspaces.prune` removed and kept. */
+export interface PruneResult {
+  /**
+   * The images removed (or that would be, with `dryRun`): their tags, an untagged
+   * one's id.
+   */
+  imagesRemoved: Array<string>
+  /**
+   * This base directory's images kept: used by a container (running or not, also as
+   * the base of its image), too recent, or refused by the engine.
+   */
+  kept: Array<string>
+}
+
 /** Options of `Workspaces.push`. */
 export interface PushOptions {
   /**
@@ -1561,6 +1627,17 @@ export interface WorkspacesOptions {
    * when a session is created.
    */
   resources?: Resources
+  /**
+   * When a session's images are pulled from their registries (credentials from the
+   * host's docker config): `'missing'` (default), `'always'` or `'never'` (a missing
+   * image rejects `IMAGE_NOT_FOUND`); `create` may give its own.
+   */
+  pull?: 'missing' | 'always' | 'never'
+  /**
+   * Told of each session's creation as it goes (pulls with bytes, build lines, steps),
+   * at most ~10 events a second per phase plus the last; `create` may give its own.
+   */
+  onProgress?: (event: ProgressEventInfo) => void
 }
 
 /**

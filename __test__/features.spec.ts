@@ -94,7 +94,13 @@ describe('local features', () => {
     ])
     expect(config?.warnings).toEqual([])
     const id = session()
-    await workspaces.create({ projectDir: proj, sessionId: id })
+    const events: Array<{ phase: string; detail: string }> = []
+    await workspaces.create({ projectDir: proj, sessionId: id, onProgress: (e) => events.push(e) })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The build's lines as `features` events (throttled), one `lifecycle` event per step.
+    const lines = events.filter((e) => e.phase === 'features').map((e) => e.detail)
+    expect(lines[0]).toMatch(/^(Step|STEP) 1\/\d+ ?: (ARG|FROM) /)
+    expect(events.filter((e) => e.phase === 'lifecycle').map((e) => e.detail)).toEqual(['postCreateCommand'])
     expect(
       await run(id, 'cat /tmp/post-create /opt/world.txt /opt/hello/install-env; echo "$HELLO_HOME|$SPACED"'),
     ).toEqual(['bonjour from hello', 'bonjour from hello', 'true agent /home/agent root /root 0', '/opt/hello|two  words /opt/hello'])
@@ -103,6 +109,11 @@ describe('local features', () => {
     expect(engineCli('image', 'inspect', '-f', '{{.RepoTags}}', first.id)).toMatch(
       /container-isolation-features-[0-9a-f]{32}:latest/,
     )
+    expect(first.labels).toMatchObject({
+      'dev.container-isolation.managed': 'true',
+      'dev.container-isolation.base-dir': base.path,
+      'dev.container-isolation.image-kind': 'features',
+    })
     const metadata = JSON.parse(first.labels['devcontainer.metadata'])
     expect(metadata).toEqual([
       {
@@ -375,12 +386,13 @@ chmod +x /usr/local/bin/greet
     expect(err2.message).toMatch(/larger than the \d+ bytes its manifest declares/)
   })
 
-  it('a registry that asks for credentials gets the ones in $DOCKER_CONFIG', async () => {
+  it('a registry that asks for credentials gets the ones in $DOCKER_CONFIG: auths, or a credential helper', async () => {
     const auth = { user: 'feature-user', password: `pw-${process.pid}` }
     const secured = await startRegistry(auth)
     const dockerConfig = tempDir('docker-config')
     dirs.push(dockerConfig)
     const saved = process.env.DOCKER_CONFIG
+    const savedPath = process.env.PATH
     try {
       await secured.publish('ns/common', '1', common())
       const proj = project({
@@ -397,9 +409,25 @@ chmod +x /usr/local/bin/greet
       await workspaces.create({ projectDir: proj, sessionId: id, trust })
       expect(await run(id, 'cat /opt/common/prefix')).toEqual(['>>'])
       containerImage(id)
+
+      // The same credentials from a credential helper (`credsStore`) instead, as docker runs it.
+      const bin = tempDir('credential-helper')
+      dirs.push(bin)
+      const helper = join(bin.path, 'docker-credential-featuretest')
+      writeFileSync(
+        helper,
+        `#!/bin/sh\nread -r url\n[ "$url" = ${JSON.stringify(secured.host)} ] || exit 1\nprintf '{"ServerURL":"%s","Username":"%s","Secret":"%s"}' "$url" ${JSON.stringify(auth.user)} ${JSON.stringify(auth.password)}\n`,
+        { mode: 0o755 },
+      )
+      writeFileSync(join(dockerConfig.path, 'config.json'), JSON.stringify({ credsStore: 'featuretest' }))
+      process.env.PATH = `${bin.path}:${savedPath}`
+      const byHelper = session()
+      await workspaces.create({ projectDir: proj, sessionId: byHelper, trust })
+      expect(await run(byHelper, 'cat /opt/common/prefix')).toEqual(['>>'])
     } finally {
       if (saved === undefined) delete process.env.DOCKER_CONFIG
       else process.env.DOCKER_CONFIG = saved
+      process.env.PATH = savedPath
       await secured.stop()
     }
   })

@@ -1,12 +1,13 @@
 // A throwaway OCI registry for the suites: the Debian package's `docker-registry serve` on
-// 127.0.0.1 with a temp storage directory, and publishing of devcontainer features with
-// plain HTTP calls of the distribution API (independent of the library's own client).
+// 127.0.0.1 with a temp storage directory, publishing of devcontainer features with plain
+// HTTP calls of the distribution API (independent of the library's own client), and
+// images pushed with the engine's own CLI.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { tempDir } from './helpers'
+import { engineCli, IMAGES, isPodman, tempDir } from './helpers'
 
 export const LAYER_MEDIA_TYPE = 'application/vnd.devcontainers.layer.v1+tar'
 
@@ -151,5 +152,42 @@ export async function startRegistry(auth?: { user: string; password: string }): 
       }
       dir.cleanup()
     },
+  }
+}
+
+/**
+ * Builds an image from the busybox test image plus `bytes` of random data in a layer of
+ * its own (so that a pull downloads it), pushes it to `registry` as `name` with the
+ * engine's CLI and the registry's credentials, and removes it from the engine again.
+ * Returns `host/name`.
+ */
+export function pushRandomImage(
+  registry: Registry,
+  auth: { user: string; password: string } | undefined,
+  name: string,
+  bytes: number,
+): string {
+  const reference = `${registry.host}/${name}`
+  const context = tempDir('image-context')
+  const config = tempDir('push-config')
+  try {
+    writeFileSync(join(context.path, 'blob'), randomBytes(bytes))
+    writeFileSync(join(context.path, 'Dockerfile'), `FROM ${IMAGES.busybox}\nCOPY blob /blob\n`)
+    engineCli('build', '-q', '-t', reference, context.path)
+    if (isPodman) {
+      const creds = auth ? ['--creds', `${auth.user}:${auth.password}`] : []
+      engineCli('push', '-q', '--tls-verify=false', ...creds, reference)
+    } else {
+      if (auth) {
+        const token = Buffer.from(`${auth.user}:${auth.password}`).toString('base64')
+        writeFileSync(join(config.path, 'config.json'), JSON.stringify({ auths: { [registry.host]: { auth: token } } }))
+      }
+      engineCli('--config', config.path, 'push', '-q', reference)
+    }
+    engineCli('rmi', reference)
+    return reference
+  } finally {
+    context.cleanup()
+    config.cleanup()
   }
 }

@@ -61,12 +61,16 @@ describe('create', () => {
     expect(again.code).toBe('EEXIST')
   })
 
-  it('rejects a missing image with IMAGE_NOT_FOUND and never pulls', async () => {
-    const err = await rejection(
-      runtime.create({ image: 'container-isolation-test:absent', workingDirectory: '/', mounts: [] }),
-    )
-    expect(err.code).toBe('IMAGE_NOT_FOUND')
-    expect(err.message).toContain('container-isolation-test:absent')
+  it("rejects a missing image with IMAGE_NOT_FOUND: with pull 'never' at once, else once its registry has none", async () => {
+    const image = 'container-isolation-test:absent'
+    const never = await rejection(runtime.create({ image, pull: 'never', workingDirectory: '/', mounts: [] }))
+    expect(never.code).toBe('IMAGE_NOT_FOUND')
+    expect(never.message).toContain(image)
+    expect(never.message).toContain("pull is 'never'")
+    // Docker Hub has no such repository (or cannot be reached): not there either way.
+    const pulled = await rejection(runtime.create({ image, workingDirectory: '/', mounts: [] }))
+    expect(pulled.code).toBe('IMAGE_NOT_FOUND')
+    expect(pulled.message).toContain('could not be pulled from registry docker.io')
   })
 
   it('rejects malformed configs with INVALID_ARGUMENT before touching the engine', async () => {

@@ -12,7 +12,7 @@ const USAGE = `usage: container-isolation <command> [options]
   doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
                                        session agent; with --container: the path it uses
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
-     [--egress none|public|bridge|JSON] [--ref REF]
+     [--egress none|public|bridge|JSON] [--ref REF] [--pull missing|always|never]
   up --repo URL --session ID [--ref REF] [--ca-file PEM] [...]
                                        create (or start) the session's clone + container;
                                        --ref: the branch, tag or commit it starts at (default HEAD);
@@ -21,7 +21,10 @@ const USAGE = `usage: container-isolation <command> [options]
                                        --trust: what devcontainer.json may reach beyond the
                                        session, e.g. '{"hostPaths":["/data"],"capabilities":["SYS_PTRACE"]}';
                                        --egress: where the session may connect (default public),
-                                       e.g. '{"allow":["registry.npmjs.org","*.github.com"]}'
+                                       e.g. '{"allow":["registry.npmjs.org","*.github.com"]}';
+                                       --pull: when images come from their registry (default
+                                       missing; credentials from the docker config); progress
+                                       (pulls, builds, steps) is shown on stderr
   exec <session> -- <command...>       run a command in the session, streaming its output;
                                        exits with the command's exit code
   ls                                   sessions with state, branch, clone path, age, owner
@@ -44,6 +47,8 @@ const USAGE = `usage: container-isolation <command> [options]
   mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep]
                                        an MCP server over stdio: any MCP agent gets isolated
                                        sessions (mcp --help for more)
+  prune [--dry-run] [--older-than 1h]  remove the images built for sessions (devcontainer builds,
+                                       features, uid images) that no container uses
 
   --json        machine-readable output
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
@@ -53,9 +58,11 @@ exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the comma
 
 const { UsageError, table, age, withProgress } = require('./cli-common.js')
 const delivery = require('./delivery-commands.js')
+const images = require('./image-commands.js')
+const { progressReporter } = require('./progress-bar.js')
 
 const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force']
-const VALUED = ['--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo']
+const VALUED = ['--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
@@ -78,6 +85,7 @@ function parse(argv) {
 
 const commands = {
   ...delivery.commands,
+  ...images.commands,
 
   async doctor(args) {
     const found = []
@@ -131,9 +139,12 @@ const commands = {
         }
       }
     }
-    const info = await withProgress(
-      'creating workspace',
-      workspaces.create({
+    if (args.pull !== undefined && !['missing', 'always', 'never'].includes(args.pull)) throw new UsageError('--pull must be missing, always or never')
+    // Nothing on stderr with --json.
+    const progress = args.json ? undefined : progressReporter()
+    let info
+    try {
+      info = await workspaces.create({
         projectDir: project,
         repository,
         sessionId,
@@ -142,8 +153,12 @@ const commands = {
         devcontainer: !args['no-devcontainer'],
         trust,
         egress,
-      }),
-    )
+        pull: args.pull,
+        onProgress: progress?.onProgress,
+      })
+    } finally {
+      progress?.finish()
+    }
     if (args.json) console.log(JSON.stringify(info, null, 2))
     else console.log(`${info.sessionId}: ${info.state}, ${info.containerId} (${info.image}), clone ${info.clonePath} on ${info.branchName}, mounted at ${info.containerMountPath}`)
     return 0

@@ -131,6 +131,24 @@ if [ "$PROVISION_PODMAN" = 1 ]; then
   fi
 fi
 
+# The pull suite's registries listen on 127.0.0.1 and speak plain HTTP. dockerd treats
+# 127.0.0.0/8 as insecure by itself; Podman is told by a registries.conf drop-in (the
+# prefix covers every port). Its service caches registries.conf, so a changed drop-in is
+# followed by a SIGHUP, on which it reloads its configuration files and nothing else.
+if [ "$podman_ok" = 1 ]; then
+  dropin=/etc/containers/registries.conf.d/50-container-isolation-loopback.conf
+  wanted=$(printf '%s\n' "# Written by container-isolation's scripts/provision.sh: test registries on loopback." \
+    '[[registry]]' 'location = "127.0.0.1"' 'insecure = true')
+  if [ "$(cat "$dropin" 2>/dev/null)" != "$wanted" ]; then
+    log "allowing plain-HTTP registries on 127.0.0.1 in podman ($dropin)"
+    mkdir -p "$(dirname "$dropin")"
+    printf '%s\n' "$wanted" >"$dropin.tmp" && mv -f "$dropin.tmp" "$dropin"
+    for pid in $(pgrep -f "podman system service --time=0 unix://$PODMAN_SOCK$" || true); do
+      kill -HUP "$pid" 2>/dev/null || true
+    done
+  fi
+fi
+
 # --- offline images ---------------------------------------------------------------------
 apt_mirror() {
   # The first bookworm archive (not the security one) in the machine's apt sources,

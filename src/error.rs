@@ -38,6 +38,9 @@ pub enum ErrorCode {
     /// A git remote refused to update a ref (not a fast-forward without `force`, or a
     /// server-side rule).
     GitPushRejected,
+    /// An image registry refused the credentials the host's docker config gives (or asked
+    /// for some and it gives none), or a credential helper failed.
+    RegistryAuth,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -67,6 +70,7 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::GitAuth => "GIT_AUTH",
             ErrorCode::GitPushRejected => "GIT_PUSH_REJECTED",
+            ErrorCode::RegistryAuth => "REGISTRY_AUTH",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

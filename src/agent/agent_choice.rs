@@ -86,7 +86,7 @@ async fn container_arch(engine: &Engine, inspected: &ContainerInspectResponse) -
 }
 
 /// The `Architecture` of `image` (a name or an id), if the engine knows the image.
-async fn image_arch(engine: &Engine, image: &str) -> Option<String> {
+pub async fn image_arch(engine: &Engine, image: &str) -> Option<String> {
     let subject = format!("image '{image}'");
     let inspected = engine
         .call(&subject, engine.docker().inspect_image(image))
@@ -96,7 +96,7 @@ async fn image_arch(engine: &Engine, image: &str) -> Option<String> {
 }
 
 /// The architecture in a platform string: `os/arch[/variant]`, or an architecture alone.
-fn platform_arch(platform: &str) -> Option<String> {
+pub fn platform_arch(platform: &str) -> Option<String> {
     let mut parts = platform.split('/').filter(|p| !p.is_empty());
     let first = parts.next()?;
     match parts.next() {

@@ -1,6 +1,7 @@
 //! The plain objects of docs/contract.md §2 as JavaScript sees them, and their conversions.
 
 use super::egress::{egress_from_js, EgressOption};
+use super::progress::pull_policy;
 use super::resources::{resources_from_js, Resources};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -52,8 +53,8 @@ pub struct ContainerConfig {
     /// The container's name, used as is; empty counts as absent.
     #[napi(ts_type = "string | undefined")]
     pub name: Option<String>,
-    /// Default: the runtime's `image`. A missing image rejects `IMAGE_NOT_FOUND` (never
-    /// pulled).
+    /// Default: the runtime's `image`. Pulled from its registry when the engine lacks it,
+    /// unless `pull` (or the runtime's) is `'never'`: then `IMAGE_NOT_FOUND`.
     #[napi(ts_type = "string | undefined")]
     pub image: Option<String>,
     /// Absolute container path commands run in by default.
@@ -108,6 +109,11 @@ pub struct ContainerConfig {
     /// variables), started at each `start` in this process.
     #[napi(ts_type = "'none' | 'public' | 'bridge' | EgressPolicy | undefined")]
     pub egress: Option<EgressOption>,
+    /// Over the runtime's `pull`: `'missing'` pulls the image when the engine has none
+    /// for the name (and platform), `'always'` pulls it first, `'never'` rejects
+    /// `IMAGE_NOT_FOUND`.
+    #[napi(ts_type = "'missing' | 'always' | 'never' | undefined")]
+    pub pull: Option<String>,
 }
 
 /// A container as `inspect`, `daemonInspect` and `list` report it: Lace's `ContainerInfo`.
@@ -268,6 +274,7 @@ impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
                 ..Default::default()
             },
             egress: js.egress.map(egress_from_js).transpose()?,
+            pull: pull_policy(js.pull)?,
             ..Default::default()
         })
     }

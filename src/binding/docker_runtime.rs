@@ -11,6 +11,7 @@ use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::exec_stream::{self, ChunkCallback, ExecStreamOptions, NativeExecStream};
 use super::exit_hooks;
+use super::progress::pull_policy;
 use super::runtime_calls::{self as calls, LogsOptions};
 use super::watchdog;
 use crate::runtime::{self, Direction, RuntimeOptions};
@@ -30,11 +31,17 @@ pub struct DockerRuntimeOptions {
     /// Default true: run `exec` through the container's session agent where it runs, and
     /// give containers this runtime creates the agent by a read-only bind mount.
     pub agent: Option<bool>,
+    /// When `create` pulls its image from the registry (credentials from the host's docker
+    /// config): `'missing'` (default), `'always'`, or `'never'` (a missing image rejects
+    /// `IMAGE_NOT_FOUND`). A config's `pull` wins.
+    #[napi(ts_type = "'missing' | 'always' | 'never'")]
+    pub pull: Option<String>,
 }
 
 /// Lace's `ContainerRuntime` on Docker or Podman through the Engine API. Rejections carry
-/// stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `CONTAINER_NOT_FOUND`,
-/// `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
+/// stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `REGISTRY_AUTH`,
+/// `CONTAINER_NOT_FOUND`, `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`,
+/// `ENGINE_ERROR`.
 #[napi]
 pub struct DockerRuntime {
     inner: Arc<runtime::DockerRuntime>,
@@ -47,17 +54,19 @@ impl DockerRuntime {
     #[napi(constructor)]
     pub fn new(env: Env, opts: Option<DockerRuntimeOptions>) -> napi::Result<Self, Code> {
         exit_hooks::install(&env).map_err(|e| napi::Error::new(Code("ENGINE_ERROR"), e.reason))?;
-        let (engine, image, base_dir, watchdog, agent) = match opts {
+        let (engine, image, base_dir, watchdog, agent, pull) = match opts {
             Some(o) => (
                 o.engine,
                 o.image,
                 o.base_dir,
                 o.watchdog.unwrap_or(false),
                 o.agent.unwrap_or(true),
+                o.pull,
             ),
-            None => (None, None, None, false, true),
+            None => (None, None, None, false, true, None),
         };
         let engine = engine_options(engine).map_err(sync_error)?;
+        let pull = pull_policy(pull).map_err(sync_error)?.unwrap_or_default();
         if watchdog {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
@@ -67,6 +76,7 @@ impl DockerRuntime {
                 image,
                 base_dir,
                 agent,
+                pull,
             })),
         })
     }

@@ -16,6 +16,7 @@ use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
+use super::progress::{progress_target, pull_policy, ProgressCallback};
 use super::resources::{resources_from_js, Resources};
 use super::trust::WorkspaceTrust;
 use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
@@ -57,6 +58,15 @@ pub struct WorkspacesOptions {
     /// `min(4096, pid_max / 8)` of the host, memory, CPUs and open files to none. Fixed
     /// when a session is created.
     pub resources: Option<Resources>,
+    /// When a session's images are pulled from their registries (credentials from the
+    /// host's docker config): `'missing'` (default), `'always'` or `'never'` (a missing
+    /// image rejects `IMAGE_NOT_FOUND`); `create` may give its own.
+    #[napi(ts_type = "'missing' | 'always' | 'never'")]
+    pub pull: Option<String>,
+    /// Told of each session's creation as it goes (pulls with bytes, build lines, steps),
+    /// at most ~10 events a second per phase plus the last; `create` may give its own.
+    #[napi(ts_type = "(event: ProgressEventInfo) => void")]
+    pub on_progress: Option<ProgressCallback>,
 }
 
 /// Options of `Workspaces.create`.
@@ -97,6 +107,12 @@ pub struct CreateWorkspaceOptions {
     /// one keeps the limits it was created with). An invalid value rejects
     /// `INVALID_ARGUMENT` before anything is made.
     pub resources: Option<Resources>,
+    /// Replaces the constructor's `pull` for this call.
+    #[napi(ts_type = "'missing' | 'always' | 'never'")]
+    pub pull: Option<String>,
+    /// Replaces the constructor's `onProgress` for this call.
+    #[napi(ts_type = "(event: ProgressEventInfo) => void")]
+    pub on_progress: Option<ProgressCallback>,
 }
 
 /// What a host needs to run an agent thread in a session (`Workspaces.environment`).
@@ -141,6 +157,8 @@ impl Workspaces {
             agent: None,
             egress: None,
             resources: None,
+            pull: None,
+            on_progress: None,
         });
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
@@ -155,6 +173,7 @@ impl Workspaces {
             duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
         let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
         let engine = engine_options(opts.engine).map_err(sync_error)?;
+        let pull = pull_policy(opts.pull).map_err(sync_error)?;
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
@@ -168,6 +187,8 @@ impl Workspaces {
                 agent: opts.agent.unwrap_or(true),
                 egress,
                 resources,
+                pull: pull.unwrap_or_default(),
+                progress: progress_target(opts.on_progress),
             })),
         })
     }
@@ -202,6 +223,8 @@ impl Workspaces {
                 trust: opts.trust.map(Trust::from),
                 egress: opts.egress.map(egress_from_js).transpose()?,
                 resources: resources_from_js(opts.resources, "resources")?,
+                pull: pull_policy(opts.pull)?,
+                progress: progress_target(opts.on_progress),
             };
             inner.create(request).await.map(WorkspaceInfo::from)
         }

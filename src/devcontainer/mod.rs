@@ -5,6 +5,7 @@
 mod build_config;
 mod compose;
 mod config;
+mod dockerfile_bases;
 mod feature_metadata;
 mod feature_order;
 mod features;
@@ -27,6 +28,7 @@ pub use config::{
     devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
     ReadOptions, DEFAULT_WORKSPACE_FOLDER, WAIT_FOR,
 };
+pub use dockerfile_bases::base_images;
 pub use feature_metadata::{
     option_env_name, parse_feature_metadata, FeatureMetadata, FEATURE_JSON_LIMIT,
 };

@@ -163,6 +163,10 @@ pub struct ContainerConfig {
     /// Where the container may connect: through the session relay unless `bridge`; `None`
     /// keeps the engine's network (the host's decision).
     pub egress: Option<crate::egress::Egress>,
+    /// When the image is pulled (`None`: the runtime's policy).
+    pub pull: Option<crate::engine::PullPolicy>,
+    /// Where a pull's progress goes.
+    pub progress: crate::progress::Progress,
 }
 
 impl ContainerConfig {

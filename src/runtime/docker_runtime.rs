@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
-    StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+    WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 
@@ -19,6 +18,7 @@ use super::container_runtime::ContainerRuntime;
 use super::create_checks::{check_network, check_user};
 use super::engine_answers::{info_from_inspect, info_from_summary};
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
+use super::image_create::{create_container, create_pulling, ensure_for_platform};
 use super::keepalive::{sandbox_command_after, SHELL};
 use super::known_mounts::KnownMounts;
 use super::labels::{self, labels_for_new_container};
@@ -31,7 +31,7 @@ use super::resource_limits::{host_pid_max, podman_nproc};
 use crate::agent::{agent_for, agent_mount_source};
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
-use crate::engine::{Engine, EngineKind, EngineOptions};
+use crate::engine::{Engine, EngineKind, EngineOptions, ImageRequest, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
 
@@ -45,6 +45,8 @@ pub struct RuntimeOptions {
     pub base_dir: Option<String>,
     /// Run `exec` through the container's session agent where it runs.
     pub agent: bool,
+    /// When `create` pulls its image, unless the config says.
+    pub pull: PullPolicy,
 }
 
 pub struct DockerRuntime {
@@ -54,6 +56,7 @@ pub struct DockerRuntime {
     mounts: KnownMounts,
     agent: bool,
     relayed: RelayedContainers,
+    pull: PullPolicy,
 }
 
 fn container_subject(id: &str) -> String {
@@ -69,6 +72,7 @@ impl DockerRuntime {
             mounts: KnownMounts::default(),
             agent: options.agent,
             relayed: RelayedContainers::default(),
+            pull: options.pull,
         }
     }
 
@@ -83,42 +87,6 @@ impl DockerRuntime {
 
     pub async fn engine(&self) -> Result<Engine> {
         Engine::connect(&self.engine_options).await
-    }
-
-    async fn create_container(
-        &self,
-        engine: &Engine,
-        name: &str,
-        image: &str,
-        platform: Option<&str>,
-        body: ContainerCreateBody,
-    ) -> Result<()> {
-        let options = CreateContainerOptionsBuilder::default()
-            .name(name)
-            .platform(platform.unwrap_or_default())
-            .build();
-        let image = match platform {
-            Some(platform) => format!("{image}' for platform '{platform}"),
-            None => image.to_string(),
-        };
-        let subject = format!("container '{name}' from image '{image}'");
-        match engine
-            .call(&subject, engine.docker().create_container(Some(options), body))
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(err) if err.code == ErrorCode::ImageNotFound || err.code == ErrorCode::Enoent => {
-                Err(Error::new(
-                    ErrorCode::ImageNotFound,
-                    format!(
-                        "image '{image}' is not present in the engine {} (this library never pulls; pull or build it first): {}",
-                        engine.endpoint(),
-                        err.message
-                    ),
-                ))
-            }
-            Err(err) => Err(err),
-        }
     }
 
     async fn image_default_command(&self, engine: &Engine, image: &str) -> Result<bool> {
@@ -172,6 +140,13 @@ impl ContainerRuntime for DockerRuntime {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
         let engine = self.engine().await?;
         let egress = config.egress.take().filter(|e| e.spec.relayed());
+        let policy = config.pull.unwrap_or(self.pull);
+        let wanted = ImageRequest {
+            image: &image,
+            platform: config.platform.as_deref(),
+            progress: &config.progress,
+        };
+        ensure_for_platform(&engine, &wanted, policy).await?;
         let agent = match self.agent || egress.is_some() {
             true => {
                 let platform = config.platform.as_deref();
@@ -209,9 +184,13 @@ impl ContainerRuntime for DockerRuntime {
         if let Some(source) = &agent {
             add_agent_mount(&mut body, source);
         }
-        let platform = config.platform.as_deref();
-        self.create_container(&engine, &name, &image, platform, body)
-            .await?;
+        let request = ImageRequest {
+            image: &image,
+            platform: config.platform.as_deref(),
+            progress: &config.progress,
+        };
+        let policy = config.pull.unwrap_or(self.pull);
+        create_pulling(&engine, &name, &request, policy, body).await?;
 
         if config.command.is_none()
             && !config.image_command
@@ -230,8 +209,7 @@ impl ContainerRuntime for DockerRuntime {
             if let Some(source) = &agent {
                 add_agent_mount(&mut body, source);
             }
-            self.create_container(&engine, &name, &image, platform, body)
-                .await?;
+            create_container(&engine, &name, &request, body).await?;
         }
         if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
             self.discard(&engine, &name).await;

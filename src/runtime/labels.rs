@@ -23,6 +23,11 @@ pub const CREATED_AT: &str = "dev.container-isolation.created-at";
 pub const KIND: &str = "dev.container-isolation.kind";
 /// The image as the caller named it (Podman reports `localhost/<name>` for local images).
 pub const IMAGE: &str = "dev.container-isolation.image";
+/// On an image this library built: the tag it gave it (an image built from ours by someone
+/// else inherits our labels, but not under this tag).
+pub const IMAGE_TAG: &str = "dev.container-isolation.image-tag";
+/// On an image this library built: `build`, `features` or `uid`.
+pub const IMAGE_KIND: &str = "dev.container-isolation.image-kind";
 
 pub struct LabelContext<'a> {
     pub session: &'a str,

@@ -14,6 +14,7 @@ mod engine_answers;
 mod environment_vars;
 pub mod exec;
 pub mod exec_stream;
+mod image_create;
 mod keepalive;
 mod known_mounts;
 pub mod labels;

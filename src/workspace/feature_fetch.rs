@@ -1,7 +1,8 @@
 //! Fetching a feature published as an OCI artifact: its manifest (bounded, checked
 //! against a pinned digest) and its one `application/vnd.devcontainers.layer.v1+tar`
 //! layer, held in memory up to the feature size limit and verified against its digest.
-//! Plain HTTP only for a loopback registry; credentials from the host's docker config.
+//! Plain HTTP only for a loopback registry; credentials from the host's docker config
+//! (`auths` or a credential helper, as for image pulls).
 //!
 //! `oci-client` does the registry's token handshake and the blob download (digest
 //! verified); the manifest is read here, because the crate reads a manifest's body whole
@@ -14,9 +15,9 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 
 use super::feature_source::{from_layer, sha256_digest, FeatureContent, FEATURE_SIZE_LIMIT};
-use super::registry_auth::registry_credentials;
 use crate::devcontainer::OciRef;
 use crate::error::{Error, ErrorCode, Result};
+use crate::registry_auth::credentials_for;
 
 pub const LAYER_MEDIA_TYPE: &str = "application/vnd.devcontainers.layer.v1+tar";
 /// The most read of a manifest.
@@ -38,7 +39,7 @@ fn scheme(oci: &OciRef) -> &'static str {
 async fn fetch_manifest(
     oci: &OciRef,
     token: Option<String>,
-    basic: Option<&(String, String)>,
+    basic: Option<(&str, &str)>,
 ) -> Result<Vec<u8>> {
     let reference = oci.digest.as_deref().unwrap_or(&oci.tag);
     let url = format!(
@@ -157,16 +158,23 @@ pub async fn fetch_feature(oci: &OciRef) -> Result<FeatureContent> {
         protocol,
         ..Default::default()
     });
-    let credentials = registry_credentials(&oci.registry);
-    let auth = match &credentials {
-        Some((user, password)) => RegistryAuth::Basic(user.clone(), password.clone()),
+    let credentials = credentials_for(&oci.registry).await?;
+    let basic = credentials.as_ref().and_then(|c| c.basic());
+    let auth = match basic {
+        Some((user, password)) => RegistryAuth::Basic(user.into(), password.into()),
         None => RegistryAuth::Anonymous,
     };
     let token = client
         .auth(&reference, &auth, RegistryOperation::Pull)
         .await
-        .map_err(|e| refused(oci, format_args!("registry authentication: {e}")))?;
-    let manifest = fetch_manifest(oci, token, credentials.as_ref()).await?;
+        .map_err(|e| {
+            let shown = e.to_string();
+            let shown = credentials
+                .as_ref()
+                .map_or(shown.clone(), |c| c.redact(&shown));
+            refused(oci, format_args!("registry authentication: {shown}"))
+        })?;
+    let manifest = fetch_manifest(oci, token, basic).await?;
     let layer = feature_layer(oci, &manifest)?;
     let declared = layer.size as usize;
     let mut stream = client

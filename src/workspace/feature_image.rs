@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::feature_set::{resolve_features, ResolvedFeature};
 use super::image_build::run_build;
+use super::image_supply::{DerivedKind, ImageSupply};
 use super::remote_env::process_env;
 use super::session_settings::SessionSettings;
 use crate::engine::{from_bollard, Engine};
@@ -274,6 +275,7 @@ pub async fn ensure_feature_image(
     base: &str,
     settings: &SessionSettings,
     project: &Path,
+    supply: &ImageSupply,
 ) -> Result<String> {
     if settings.features.is_empty() {
         return Ok(base.to_string());
@@ -294,10 +296,11 @@ pub async fn ensure_feature_image(
     }
     let mut metadata = base_image.metadata.clone();
     metadata.extend(features.iter().map(metadata_entry));
-    let labels = HashMap::from([(
+    let mut labels = supply.labels(&recipe.tag, DerivedKind::Features);
+    labels.insert(
         METADATA_LABEL.to_string(),
         Value::Array(metadata).to_string(),
-    )]);
+    );
     let body =
         context(&recipe, &features).map_err(|e| refused(format!("features of {base}: {e}")))?;
     let options = BuildImageOptionsBuilder::default()
@@ -310,7 +313,8 @@ pub async fn ensure_feature_image(
         .build();
     let subject = format!("build of the features image for {base}");
     let body = futures_util::stream::once(std::future::ready(bytes::Bytes::from(body)));
-    run_build(engine, options, body, &subject).await?;
+    let progress = (&supply.progress, DerivedKind::Features.phase());
+    run_build(engine, options, body, &subject, progress).await?;
     Ok(recipe.tag)
 }
 

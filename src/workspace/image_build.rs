@@ -1,7 +1,7 @@
 //! Building a devcontainer.json `build` through the Engine API: the context directory as a
 //! tar streamed to the engine (memory bounded whatever the context's size), the Dockerfile
-//! inside it, build args and target; offline as long as `FROM` names a local image
-//! (nothing is pulled).
+//! inside it, build args and target, the image labelled as ours; the build's lines go out
+//! as progress. Its bases are pulled before (`ImageSupply::ensure_bases`).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -11,9 +11,11 @@ use bytes::Bytes;
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use futures_util::StreamExt;
 
+use super::image_supply::{DerivedKind, ImageSupply};
 use crate::devcontainer::BuildConfig;
 use crate::engine::{from_bollard, Engine};
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::{Phase, Progress};
 
 /// Where a Dockerfile outside the context is put inside the context's archive.
 const OUTSIDE_DOCKERFILE: &str = ".container-isolation.Dockerfile";
@@ -84,6 +86,7 @@ pub async fn build_image(
     build: &BuildConfig,
     tag: &str,
     platform: Option<&str>,
+    (supply, kind): (&ImageSupply, DerivedKind),
 ) -> Result<()> {
     let context_error = |e: String| {
         Error::new(
@@ -105,11 +108,13 @@ pub async fn build_image(
     let body = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
     let dockerfile = dockerfile_in_context(build);
     let args: HashMap<String, String> = build.args.clone().into_iter().collect();
+    let labels = supply.labels(tag, kind);
     let mut options = BuildImageOptionsBuilder::default()
         .dockerfile(&dockerfile)
         .t(tag)
         .rm(true)
-        .buildargs(&args);
+        .buildargs(&args)
+        .labels(&labels);
     if let Some(target) = &build.target {
         options = options.target(target);
     }
@@ -117,7 +122,8 @@ pub async fn build_image(
         options = options.platform(platform);
     }
     let subject = format!("build of {}", build.dockerfile.display());
-    let failure = run_build(engine, options.build(), body, &subject)
+    let progress = (&supply.progress, kind.phase());
+    let failure = run_build(engine, options.build(), body, &subject, progress)
         .await
         .err();
     let written = writer.await.map_err(|e| context_error(e.to_string()))?;
@@ -129,6 +135,9 @@ pub async fn build_image(
 
 /// The images a classic build committed for its steps, read from its log: not `FROM`'s
 /// (the base) and not cached ones (an earlier build's). A failed build leaves them behind.
+/// Docker writes `Step 2/4 : ENV A=1` and ` ---> 0ee2273e2ca4` (`---> Using cache`
+/// before a cached one); Podman `STEP 2/4: ENV A=1` and `--> 906c5ffc0a1` (`--> Using
+/// cache <id>` before a cached one).
 #[derive(Default)]
 struct StepImages {
     ids: Vec<String>,
@@ -143,15 +152,21 @@ impl StepImages {
         while let Some(end) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=end).collect();
             let line = line.trim();
-            if let Some(step) = line.strip_prefix("Step ") {
+            let step = line
+                .strip_prefix("Step ")
+                .or_else(|| line.strip_prefix("STEP "));
+            let id = line
+                .strip_prefix("---> ")
+                .or_else(|| line.strip_prefix("--> "));
+            if let Some(step) = step {
                 self.from_step = step
-                    .split_once(" : ")
-                    .is_some_and(|(_, i)| i.to_ascii_uppercase().starts_with("FROM"));
+                    .split_once(": ")
+                    .is_some_and(|(_, i)| i.trim().to_ascii_uppercase().starts_with("FROM"));
                 self.cached = false;
-            } else if line == "---> Using cache" {
+            } else if id.is_some_and(|id| id.starts_with("Using cache")) {
                 self.cached = true;
-            } else if let Some(id) = line.strip_prefix("---> ") {
-                let is_id = id.len() >= 12 && id.bytes().all(|b| b.is_ascii_hexdigit());
+            } else if let Some(id) = id {
+                let is_id = id.len() >= 11 && id.bytes().all(|b| b.is_ascii_hexdigit());
                 if is_id && !self.from_step && !self.cached {
                     self.ids.push(id.to_string());
                 }
@@ -177,18 +192,46 @@ impl StepImages {
     }
 }
 
-/// Sends one build to the engine and follows its progress to the end; a failure carries
-/// the end of the build log and leaves none of the build's step images behind.
+/// Each complete line of a build's output as a progress event of `phase`.
+#[derive(Default)]
+struct BuildLines {
+    partial: String,
+}
+
+impl BuildLines {
+    fn read(&mut self, text: &str, (progress, phase): (&Progress, Phase)) {
+        if !progress.is_reporting() {
+            return;
+        }
+        self.partial.push_str(text);
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            let line = line.trim();
+            if !line.is_empty() {
+                progress.stream(phase, line, None);
+            }
+        }
+        if self.partial.len() > 64 * 1024 {
+            self.partial.clear();
+        }
+    }
+}
+
+/// Sends one build to the engine and follows its progress to the end, each line reported
+/// as `progress`; a failure carries the end of the build log and leaves none of the
+/// build's step images behind.
 pub async fn run_build(
     engine: &Engine,
     options: bollard::query_parameters::BuildImageOptions,
     body: impl futures_util::Stream<Item = Bytes> + Send + 'static,
     subject: &str,
+    progress: (&Progress, Phase),
 ) -> Result<()> {
     let body = bollard::body_stream(body);
     let mut stream = engine.docker().build_image(options, None, Some(body));
     let mut log = String::new();
     let mut steps = StepImages::default();
+    let mut lines = BuildLines::default();
     let mut failure = None;
     while let Some(item) = stream.next().await {
         let info = match item {
@@ -201,6 +244,7 @@ pub async fn run_build(
         };
         if let Some(text) = info.stream {
             steps.read(&text);
+            lines.read(&text, progress);
             log.push_str(&text);
             keep_tail(&mut log);
         }
@@ -210,6 +254,7 @@ pub async fn run_build(
         }
     }
     drop(stream);
+    progress.0.finish(progress.1, None);
     let Some(message) = failure else {
         return Ok(());
     };
@@ -253,5 +298,12 @@ mod tests {
             steps.read(chunk);
         }
         assert_eq!(steps.ids, ["222222222222"]);
+        let mut podman = StepImages::default();
+        podman.read(
+            "STEP 1/4: FROM container-isolation-test:busybox\nSTEP 2/4: ENV A=1\n\
+             --> Using cache 906c5ffc0a1c7266f3c6\n--> 906c5ffc0a1\nSTEP 3/4: RUN echo hi\n\
+             --> dc30e2fcde2\nSTEP 4/4: RUN false\n",
+        );
+        assert_eq!(podman.ids, ["dc30e2fcde2"]);
     }
 }

@@ -9,6 +9,7 @@ use super::remote_env::{resolve_command, RemoteEnv};
 use crate::devcontainer::{Command, LifecycleCommand};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::{Phase, Progress};
 use crate::runtime::exec::{run_buffered, ExecRequest};
 
 /// The most kept in memory of each stream of a lifecycle command (its end is shown when
@@ -21,6 +22,8 @@ pub struct InContainer<'a> {
     pub user: Option<&'a str>,
     pub cwd: &'a str,
     pub env: &'a RemoteEnv,
+    /// Told of each step that has commands, as it begins.
+    pub progress: &'a Progress,
 }
 
 fn tail(bytes: &[u8]) -> String {
@@ -68,6 +71,9 @@ impl InContainer<'_> {
     /// `${containerEnv:…}` resolved: a single command, or every entry of an object at once
     /// (all must succeed).
     pub async fn run(&self, field: &str, commands: &[&LifecycleCommand]) -> Result<()> {
+        if !commands.is_empty() {
+            self.progress.step(Phase::Lifecycle, field);
+        }
         for command in commands {
             let named = resolve_command(command, &self.env.container).commands();
             let results =

@@ -8,14 +8,16 @@ use std::path::Path;
 use super::clone_owner::give_clone;
 use super::feature_image::ensure_feature_image;
 use super::image_build::build_image;
+use super::image_supply::{DerivedKind, ImageSupply};
 use super::lifecycle_runner::{run_on_host, InContainer};
 use super::remote_env::{process_env, substitute_container_env, RemoteEnv};
 use super::session_settings::{ImageChoice, SessionSettings};
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use crate::egress::Egress;
-use crate::engine::Engine;
+use crate::engine::{Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Phase;
 use crate::runtime::exec::{run_buffered, ExecRequest};
 use crate::runtime::{ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
 
@@ -36,31 +38,42 @@ pub struct SessionContainer<'a> {
     pub probes: &'a ProbeCache,
     /// Relayed: the container is made without a network, its relay started with it.
     pub egress: Option<Egress>,
+    /// The pull policy and progress of the call that makes the container.
+    pub supply: ImageSupply,
 }
 
 /// `initializeCommand` (on the host, only when the settings hold it: the host allowed it),
-/// then the image, built from the project when it is a built one and `rebuild` is asked
-/// for or it is gone, its features installed in a derived image, and the one derived with
-/// the remote user's ids if the session has it. Returns the image with the features (the
-/// base itself without any), whose `devcontainer.metadata` the session merges.
+/// then the image: pulled as the policy says, or built from the project (its bases pulled)
+/// when it is a built one and `rebuild` is asked for or it is gone; its features installed
+/// in a derived image, and the one derived with the remote user's ids if the session has
+/// it. Returns the image with the features (the base itself without any), whose
+/// `devcontainer.metadata` the session merges.
 pub async fn prepare_image(
     engine: &Engine,
     project: &Path,
     settings: &SessionSettings,
     rebuild: bool,
+    supply: &ImageSupply,
 ) -> Result<String> {
     if let Some(init) = &settings.lifecycle.initialize {
         run_on_host(project, init).await?;
     }
-    if let ImageChoice::Built { tag, build } = &settings.image {
-        let present = engine.docker().inspect_image(tag).await.is_ok();
-        if rebuild || !present {
-            build_image(engine, build, tag, settings.platform.as_deref()).await?;
+    let platform = settings.platform.as_deref();
+    match &settings.image {
+        ImageChoice::Built { tag, build } => {
+            let present = engine.docker().inspect_image(tag).await.is_ok();
+            if rebuild || !present {
+                supply.ensure_bases(engine, build, platform).await?;
+                let kind = (supply, DerivedKind::Build);
+                build_image(engine, build, tag, platform, kind).await?;
+            }
         }
+        ImageChoice::Named { name } => supply.ensure(engine, name, platform).await?,
     }
-    let image = ensure_feature_image(engine, settings.image.name(), settings, project).await?;
+    let name = settings.image.name();
+    let image = ensure_feature_image(engine, name, settings, project, supply).await?;
     if let Some(derived) = &settings.uid_image {
-        derived.ensure(engine, &image).await?;
+        derived.ensure(engine, &image, supply).await?;
     }
     Ok(image)
 }
@@ -92,6 +105,20 @@ impl SessionContainer<'_> {
             user: self.settings.remote_user(),
             cwd: &self.settings.workspace_folder,
             env,
+            progress: &self.supply.progress,
+        }
+    }
+
+    /// The image was prepared (pulled, built) before: the create pulls only a named image
+    /// the engine has for another platform, as `docker run` would, unless pulls are off.
+    fn create_pull(&self) -> PullPolicy {
+        let named = matches!(self.settings.image, ImageChoice::Named { .. })
+            && self.settings.featured_image() == self.settings.image.name()
+            && self.settings.uid_image.is_none();
+        if named && self.supply.pull != PullPolicy::Never {
+            PullPolicy::Missing
+        } else {
+            PullPolicy::Never
         }
     }
 
@@ -132,6 +159,13 @@ impl SessionContainer<'_> {
             config.network = None;
             config.egress = Some(egress);
         }
+        config.pull = Some(self.create_pull());
+        config.progress = self.supply.progress.clone();
+        let progress = &self.supply.progress;
+        progress.step(
+            Phase::Create,
+            &format!("creating container {}", record.container_id),
+        );
         match self.runtime.create(config).await {
             Ok(_) => {}
             // Another process made it first: use that one.
@@ -139,6 +173,10 @@ impl SessionContainer<'_> {
             Err(err) => return Err(err),
         }
         let initialised = async {
+            progress.step(
+                Phase::Create,
+                &format!("starting container {}", record.container_id),
+            );
             self.runtime.start(&record.container_id).await?;
             self.give_clone_to_remote_user().await?;
             let env = self.session_env().await?;
@@ -146,6 +184,10 @@ impl SessionContainer<'_> {
             for step in CREATE_STEPS {
                 runner.run(step, &self.settings.commands_of(step)).await?;
             }
+            progress.step(
+                Phase::Create,
+                &format!("container {} ready", record.container_id),
+            );
             Ok(())
         }
         .await;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::image_build::build_image;
+use super::image_supply::{DerivedKind, ImageSupply};
 use crate::devcontainer::BuildConfig;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -77,7 +78,7 @@ impl UidImage {
     }
 
     /// Builds the image from `base` (which must be present) unless it is there already.
-    pub async fn ensure(&self, engine: &Engine, base: &str) -> Result<()> {
+    pub async fn ensure(&self, engine: &Engine, base: &str, supply: &ImageSupply) -> Result<()> {
         if engine.docker().inspect_image(&self.tag).await.is_ok() {
             return Ok(());
         }
@@ -110,7 +111,8 @@ impl UidImage {
                     args,
                     target: None,
                 };
-                build_image(engine, &build, &self.tag, None).await
+                let kind = (supply, DerivedKind::Uid);
+                build_image(engine, &build, &self.tag, None, kind).await
             }
             Err(e) => Err(Error::new(
                 ErrorCode::EngineError,
@@ -138,8 +140,9 @@ mod tests {
         let base = "container-isolation-test:debian";
         let image = UidImage::new(base, "agent", 4242, 4343);
         let hostile = UidImage::new(base, "x'; touch /pwned; '", 4242, 4343);
-        image.ensure(&engine, base).await.unwrap();
-        hostile.ensure(&engine, base).await.unwrap();
+        let supply = ImageSupply::default();
+        image.ensure(&engine, base, &supply).await.unwrap();
+        hostile.ensure(&engine, base, &supply).await.unwrap();
         let run = |tag: String| {
             let engine = engine.clone();
             async move {

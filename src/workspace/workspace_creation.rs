@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::host_paths::engine_sockets;
+use super::image_supply::ImageSupply;
 use super::metadata_merge::{merge_image_metadata, read_image_metadata};
 use super::session_container::prepare_image;
 use super::session_resources::settle_resources;
@@ -36,6 +37,7 @@ impl Workspaces {
         let lock = self.lock_for(&request.session_id);
         let _guard = lock.lock().await;
         let base = &self.options.base_dir;
+        let supply = self.supply(&request.session_id, request.pull, request.progress.as_ref());
         if let Some(existing) = record::load(base, &request.session_id)? {
             if let Some(egress) = request.egress.clone() {
                 drop(_guard);
@@ -47,7 +49,7 @@ impl Workspaces {
                 .await;
             }
             if self.state_of(&existing.container_id).await? == "missing" {
-                return self.recreate(existing).await;
+                return self.recreate(existing, supply).await;
             }
             self.ensure_started(&existing).await?;
             return self.info(existing).await;
@@ -67,7 +69,7 @@ impl Workspaces {
         let engine = self.runtime.engine().await?;
         let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
         let mut settings = self
-            .resolve(&engine, &request, &project, &clone_path, trust)
+            .resolve(&engine, &request, &project, &clone_path, (trust, &supply))
             .await?;
         self.settle_egress(&request.session_id, &mut settings, egress);
         settle_resources(
@@ -96,9 +98,9 @@ impl Workspaces {
             settings: Some(settings),
             owner: record::owner_for(request.lifetime),
         };
-        self.session_container(&engine, &record)?
-            .create(request.lifetime)
-            .await?;
+        let mut container = self.session_container(&engine, &record)?;
+        container.supply = supply;
+        container.create(request.lifetime).await?;
         record::save(base, &record)?;
         self.forward_configured(&record).await?;
         self.info(record).await
@@ -106,14 +108,15 @@ impl Workspaces {
 
     /// The settings of a new session: the project's devcontainer.json (read from the
     /// project, which the agent cannot write) checked against `trust`, its image prepared
-    /// (`initializeCommand`, a build) and the image's metadata merged; or the plain ones.
+    /// (`initializeCommand`, a pull or a build) and the image's metadata merged; or the
+    /// plain ones, their image pulled as the policy says.
     async fn resolve(
         &self,
         engine: &Engine,
         request: &CreateWorkspace,
         project: &Path,
         clone: &Path,
-        trust: &Trust,
+        (trust, supply): (&Trust, &ImageSupply),
     ) -> Result<SessionSettings> {
         let config = if request.devcontainer {
             let (at, local_folder, allowed) = (
@@ -150,15 +153,17 @@ impl Workspaces {
             mount_path: DEFAULT_WORKSPACE_FOLDER,
         };
         let Some(config) = &config else {
-            return plain_settings(&settings_request);
+            let settings = plain_settings(&settings_request)?;
+            prepare_image(engine, project, &settings, false, supply).await?;
+            return Ok(settings);
         };
         let mut settings = resolve_settings(&settings_request, config)?;
-        let image = prepare_image(engine, project, &settings, true).await?;
+        let image = prepare_image(engine, project, &settings, true, supply).await?;
         settings.feature_image = Some(image.clone()).filter(|i| i != settings.image.name());
         let entries = read_image_metadata(engine, &image).await?;
         merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
         if let Some(derived) = UidImage::wanted(&settings) {
-            derived.ensure(engine, &image).await?;
+            derived.ensure(engine, &image, supply).await?;
             settings.uid_image = Some(derived);
         }
         Ok(settings)
@@ -166,7 +171,11 @@ impl Workspaces {
 
     /// A new container for a session whose container was removed: the stored settings
     /// (a record from before settings were kept gets them resolved from the project).
-    async fn recreate(&self, mut existing: WorkspaceRecord) -> Result<WorkspaceInfo> {
+    async fn recreate(
+        &self,
+        mut existing: WorkspaceRecord,
+        supply: ImageSupply,
+    ) -> Result<WorkspaceInfo> {
         let engine = self.runtime.engine().await?;
         if existing.settings.is_none() {
             let request = CreateWorkspace {
@@ -181,18 +190,24 @@ impl Workspaces {
                 PathBuf::from(&existing.clone_path),
             );
             let settings = self
-                .resolve(&engine, &request, &project, &clone, &self.options.trust)
+                .resolve(
+                    &engine,
+                    &request,
+                    &project,
+                    &clone,
+                    (&self.options.trust, &supply),
+                )
                 .await?;
             existing.settings = Some(settings);
         } else if let Some(settings) = &mut existing.settings {
-            let image =
-                prepare_image(&engine, Path::new(&existing.project_dir), settings, false).await?;
+            let project = Path::new(&existing.project_dir);
+            let image = prepare_image(&engine, project, settings, false, &supply).await?;
             settings.feature_image = Some(image).filter(|i| i != settings.image.name());
         }
         let lifetime = Lifetime::parse(&existing.lifetime).unwrap_or_default();
-        self.session_container(&engine, &existing)?
-            .create(lifetime)
-            .await?;
+        let mut container = self.session_container(&engine, &existing)?;
+        container.supply = supply;
+        container.create(lifetime).await?;
         record::save(&self.options.base_dir, &existing)?;
         self.forward_configured(&existing).await?;
         self.info(existing).await

@@ -9,6 +9,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::idle_tracker::{IdleTracker, SessionUseHook};
+use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
@@ -18,8 +19,9 @@ use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
 };
 use crate::egress::{Egress, PortForward};
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::ProgressTarget;
 use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
@@ -40,6 +42,10 @@ pub struct WorkspacesOptions {
     pub egress: Egress,
     /// Every session's limits, under its own (a default pids limit applies when none).
     pub resources: ResourceLimits,
+    /// When images are pulled, unless `create` says.
+    pub pull: PullPolicy,
+    /// Where sessions' creation progress goes, unless `create` gives its own.
+    pub progress: Option<ProgressTarget>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -62,6 +68,10 @@ pub struct CreateWorkspace {
     pub egress: Option<Egress>,
     /// Over the constructor's `resources`, field by field.
     pub resources: ResourceLimits,
+    /// Replaces the constructor's pull policy for this call.
+    pub pull: Option<PullPolicy>,
+    /// Replaces the constructor's progress target for this call.
+    pub progress: Option<ProgressTarget>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +114,7 @@ impl Workspaces {
             image: options.image.clone(),
             base_dir: Some(options.base_dir.to_string_lossy().into_owned()),
             agent: options.agent,
+            pull: options.pull,
         });
         let clones = Arc::new(CloneManager::new(options.base_dir.clone()));
         let idle = options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t)));
@@ -171,6 +182,24 @@ impl Workspaces {
         Ok(all)
     }
 
+    /// How this call brings in a session's images: its pull policy and progress, else the
+    /// constructor's.
+    pub(super) fn supply(
+        &self,
+        session_id: &str,
+        pull: Option<PullPolicy>,
+        progress: Option<&ProgressTarget>,
+    ) -> ImageSupply {
+        ImageSupply {
+            pull: pull.unwrap_or(self.options.pull),
+            progress: progress
+                .or(self.options.progress.as_ref())
+                .map(|t| t.for_session(session_id))
+                .unwrap_or_default(),
+            base_dir: self.options.base_dir.clone(),
+        }
+    }
+
     pub(super) fn session_container<'a>(
         &'a self,
         engine: &'a Engine,
@@ -189,6 +218,12 @@ impl Workspaces {
             settings,
             probes: &self.probes,
             egress: self.egress_of(record),
+            // Only `create` pulls and reports progress: it replaces this.
+            supply: ImageSupply {
+                pull: PullPolicy::Never,
+                progress: crate::progress::Progress::none(),
+                base_dir: self.options.base_dir.clone(),
+            },
         })
     }
 

@@ -1,0 +1,32 @@
+// A host's `onProgress` as the native side calls it: it never throws into the host (an
+// exception of a progress display is dropped; the session's creation goes on). Applied to
+// the constructor's option and to each `create`'s.
+'use strict'
+
+function safeProgress(opts) {
+  if (!opts || typeof opts.onProgress !== 'function') return opts
+  const { onProgress } = opts
+  return {
+    ...opts,
+    onProgress: (event) => {
+      try {
+        onProgress(event)
+      } catch {}
+    },
+  }
+}
+
+module.exports = function installProgress(native) {
+  const Base = native.Workspaces
+  const { create } = Base.prototype
+  Base.prototype.create = function (opts) {
+    return create.call(this, safeProgress(opts))
+  }
+  class Workspaces extends Base {
+    constructor(opts) {
+      super(safeProgress(opts))
+    }
+  }
+  Object.defineProperty(Workspaces, 'name', { value: 'Workspaces' })
+  native.Workspaces = Workspaces
+}

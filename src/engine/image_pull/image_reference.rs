@@ -1,0 +1,116 @@
+//! An image reference split as docker splits it: the repository (with its registry, or
+//! Docker Hub's when the first component names none), and the tag or digest (`latest`
+//! when neither is given: an engine asked for a name alone would pull every tag).
+
+use crate::error::{Error, Result};
+use crate::registry_auth::canonical_host;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageReference {
+    /// The repository as written, without tag or digest (`node`, `127.0.0.1:5000/ci/busy`).
+    pub repository: String,
+    /// A tag, or a digest (`sha256:…`).
+    pub tag: String,
+    /// The registry's host, one spelling per registry (`docker.io` for Docker Hub).
+    pub registry: String,
+}
+
+/// docker's rule: a first component is a registry when it has a `.` or a `:`, or is
+/// `localhost`.
+fn registry_of(repository: &str) -> String {
+    match repository.split_once('/') {
+        Some((first, _)) if first.contains(['.', ':']) || first == "localhost" => {
+            canonical_host(first)
+        }
+        _ => "docker.io".to_string(),
+    }
+}
+
+impl ImageReference {
+    pub fn parse(image: &str) -> Result<ImageReference> {
+        let invalid = || {
+            Error::invalid_argument(format!(
+                "image '{}' is not an image reference",
+                image.escape_debug()
+            ))
+        };
+        if image.is_empty()
+            || image.len() > 1024
+            || image.starts_with(['-', '/', ':', '@'])
+            || image.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(invalid());
+        }
+        let (repository, tag) = match image.split_once('@') {
+            Some((repository, digest)) if digest.contains(':') => (repository, digest),
+            Some(_) => return Err(invalid()),
+            None => {
+                let last = image.rfind('/').map_or(0, |slash| slash + 1);
+                match image[last..].rfind(':') {
+                    Some(colon) => (&image[..last + colon], &image[last + colon + 1..]),
+                    None => (image, "latest"),
+                }
+            }
+        };
+        if repository.is_empty() || tag.is_empty() || repository.ends_with('/') {
+            return Err(invalid());
+        }
+        Ok(ImageReference {
+            repository: repository.to_string(),
+            tag: tag.to_string(),
+            registry: registry_of(repository),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(image: &str) -> (String, String, String) {
+        let r = ImageReference::parse(image).unwrap();
+        (r.repository, r.tag, r.registry)
+    }
+
+    #[test]
+    fn references_split_as_docker_splits_them() {
+        let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            parts("node:20-bookworm"),
+            s("node", "20-bookworm", "docker.io")
+        );
+        assert_eq!(parts("busybox"), s("busybox", "latest", "docker.io"));
+        assert_eq!(parts("mona/tool:1"), s("mona/tool", "1", "docker.io"));
+        assert_eq!(
+            parts("127.0.0.1:5000/ci/busy:1"),
+            s("127.0.0.1:5000/ci/busy", "1", "127.0.0.1:5000")
+        );
+        assert_eq!(
+            parts("127.0.0.1:5000/ci/busy"),
+            s("127.0.0.1:5000/ci/busy", "latest", "127.0.0.1:5000")
+        );
+        assert_eq!(
+            parts("localhost/x"),
+            s("localhost/x", "latest", "localhost")
+        );
+        assert_eq!(parts("index.docker.io/library/node:20").2, "docker.io");
+        assert_eq!(parts("GHCR.io/o/i:t").2, "ghcr.io");
+        let digest = format!("sha256:{}", "a".repeat(64));
+        assert_eq!(
+            parts(&format!("ghcr.io/o/i@{digest}")),
+            s("ghcr.io/o/i", &digest, "ghcr.io")
+        );
+        for bad in [
+            "",
+            "-x",
+            "a b",
+            "x@nodigest",
+            "x:",
+            "reg:5000/",
+            "a\nb",
+            "/abs",
+        ] {
+            assert!(ImageReference::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! One pull through the Engine API's `POST /images/create`: the registry's credentials
+//! from the host's docker config, the engine's messages read into summed byte progress,
+//! and the stream bounded by the engine's timeout between two messages (the request
+//! timeout covers only the wait for the response's headers): a stalled pull rejects
+//! `TIMEOUT` and the rest of its stream is dropped, which cancels it in the engine.
+
+use bollard::auth::DockerCredentials;
+use bollard::query_parameters::CreateImageOptionsBuilder;
+use futures_util::StreamExt;
+
+use super::image_reference::ImageReference;
+use super::layer_progress::LayerProgress;
+use super::pull_failure::PullContext;
+use crate::engine::{from_bollard, Engine};
+use crate::error::Result;
+use crate::progress::{Phase, Progress, INTERVAL};
+use crate::registry_auth::{credentials_for, RegistryCredentials};
+
+fn engine_credentials(c: &RegistryCredentials) -> DockerCredentials {
+    DockerCredentials {
+        username: Some(c.username.clone()).filter(|u| !u.is_empty()),
+        password: Some(c.password.clone()).filter(|p| !p.is_empty()),
+        identitytoken: c.identity_token.clone(),
+        serveraddress: Some(c.server_address.clone()),
+        ..Default::default()
+    }
+}
+
+/// Pulls `image` (for `platform` when given), reporting `pull` events for it.
+pub async fn run_pull(
+    engine: &Engine,
+    image: &str,
+    platform: Option<&str>,
+    progress: &Progress,
+) -> Result<()> {
+    let reference = ImageReference::parse(image)?;
+    let credentials = credentials_for(&reference.registry).await?;
+    let context = PullContext {
+        image,
+        registry: &reference.registry,
+        platform,
+        endpoint: engine.endpoint().to_string(),
+        credentials: credentials.as_ref(),
+    };
+    let mut options = CreateImageOptionsBuilder::default()
+        .from_image(&reference.repository)
+        .tag(&reference.tag);
+    if let Some(platform) = platform {
+        options = options.platform(platform);
+    }
+    let mut stream = engine.docker().create_image(
+        Some(options.build()),
+        None,
+        credentials.as_ref().map(engine_credentials),
+    );
+    let bound = engine.timeout();
+    let mut layers = LayerProgress::default();
+    progress.stream(Phase::Pull, image, Some((0, 0)));
+    // While the engine is quiet, a held-back event still goes out when due.
+    let mut tick = tokio::time::interval(INTERVAL);
+    let mut deadline = tokio::time::Instant::now() + bound;
+    let failed = loop {
+        tokio::select! {
+            next = stream.next() => match next {
+                None => break None,
+                Some(Ok(info)) => {
+                    deadline = tokio::time::Instant::now() + bound;
+                    layers.read(&info);
+                    progress.stream(Phase::Pull, image, Some(layers.bytes()));
+                }
+                Some(Err(err)) => break Some(failure(&context, err, bound)),
+            },
+            _ = tick.tick() => progress.flush(Phase::Pull),
+            _ = tokio::time::sleep_until(deadline) => break Some(context.stalled(bound)),
+        }
+    };
+    drop(stream);
+    if let Some(err) = failed {
+        progress.finish(Phase::Pull, None);
+        return Err(err);
+    }
+    let (_, total) = layers.bytes();
+    progress.finish(Phase::Pull, Some((image, Some((total, total)))));
+    Ok(())
+}
+
+fn failure(
+    context: &PullContext<'_>,
+    err: bollard::errors::Error,
+    bound: std::time::Duration,
+) -> crate::error::Error {
+    use bollard::errors::Error as B;
+    match err {
+        B::DockerResponseServerError { message, .. } => context.failed(&message),
+        B::DockerStreamError { error } => context.failed(&error),
+        B::RequestTimeoutError => context.stalled(bound),
+        other => {
+            let mut err = from_bollard(other, &format!("pull of image '{}'", context.image));
+            if let Some(c) = context.credentials {
+                err.message = c.redact(&err.message);
+            }
+            err
+        }
+    }
+}
