@@ -1,6 +1,7 @@
 // A host's egress callbacks as the native relay calls them: `onRequest` always answers a
 // boolean (a throw or a rejection is a no, never an uncaught exception in the host), and
-// `onEvent` never throws into the host. Applied to every option that takes an egress.
+// `onEvent` never throws into the host. Applied by `safe-callbacks.js` to every option that
+// takes an egress.
 'use strict'
 
 function safeEgress(egress) {
@@ -28,24 +29,4 @@ function safeEgress(egress) {
 
 const withSafeEgress = (opts) => (opts && opts.egress !== undefined ? { ...opts, egress: safeEgress(opts.egress) } : opts)
 
-module.exports = function installEgress(native) {
-  const Base = native.Workspaces
-  const { create, setEgress } = Base.prototype
-  Base.prototype.create = function (opts) {
-    return create.call(this, withSafeEgress(opts))
-  }
-  Base.prototype.setEgress = function (sessionId, egress) {
-    return setEgress.call(this, sessionId, safeEgress(egress))
-  }
-  const runtimeCreate = native.DockerRuntime.prototype.create
-  native.DockerRuntime.prototype.create = function (config) {
-    return runtimeCreate.call(this, withSafeEgress(config))
-  }
-  class Workspaces extends Base {
-    constructor(opts) {
-      super(withSafeEgress(opts))
-    }
-  }
-  Object.defineProperty(Workspaces, 'name', { value: 'Workspaces' })
-  native.Workspaces = Workspaces
-}
+module.exports = { safeEgress, withSafeEgress }

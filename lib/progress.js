@@ -1,6 +1,6 @@
 // A host's `onProgress` as the native side calls it: it never throws into the host (an
-// exception of a progress display is dropped; the session's creation goes on). Applied to
-// the constructor's option and to each `create`'s.
+// exception of a progress display is dropped; the session's creation goes on). Applied by
+// `safe-callbacks.js` to the constructor's option and to each `create`'s.
 'use strict'
 
 function safeProgress(opts) {
@@ -16,17 +16,4 @@ function safeProgress(opts) {
   }
 }
 
-module.exports = function installProgress(native) {
-  const Base = native.Workspaces
-  const { create } = Base.prototype
-  Base.prototype.create = function (opts) {
-    return create.call(this, safeProgress(opts))
-  }
-  class Workspaces extends Base {
-    constructor(opts) {
-      super(safeProgress(opts))
-    }
-  }
-  Object.defineProperty(Workspaces, 'name', { value: 'Workspaces' })
-  native.Workspaces = Workspaces
-}
+module.exports = { safeProgress }
