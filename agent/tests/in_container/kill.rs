@@ -116,8 +116,18 @@ fn a_signal_that_ends_a_command_is_its_exit_status() {
     let id = agent.spawn(&["sleep", "1000"], false);
     wait_for(&container, "sleep 1000", 1);
     agent.send(id, &Message::Signal { signo: 15 });
-    let ran = agent.finish(id);
-    assert_eq!((ran.code, ran.signal), (128 + 15, 15));
+    // The signal's own reply and the command's end travel separately: either may come
+    // first, and both come.
+    let (mut signalled, mut exited) = (None, None);
+    while signalled.is_none() || exited.is_none() {
+        match agent.recv(id) {
+            Message::Signalled { count } => signalled = Some(count),
+            Message::Exited { code, signal } => exited = Some((code, signal)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(signalled, Some(1));
+    assert_eq!(exited, Some((128 + 15, 15)));
     // Signalling a command that is gone reaches nobody.
     agent.send(id, &Message::Signal { signo: 15 });
     assert_eq!(agent.recv(id), Message::Signalled { count: 0 });
