@@ -107,7 +107,7 @@ const commands = {
         const info = await addon.detectEngine({ ...engine, kind, timeoutMs: 5000 })
         found.push({ ...info, latencyMs: Number(process.hrtime.bigint() - started) / 1e6 })
       } catch (err) {
-        found.push({ kind: kind ?? engine.host ?? engine.context, error: err.message, code: err.code })
+        found.push({ kind: kind ?? engine.host ?? engine.context ?? 'engine', error: err.message, code: err.code })
       }
     }
     if (args.json) console.log(JSON.stringify(found, null, 2))
