@@ -22,7 +22,9 @@ use crate::error::{Error, ErrorCode, Result};
 pub struct Engine {
     docker: Docker,
     info: Arc<EngineInfo>,
-    endpoint: Endpoint,
+    /// Shared: an endpoint with its TLS files or ssh target is large, and engines are
+    /// cloned into many places.
+    endpoint: Arc<Endpoint>,
     timeout: Duration,
     /// For `ssh://`: the bridge bollard talks through, alive while any clone is.
     tunnel: Option<Arc<SshTunnel>>,
@@ -48,7 +50,7 @@ impl Engine {
         Engine {
             docker,
             info: Arc::new(info),
-            endpoint,
+            endpoint: Arc::new(endpoint),
             timeout,
             tunnel,
         }
