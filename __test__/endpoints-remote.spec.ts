@@ -5,7 +5,7 @@
 // a docker context with TLS material, containers run over both transports, and the
 // locality probe that says "not local" and leaves no volume. Skipped where the rig is absent.
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -40,6 +40,19 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
   } finally {
     apply(saved)
   }
+}
+
+/** This process's `ssh … dial-stdio` children (one per open connection to an ssh:// engine). */
+function sshChildren(): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dial-stdio')
+    } catch {
+      return false
+    }
+  })
 }
 
 describe.skipIf(!existsSync(fileURLToPath(RIG)))('engines on another machine', () => {
@@ -129,6 +142,10 @@ describe.skipIf(!existsSync(fileURLToPath(RIG)))('engines on another machine', (
         await runtime.remove(id)
       }
       expect(rig.cli('ps', '-aq')).toBe('')
+      // Every connection's ssh child ends with its connection.
+      const deadline = Date.now() + 10_000
+      while (sshChildren().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      expect(sshChildren()).toEqual([])
     }, 60_000)
   }
 })
