@@ -72,15 +72,22 @@ pub fn reaches_socket(path: &Path, sockets: &[PathBuf]) -> bool {
 /// Sockets whose mount would hand a container an engine: the connected engine's, and
 /// every one auto-detection would try (another engine on this host is as dangerous).
 pub fn engine_sockets(engine: &Engine) -> Vec<PathBuf> {
-    let mut sockets: Vec<PathBuf> =
-        candidates(&EngineOptions::default(), &DetectionEnv::from_process())
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|c| match c.endpoint {
-                Endpoint::Unix(path) => Some(path),
-                Endpoint::Http(_) => None,
-            })
-            .collect();
+    // The sockets of the `default` context too, which a missing docker context cannot
+    // turn into an error (and so into an empty list).
+    let local_only = EngineOptions {
+        context: Some("default".into()),
+        ..Default::default()
+    };
+    let env = DetectionEnv::from_process();
+    let mut sockets: Vec<PathBuf> = [&EngineOptions::default(), &local_only]
+        .into_iter()
+        .flat_map(|opts| candidates(opts, &env).unwrap_or_default())
+        .filter_map(|c| match c.endpoint {
+            Endpoint::Unix(path) => Some(path),
+            _ => None,
+        })
+        .collect();
+    sockets.extend(engine.tunnel_socket().map(Path::to_path_buf));
     if let Endpoint::Unix(path) = engine.endpoint() {
         sockets.push(path.clone());
     }
