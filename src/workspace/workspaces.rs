@@ -14,6 +14,7 @@ use super::session_container::SessionContainer;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
+use super::workspace_storage::StorageChoice;
 use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
@@ -46,6 +47,8 @@ pub struct WorkspacesOptions {
     pub pull: PullPolicy,
     /// Where sessions' creation progress goes, unless `create` gives its own.
     pub progress: Option<ProgressTarget>,
+    /// Where new sessions' repositories live for their containers.
+    pub storage: StorageChoice,
 }
 
 #[derive(Debug, Clone, Default)]
