@@ -23,6 +23,7 @@ pub mod reaper;
 pub mod registry_auth;
 pub mod runtime;
 pub mod shell;
+pub mod tar_extract;
 pub mod workspace;
 
 #[cfg_attr(test, allow(dead_code))]

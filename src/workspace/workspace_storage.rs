@@ -72,7 +72,10 @@ mod tests {
 
     #[test]
     fn choices_parse_and_old_records_are_bind() {
-        assert_eq!(StorageChoice::parse("volume").unwrap(), StorageChoice::Volume);
+        assert_eq!(
+            StorageChoice::parse("volume").unwrap(),
+            StorageChoice::Volume
+        );
         assert!(StorageChoice::parse("nfs").is_err());
         let old: Storage = serde_json::from_str("\"bind\"").unwrap();
         assert_eq!(old, Storage::default());
