@@ -46,7 +46,11 @@ async fn an_uploaded_agent_is_found_by_its_label_and_answers() {
         .exec(
             &id,
             ExecRequest {
-                command: vec!["sh".into(), "-c".into(), "echo hi; stat -c %a:%u /.container-isolation-agent".into()],
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "echo hi; stat -c %a:%u /.container-isolation-agent".into(),
+                ],
                 ..Default::default()
             },
         )
@@ -55,7 +59,11 @@ async fn an_uploaded_agent_is_found_by_its_label_and_answers() {
     let _ = std::fs::remove_dir_all(&base);
 
     assert!(!mounted, "no bind mount of the agent");
-    assert_eq!(label.map(|l| l.len()), Some(64), "the upload's sha-256 labels the container");
+    assert_eq!(
+        label.map(|l| l.len()),
+        Some(64),
+        "the upload's sha-256 labels the container"
+    );
     match access.unwrap() {
         AgentAccess::Agent { path, .. } => assert_eq!(path, AGENT_MOUNT),
         other => panic!("the agent should run: {other:?}"),
