@@ -2,7 +2,8 @@
 // another machine) instead of a bind-mounted host clone: made and labelled at create,
 // filled before the container starts, read back for changes/export, removed on destroy and
 // by reapOrphans once its session is gone. Runs on the engine under test (TEST_ENGINE_SOCKET).
-import { readFileSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, git, gitProject, IMAGES, tempDir } from './helpers'
 
@@ -77,6 +78,28 @@ describe('Workspaces with storage: volume', () => {
 
     await workspaces.destroy(id)
     expect(ourVolumes()).toEqual([])
+  })
+
+  it('reads back a stopped container, symlinks kept as links and never followed', async () => {
+    const proj = gitProject('wsv-project')
+    dirs.push(proj)
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj.path, sessionId: id })
+    const env = await workspaces.environment(id, 't')
+    const r = await env.shell.execute(
+      'ln -s /etc/hostname leak && ln -s / root && mkdir -p d && echo x > d/x.txt && git add -A && git -c user.name=A -c user.email=a@b commit -qm links',
+      { toolRequestId: 'l1' },
+    )
+    expect(r.exitCode).toBe(0)
+    await workspaces.stop(id)
+    const changes = await workspaces.changes(id)
+    expect((await workspaces.get(id))?.state).toBe('stopped')
+    expect(changes.commits.map((c) => c.summary)).toEqual(['links'])
+    expect(changes.files.map((f) => f.path).sort()).toEqual(['d/x.txt', 'leak', 'root'])
+    expect(lstatSync(join(info.clonePath, 'leak')).isSymbolicLink()).toBe(true)
+    expect(readlinkSync(join(info.clonePath, 'root'))).toBe('/')
+    expect(readdirSync(join(base.path, 'sessions')).filter((n) => n.startsWith('.readback'))).toEqual([])
+    await workspaces.destroy(id)
   })
 
   it('a recreated container finds the volume as it was, not uploaded again', async () => {
