@@ -111,6 +111,10 @@ describe('Workspaces with storage: volume', () => {
     await env.fileIO.writeFile('kept.txt', 'kept\n')
     await env.fileIO.writeFile('README.md', 'changed in the volume\n')
     engineCli('rm', '-f', info.containerId)
+    // Without a container the volume is read through a reader container, removed after.
+    const changes = await workspaces.changes(id)
+    expect(changes.uncommitted.map((u) => `${u.status} ${u.path}`).sort()).toEqual([' M README.md', '?? kept.txt'])
+    expect(engineCli('ps', '-a', '-q', '--filter', `name=${info.volume}-reader`)).toBe('')
     const again = await workspaces.create({ projectDir: proj.path, sessionId: id })
     expect(again.state).toBe('running')
     const env2 = await workspaces.environment(id, 't')

@@ -30,7 +30,7 @@ pub fn session_volume(record: &WorkspaceRecord) -> Result<Option<&str>> {
 }
 
 /// Our labels on a session's volume: those its container gets, and the container's name.
-fn volume_labels(
+pub(super) fn volume_labels(
     record: &WorkspaceRecord,
     lifetime: Lifetime,
     base_dir: &str,

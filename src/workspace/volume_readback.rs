@@ -2,18 +2,19 @@
 //! (`changes`, `export`, `push`, `destroy`'s trash): the container's workspace folder
 //! downloaded (stopped containers answer too), extracted as untrusted input into a fresh
 //! directory beside the clone, and exchanged with the clone in one rename. Without a
-//! container (removed, not yet made again) the copy last read back stands.
+//! container (removed, not yet made again) a reader container is made for the read.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::session_volume::session_volume;
+use super::session_volume::{session_volume, volume_labels};
 use super::workspace_record::WorkspaceRecord;
 use super::workspaces::{blocking_error, Workspaces};
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::Lifetime;
 use crate::tar_extract::ExtractLimits;
-use crate::workspace_volume::download_tree;
+use crate::workspace_volume::{download_tree, read_volume, VolumeRead};
 
 fn io_error(what: &Path, err: std::io::Error) -> Error {
     Error::new(ErrorCode::Eacces, format!("{}: {err}", what.display()))
@@ -59,12 +60,10 @@ impl Workspaces {
 
     /// For a `volume` session whose container exists: its repository as the host clone.
     pub(super) async fn read_back(&self, record: &WorkspaceRecord) -> Result<()> {
-        if session_volume(record)?.is_none() {
+        let Some(volume) = session_volume(record)? else {
             return Ok(());
-        }
-        if self.state_of(&record.container_id).await? == "missing" {
-            return Ok(());
-        }
+        };
+        let missing = self.state_of(&record.container_id).await? == "missing";
         let clone = PathBuf::from(&record.clone_path);
         let parent = clone.parent().unwrap_or(Path::new("/")).to_path_buf();
         let fresh = parent.join(format!(
@@ -80,14 +79,26 @@ impl Workspaces {
             .as_ref()
             .map(|s| s.mount_path.clone())
             .unwrap_or_else(|| record.container_mount_path.clone());
-        let downloaded = download_tree(
-            &engine,
-            &record.container_id,
-            &mount,
-            fresh.clone(),
-            ExtractLimits::default(),
-        )
-        .await;
+        let limits = ExtractLimits::default();
+        let downloaded = match missing {
+            false => {
+                download_tree(&engine, &record.container_id, &mount, fresh.clone(), limits).await
+            }
+            true => {
+                let base_dir = self.runtime.base_dir().to_string_lossy();
+                let read = VolumeRead {
+                    volume,
+                    mount_path: &mount,
+                    image: record
+                        .settings
+                        .as_ref()
+                        .map(|s| s.run_image())
+                        .unwrap_or(&record.image),
+                    labels: volume_labels(record, Lifetime::Process, &base_dir),
+                };
+                read_volume(&engine, read, fresh.clone(), limits).await
+            }
+        };
         let swapped = tokio::task::spawn_blocking(move || {
             let result = match downloaded {
                 Ok(_) => exchange(&fresh, &clone).map_err(|e| io_error(&clone, e)),
