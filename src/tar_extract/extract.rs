@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tar::EntryType;
 
-use super::entry_path::{entry_components, Refused};
+use super::entry_path::{entry_components, is_rooted, Refused};
 use super::parent_dirs::{open_dir, open_parents};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::fd_ops::{cstr, errno, lstat_at, mkdir_at, open_at, unlink_at};
@@ -68,7 +68,8 @@ fn exceeded(what: &str, bound: impl std::fmt::Display) -> Error {
 }
 
 /// Writes the entries of `archive` below the existing directory `target`, the first
-/// `strip` components of each name dropped.
+/// `strip` components of each name dropped (or, when the first entry is `/`, each name
+/// read from `/` as below the target).
 pub fn extract(
     archive: impl Read,
     target: &Path,
@@ -80,6 +81,7 @@ pub fn extract(
     let mut archive = tar::Archive::new(archive);
     let mut done = Extracted::default();
     let mut entries_seen = 0usize;
+    let mut rooted = None;
     let corrupt =
         |e: std::io::Error| Error::new(ErrorCode::EngineError, format!("archive: malformed ({e})"));
     for entry in archive.entries().map_err(corrupt)? {
@@ -89,10 +91,12 @@ pub fn extract(
             return Err(exceeded("entries", limits.max_entries));
         }
         let name = entry.path().map_err(corrupt)?.into_owned();
-        let parts = entry_components(&name, strip).map_err(|why| match why {
+        let rooted = *rooted.get_or_insert_with(|| is_rooted(&name));
+        let parts = entry_components(&name, strip, rooted).map_err(|why| match why {
             Refused::Absolute => refused(&name, "an absolute path"),
             Refused::ParentDir => refused(&name, "a `..` component"),
             Refused::Nul => refused(&name, "a NUL byte"),
+            Refused::Unrooted => refused(&name, "a relative path after `/`"),
         })?;
         let Some((last, parents)) = parts.split_last() else {
             continue;

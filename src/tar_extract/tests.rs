@@ -166,3 +166,25 @@ fn a_header_claiming_a_huge_size_is_refused_before_writing() {
     assert_eq!(err.code, ErrorCode::LimitExceeded);
     assert!(!target.join("huge").exists());
 }
+
+#[test]
+fn an_archive_named_from_the_root_lands_below_the_target() {
+    let (outer, target) = fresh();
+    let tar = archive(&[
+        ("/", EntryType::Directory, b"", None),
+        ("/d/", EntryType::Directory, b"", None),
+        ("/d/y", EntryType::Regular, b"y", None),
+    ]);
+    let done = extract(&tar[..], &target, 1, ExtractLimits::default()).unwrap();
+    assert_eq!((done.files, done.dirs), (1, 1));
+    assert_eq!(std::fs::read(target.join("d/y")).unwrap(), b"y");
+    only_target_written(outer.path());
+    let (outer, target) = fresh();
+    let tar = archive(&[
+        ("/", EntryType::Directory, b"", None),
+        ("escape/x", EntryType::Regular, b"x", None),
+    ]);
+    let err = extract(&tar[..], &target, 1, ExtractLimits::default()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Eacces);
+    only_target_written(outer.path());
+}
