@@ -102,6 +102,23 @@ describe('Workspaces with storage: volume', () => {
     await workspaces.destroy(id)
   })
 
+  it("gives the volume's files to remoteUser, who can commit there", async () => {
+    const proj = gitProject('wsv-project', {
+      '.devcontainer/devcontainer.json': `{ "image": "${IMAGES.debian}", "remoteUser": "agent" }`,
+    })
+    dirs.push(proj)
+    const id = session()
+    await workspaces.create({ projectDir: proj.path, sessionId: id })
+    const env = await workspaces.environment(id, 't')
+    const r = await env.shell.execute(
+      'id -un; stat -c %U /workspace /workspace/README.md /workspace/.git/HEAD; echo w > w.txt && git add w.txt && git -c user.name=A -c user.email=a@b commit -qm w && git log --format=%s -1',
+      { toolRequestId: 'u1' },
+    )
+    expect(r.output.map((l) => l.text)).toEqual(['agent', 'agent', 'agent', 'agent', 'w'])
+    expect((await workspaces.changes(id)).commits.map((c) => c.summary)).toEqual(['w'])
+    await workspaces.destroy(id)
+  })
+
   it('a recreated container finds the volume as it was, not uploaded again', async () => {
     const proj = gitProject('wsv-project')
     dirs.push(proj)
