@@ -164,6 +164,7 @@ describe('Workspaces with storage: volume', () => {
     expect(report.volumesRemoved).toEqual([orphan])
     expect(ourVolumes()).toEqual([live.volume])
     expect((await workspaces.list()).map((w) => w.storage)).toEqual(['volume'])
+    expect((await workspaces.prune({ dryRun: true })).imagesRemoved).toEqual([])
     await workspaces.destroy(id)
   })
 })

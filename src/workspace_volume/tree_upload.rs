@@ -56,7 +56,7 @@ impl Write for ChannelWriter {
 fn header(meta: &Metadata, kind: EntryType, owner: EntryOwner) -> Header {
     let mut h = Header::new_gnu();
     h.set_entry_type(kind);
-    h.set_mode(meta.mode() & 0o7777);
+    h.set_mode(meta.mode() & 0o777);
     h.set_mtime(meta.mtime().max(0) as u64);
     h.set_uid(u64::from(owner.uid));
     h.set_gid(u64::from(owner.gid));
