@@ -224,8 +224,13 @@ impl ContainerRuntime for DockerRuntime {
         }
         if let Some(delivery) = &agent {
             if let Err(err) = delivery.deliver(&engine, &name).await {
-                self.discard(&engine, &name).await;
-                return Err(err);
+                // Without the agent the relay cannot run; plain commands take the engine path.
+                if egress.is_some() {
+                    self.discard(&engine, &name).await;
+                    let why = format!("the session agent could not be uploaded: {}", err.message);
+                    return Err(Error::new(ErrorCode::EgressUnavailable, why));
+                }
+                tracing::warn!("container '{name}': no session agent: {}", err.message);
             }
         }
         if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
