@@ -71,3 +71,37 @@ async fn an_uploaded_agent_is_found_by_its_label_and_answers() {
     let out = answered.unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n755:0\n");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_egress_relay_runs_in_an_uploaded_agent() {
+    let base = std::env::temp_dir().join(format!("ci-cargo-upload-relay-{}", std::process::id()));
+    let runtime = DockerRuntime::new(RuntimeOptions {
+        base_dir: Some(base.to_string_lossy().into()),
+        ..Default::default()
+    })
+    .with_agent_upload();
+    let id = runtime
+        .create(ContainerConfig {
+            working_directory: "/".into(),
+            image: Some(IMAGE.into()),
+            lifetime: Lifetime::Process,
+            egress: Some(container_isolation::egress::Egress::default()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let started = runtime.start(&id).await;
+    let proxy = runtime
+        .exec(
+            &id,
+            ExecRequest {
+                command: vec!["sh".into(), "-c".into(), "echo $HTTP_PROXY".into()],
+                ..Default::default()
+            },
+        )
+        .await;
+    runtime.remove(&id).await.unwrap();
+    let _ = std::fs::remove_dir_all(&base);
+    started.expect("the relay starts through the uploaded agent");
+    assert!(String::from_utf8_lossy(&proxy.unwrap().stdout).starts_with("http://"));
+}
