@@ -133,6 +133,27 @@ impl DockerRuntime {
         Ok(())
     }
 
+    /// Puts an uploaded agent into the created `name`. Without it the relay cannot run
+    /// (`EGRESS_UNAVAILABLE`, the container removed); plain commands take the engine path.
+    async fn deliver_agent(
+        &self,
+        engine: &Engine,
+        name: &str,
+        delivery: &AgentDelivery,
+        relayed: bool,
+    ) -> Result<()> {
+        let Err(err) = delivery.deliver(engine, name).await else {
+            return Ok(());
+        };
+        if relayed {
+            self.discard(engine, name).await;
+            let why = format!("the session agent could not be uploaded: {}", err.message);
+            return Err(Error::new(ErrorCode::EgressUnavailable, why));
+        }
+        tracing::warn!("container '{name}': no session agent: {}", err.message);
+        Ok(())
+    }
+
     /// Removes a container we just created and cannot use; failures are moot.
     async fn discard(&self, engine: &Engine, name: &str) {
         let options = RemoveContainerOptionsBuilder::default()
@@ -223,15 +244,8 @@ impl ContainerRuntime for DockerRuntime {
             create_container(&engine, &name, &request, body).await?;
         }
         if let Some(delivery) = &agent {
-            if let Err(err) = delivery.deliver(&engine, &name).await {
-                // Without the agent the relay cannot run; plain commands take the engine path.
-                if egress.is_some() {
-                    self.discard(&engine, &name).await;
-                    let why = format!("the session agent could not be uploaded: {}", err.message);
-                    return Err(Error::new(ErrorCode::EgressUnavailable, why));
-                }
-                tracing::warn!("container '{name}': no session agent: {}", err.message);
-            }
+            self.deliver_agent(&engine, &name, delivery, egress.is_some())
+                .await?;
         }
         if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
             self.discard(&engine, &name).await;

@@ -314,6 +314,8 @@ impl Workspaces {
             .unwrap_or_else(|e| e.into_inner())
             .remove(session_id);
         self.close_forwards(session_id);
+        let reading = self.read_lock(session_id);
+        let _reading = reading.lock().await;
         if let Err(err) = self.read_back(&record).await {
             tracing::warn!(
                 "session '{session_id}': its volume was not read back before destroy: {err}"
