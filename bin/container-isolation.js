@@ -172,7 +172,7 @@ const commands = {
       progress?.finish()
     }
     if (args.json) console.log(JSON.stringify(info, null, 2))
-    else console.log(`${info.sessionId}: ${info.state}, ${info.containerId} (${info.image}), clone ${info.clonePath} on ${info.branchName}, mounted at ${info.containerMountPath}`)
+    else console.log(`${info.sessionId}: ${info.state}, ${info.containerId} (${info.image}), clone ${info.clonePath} on ${info.branchName}, mounted at ${info.containerMountPath}${info.volume ? ` from volume ${info.volume}` : ''}`)
     return 0
   },
 
