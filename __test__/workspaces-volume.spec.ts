@@ -2,6 +2,7 @@
 // another machine) instead of a bind-mounted host clone: made and labelled at create,
 // filled before the container starts, read back for changes/export, removed on destroy and
 // by reapOrphans once its session is gone. Runs on the engine under test (TEST_ENGINE_SOCKET).
+import { spawn } from 'node:child_process'
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -166,5 +167,26 @@ describe('Workspaces with storage: volume', () => {
     expect((await workspaces.list()).map((w) => w.storage)).toEqual(['volume'])
     expect((await workspaces.prune({ dryRun: true })).imagesRemoved).toEqual([])
     await workspaces.destroy(id)
+  })
+  it("a 'process' session's volume goes with its container when its owner is SIGKILLed (the watchdog)", async () => {
+    const proj = gitProject('wsv-owner')
+    dirs.push(proj)
+    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-owner.cjs'), base.path, proj.path, session()], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const made = await new Promise<{ volume: string; container: string }>((resolve, reject) => {
+      let out = ''
+      child.stdout!.on('data', (chunk) => {
+        out += chunk
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
+      })
+      child.on('exit', (code) => reject(new Error(`owner exited early with ${code}`)))
+    })
+    expect(ourVolumes()).toContain(made.volume)
+    child.kill('SIGKILL')
+    const killedAt = Date.now()
+    while (ourVolumes().includes(made.volume) && Date.now() - killedAt < 15_000) await new Promise((r) => setTimeout(r, 200))
+    expect(ourVolumes()).not.toContain(made.volume)
+    expect(engineCli('ps', '-aq', '--filter', `name=^${made.container}$`)).toBe('')
   })
 })

@@ -13,6 +13,7 @@ use bollard::Docker;
 
 use super::endpoint::Endpoint;
 
+/// Its value is when the probe made the volume, in Unix milliseconds.
 pub const PROBE_LABEL: &str = "container-isolation.probe";
 
 /// Probes once; any failure means "not local". The volume is removed whatever happens.
@@ -26,7 +27,10 @@ pub async fn shares_this_machine(docker: &Docker, endpoint: &Endpoint, timeout: 
     );
     let request = VolumeCreateRequest {
         name: Some(name.clone()),
-        labels: Some(HashMap::from([(PROBE_LABEL.to_string(), "1".to_string())])),
+        labels: Some(HashMap::from([(
+            PROBE_LABEL.to_string(),
+            chrono::Utc::now().timestamp_millis().to_string(),
+        )])),
         ..Default::default()
     };
     let mountpoint = tokio::time::timeout(timeout, async {

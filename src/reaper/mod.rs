@@ -4,6 +4,7 @@
 mod exit_registry;
 mod orphan_volumes;
 mod owner_status;
+mod probe_volumes;
 mod process_clones;
 mod reap;
 mod reap_orphans;

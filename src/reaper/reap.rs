@@ -12,6 +12,7 @@ use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
+use crate::workspace_volume::{labelled_volumes, remove_volume};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContainerReap {
@@ -152,7 +153,29 @@ pub async fn remove_own_process_containers(
     }
     let trashed = removed.clone();
     let _ = tokio::task::spawn_blocking(move || trash_after_removal(&trashed)).await;
-    Ok(removed.into_iter().map(|c| c.name).collect())
+    let mut names: Vec<String> = removed.into_iter().map(|c| c.name).collect();
+    names.extend(remove_own_process_volumes(engine, &filters).await);
+    Ok(names)
+}
+
+/// The `process` sessions' volumes of the same owner, after their containers: a session of
+/// that lifetime leaves nothing on the engine once its owner is gone.
+async fn remove_own_process_volumes(engine: &Engine, owner_filters: &[String]) -> Vec<String> {
+    let mut filters = vec![
+        format!("{}=true", labels::MANAGED),
+        labels::CONTAINER.to_string(),
+    ];
+    filters.extend(owner_filters.iter().cloned());
+    let Ok(volumes) = labelled_volumes(engine, &filters).await else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for (name, _) in volumes {
+        if remove_volume(engine, &name).await.is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

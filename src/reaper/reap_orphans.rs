@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::orphan_volumes::reap_volumes;
+use super::probe_volumes::reap_probe_volumes;
 use super::process_clones::{owner_gone, trash_session};
 use super::reap::{managed_containers, reap_containers};
 use crate::clone::CloneManager;
@@ -62,6 +63,8 @@ pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
         options.dry_run,
     )
     .await?;
+    // Not session volumes, so not in the report.
+    reap_probe_volumes(&engine, options.dry_run).await;
     Ok(ReapReport {
         containers_removed: containers.removed,
         clones_trashed,

@@ -191,8 +191,12 @@ impl ContainerRuntime for DockerRuntime {
             prepare_relayed(&mut config, &name, agent.as_ref().err().map(String::as_str))?;
         }
         let agent = agent.ok();
-        for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
-            ensure_mount_source(&mount.source, &name).await?;
+        // A bind mount's source is a path on the engine's machine: only on this one can it be
+        // made ahead of the engine.
+        if engine.is_local() {
+            for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
+                ensure_mount_source(&mount.source, &name).await?;
+            }
         }
         if config.lifetime == Lifetime::Process {
             crate::reaper::note_process_container(&self.engine_options);

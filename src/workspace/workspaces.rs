@@ -316,18 +316,20 @@ impl Workspaces {
         self.close_forwards(session_id);
         let reading = self.read_lock(session_id);
         let _reading = reading.lock().await;
-        if let Err(err) = self.read_back(&record).await {
-            tracing::warn!(
-                "session '{session_id}': its volume was not read back before destroy: {err}"
-            );
-        }
+        let read_back = self.read_back(&record).await;
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
         }
         if let Some(volume) = session_volume(&record)? {
-            let engine = self.runtime.engine().await?;
-            remove_volume(&engine, volume).await?;
+            match read_back {
+                Ok(()) => remove_volume(&self.runtime.engine().await?, volume).await?,
+                // The work it holds is not in the clone: the volume stays on the engine until
+                // `reapOrphans` finds its owner gone, as a bind session's clone stays in trash.
+                Err(err) => tracing::warn!(
+                    "session '{session_id}': volume '{volume}' kept, its work could not be read back: {err}"
+                ),
+            }
         }
         let clones = self.clones.clone();
         let id = session_id.to_string();
