@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 const env = process.env
@@ -47,9 +47,14 @@ describe.skipIf(!isRemote)('the remote engine', () => {
 })
 
 describe.skipIf(!isRemote)(`a Workspaces session on the remote engine (${env.TEST_ENGINE_HOST?.split(':')[0]})`, () => {
-  const base = tempDir('remote-ws')
-  const project = gitProject('remote-project', { 'src/a.txt': 'a\n' })
-  const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+  let base: ReturnType<typeof tempDir>
+  let project: ReturnType<typeof gitProject>
+  let workspaces: InstanceType<typeof addon.Workspaces>
+  beforeAll(() => {
+    base = tempDir('remote-ws')
+    project = gitProject('remote-project', { 'src/a.txt': 'a\n' })
+    workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+  })
   afterAll(async () => {
     for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
     base.cleanup()
