@@ -7,14 +7,16 @@
 // The machine's dockerd is only read from (`docker save` of the test images).
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, openSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, openSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const CLI = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
 const MACHINE_HOST = 'unix:///var/run/docker.sock'
 const INIT = fileURLToPath(new URL('../__test__/fixtures/remote-engine-init.sh', import.meta.url))
+const CHECKOUT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
 const READY_MS = 60_000
 export const TEST_IMAGES = ['container-isolation-test:debian', 'container-isolation-test:busybox', 'container-isolation-test:noshell']
 
@@ -106,6 +108,19 @@ function pingsTls(address, tls, timeoutMs) {
   })
 }
 
+/**
+ * This machine's directories the rig must not see, so that it shares no files with the
+ * tests, as a real remote host would not: the temp dirs, the homes, the checkout. Only
+ * directories that exist, none inside another or holding the rig's own `dir`.
+ */
+function hiddenPaths(dir) {
+  const within = (p, parent) => p === parent || p.startsWith(`${parent}/`)
+  const candidates = [tmpdir(), '/tmp', homedir(), '/root', '/home', CHECKOUT]
+    .map((p) => attempt(() => realpathSync(p)))
+    .filter((p) => p && p !== '/' && statSync(p).isDirectory() && !within(dir, p))
+  return [...new Set(candidates)].filter((p, _, all) => !all.some((q) => q !== p && within(p, q)))
+}
+
 /** Pids of every process whose pid namespace is `nsLink` (e.g. `pid:[4026532…]`). */
 function processesIn(nsLink) {
   const pids = []
@@ -117,8 +132,11 @@ function processesIn(nsLink) {
 }
 
 export class RemoteEngine {
-  /** Short on purpose: unix socket paths under it max out at 107 bytes. */
-  dir = mkdtempSync('/tmp/cirr-')
+  /**
+   * Short on purpose: unix socket paths under it max out at 107 bytes. Not in /tmp, which
+   * the rig does not see (HIDDEN below).
+   */
+  dir = mkdtempSync('/var/tmp/cirr-')
   id = randomBytes(3).toString('hex')
   netns = `ci-remote-${this.id}`
   hostIf = `cir${this.id}h`
@@ -172,7 +190,7 @@ export class RemoteEngine {
     const log = openSync(join(this.dir, 'init.log'), 'a')
     this.#child = spawn('nsenter', [`--net=/run/netns/${this.netns}`, '--',
       'unshare', '--mount', '--pid', '--fork', '--kill-child=SIGKILL', '--mount-proc', '--propagation', 'private', '--',
-      'bash', INIT, this.dir, this.address.ns, this.netns,
+      'bash', INIT, this.dir, this.address.ns, this.netns, ...hiddenPaths(this.dir),
     ], { stdio: ['ignore', log, log] })
     closeSync(log)
     let exited = false
