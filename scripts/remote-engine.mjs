@@ -18,6 +18,8 @@ const MACHINE_HOST = 'unix:///var/run/docker.sock'
 const INIT = fileURLToPath(new URL('../__test__/fixtures/remote-engine-init.sh', import.meta.url))
 const CHECKOUT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
 const READY_MS = 60_000
+/** Not in /tmp, which the rig does not see (hiddenPaths). */
+const RIG_PARENT = '/var/tmp'
 export const TEST_IMAGES = ['container-isolation-test:debian', 'container-isolation-test:busybox', 'container-isolation-test:noshell']
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -134,9 +136,9 @@ function processesIn(nsLink) {
 export class RemoteEngine {
   /**
    * Short on purpose: unix socket paths under it max out at 107 bytes. Not in /tmp, which
-   * the rig does not see (HIDDEN below).
+   * the rig does not see (hiddenPaths).
    */
-  dir = mkdtempSync('/var/tmp/cirr-')
+  dir = mkdtempSync(join(RIG_PARENT, 'cirr-'))
   id = randomBytes(3).toString('hex')
   netns = `ci-remote-${this.id}`
   hostIf = `cir${this.id}h`
@@ -204,6 +206,9 @@ export class RemoteEngine {
     }
     const init = this.#initPid()
     this.#pidNs = readlinkSync(`/proc/${init}/ns/pid`)
+    writeFileSync(join(this.dir, 'rig.json'), JSON.stringify({
+      owner: process.pid, ownerStart: startTime(process.pid), netns: this.netns, hostIf: this.hostIf, pidNs: this.#pidNs,
+    }))
     while (!existsSync(join(this.dir, 'sshd.pid')) || this.#sshEngineId() === undefined) {
       if (exited) throw new Error('its init exited')
       if (Date.now() > deadline) throw new Error(`sshd on ${this.address.ns}:22 did not reach the engine within ${READY_MS / 1000} s`)
@@ -268,7 +273,6 @@ export class RemoteEngine {
    * netns, the veth pair, the cgroups and the directory; throws if anything is left.
    */
   async cleanup() {
-    const left = []
     if (this.#child && this.#child.exitCode === null && this.#child.signalCode === null) {
       const ids = attempt(() => this.cli('ps', '-aq').split('\n').filter(Boolean)) ?? []
       if (ids.length) attempt(() => this.cli('rm', '-f', '-v', ...ids))
@@ -277,34 +281,69 @@ export class RemoteEngine {
       attempt(() => this.#child.kill('SIGKILL'))
       for (let i = 0; i < 100 && this.#child.exitCode === null && this.#child.signalCode === null; i++) await sleep(100)
     }
-    if (this.#pidNs) {
-      for (let i = 0; i < 100 && processesIn(this.#pidNs).length; i++) await sleep(100)
-      const pids = processesIn(this.#pidNs)
-      if (pids.length) left.push(`processes ${pids.join(', ')}`)
-    }
-    if (ip('netns', 'list').split('\n').some((l) => l.split(' ')[0] === this.netns)) {
-      attempt(() => ip('netns', 'delete', this.netns))
-    }
-    if (attempt(() => ip('link', 'show', this.hostIf)) !== undefined) attempt(() => ip('link', 'delete', this.hostIf))
-    for (let i = 0; i < 50 && attempt(() => ip('link', 'show', this.hostIf)) !== undefined; i++) await sleep(100)
-    // The containers' cgroups (dockerd's --cgroup-parent /<netns>), empty once their processes are gone.
-    const cgroups = '/sys/fs/cgroup'
-    for (const controller of ['', ...(attempt(() => readdirSync(cgroups)) ?? [])]) {
-      const parent = join(cgroups, controller, this.netns)
-      if (!existsSync(parent)) continue
-      for (const id of attempt(() => readdirSync(parent, { withFileTypes: true })) ?? []) {
-        if (id.isDirectory()) attempt(() => rmdirSync(join(parent, id.name)))
-      }
-      attempt(() => rmdirSync(parent))
-      if (existsSync(parent)) left.push(`cgroup ${parent}`)
-    }
-    if (ip('netns', 'list').split('\n').some((l) => l.split(' ')[0] === this.netns)) left.push(`netns ${this.netns}`)
-    if (attempt(() => ip('link', 'show', this.hostIf)) !== undefined) left.push(`link ${this.hostIf}`)
-    const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '')
-      .filter((m) => m === this.dir || m.startsWith(`${this.dir}/`))
-    if (mounts.length) left.push(`mounts ${mounts.join(', ')}`)
-    else attempt(() => execFileSync('rm', ['-rf', '--one-file-system', this.dir]))
-    if (existsSync(this.dir)) left.push(`directory ${this.dir}`)
-    if (left.length) throw new Error(`remote-engine rig ${this.netns} left: ${left.join('; ')}`)
+    await teardown({ dir: this.dir, netns: this.netns, hostIf: this.hostIf, pidNs: this.#pidNs })
   }
+}
+
+/** The pid's start time (clock ticks since boot), to tell it from a later process of the same pid. */
+function startTime(pid) {
+  const stat = attempt(() => readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+}
+
+/** Kills what is left in the rig's pid namespace and removes its netns, link, cgroups and dir. */
+async function teardown({ dir, netns, hostIf, pidNs }) {
+  const left = []
+  if (pidNs) {
+    for (const pid of processesIn(pidNs)) attempt(() => process.kill(pid, 'SIGKILL'))
+    for (let i = 0; i < 100 && processesIn(pidNs).length; i++) await sleep(100)
+    const pids = processesIn(pidNs)
+    if (pids.length) left.push(`processes ${pids.join(', ')}`)
+  }
+  const hasNetns = () => ip('netns', 'list').split('\n').some((l) => l.split(' ')[0] === netns)
+  const hasLink = () => attempt(() => ip('link', 'show', hostIf)) !== undefined
+  if (hasNetns()) attempt(() => ip('netns', 'delete', netns))
+  if (hasLink()) attempt(() => ip('link', 'delete', hostIf))
+  for (let i = 0; i < 50 && hasLink(); i++) await sleep(100)
+  // The containers' cgroups (dockerd's --cgroup-parent /<netns>), empty once their processes are gone.
+  const cgroups = '/sys/fs/cgroup'
+  for (const controller of ['', ...(attempt(() => readdirSync(cgroups)) ?? [])]) {
+    const parent = join(cgroups, controller, netns)
+    if (!existsSync(parent)) continue
+    for (const id of attempt(() => readdirSync(parent, { withFileTypes: true })) ?? []) {
+      if (id.isDirectory()) attempt(() => rmdirSync(join(parent, id.name)))
+    }
+    attempt(() => rmdirSync(parent))
+    if (existsSync(parent)) left.push(`cgroup ${parent}`)
+  }
+  if (hasNetns()) left.push(`netns ${netns}`)
+  if (hasLink()) left.push(`link ${hostIf}`)
+  const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '')
+    .filter((m) => m === dir || m.startsWith(`${dir}/`))
+  if (mounts.length) left.push(`mounts ${mounts.join(', ')}`)
+  else attempt(() => execFileSync('rm', ['-rf', '--one-file-system', dir]))
+  if (existsSync(dir)) left.push(`directory ${dir}`)
+  if (left.length) throw new Error(`remote-engine rig ${netns} left: ${left.join('; ')}`)
+}
+
+/**
+ * Removes the rigs of processes that are gone (a test run killed before its clean-up): each
+ * rig records its owner in rig.json. Rigs of live processes are left alone. Returns their names.
+ */
+export async function sweepRigs(parent = RIG_PARENT) {
+  const swept = []
+  for (const entry of attempt(() => readdirSync(parent)) ?? []) {
+    if (!entry.startsWith('cirr-')) continue
+    const state = attempt(() => JSON.parse(readFileSync(join(parent, entry, 'rig.json'), 'utf8')))
+    if (!state || startTime(state.owner) === state.ownerStart) continue
+    await teardown({ ...state, dir: join(parent, entry) })
+    swept.push(state.netns)
+  }
+  return swept
+}
+
+// `node scripts/remote-engine.mjs sweep` (scripts/sweep-test-containers.sh).
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'sweep') {
+  const swept = await sweepRigs()
+  if (swept.length) console.error(`[sweep] removed remote-engine rig(s) left by an interrupted run: ${swept.join(', ')}`)
 }
