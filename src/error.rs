@@ -6,6 +6,9 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     EngineUnavailable,
+    /// TLS with an explicitly named engine failed: unknown CA, wrong server name, the
+    /// handshake refused (e.g. no client certificate).
+    EngineTls,
     ImageNotFound,
     ContainerNotFound,
     ContainerNotRunning,
@@ -49,6 +52,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::EngineUnavailable => "ENGINE_UNAVAILABLE",
+            ErrorCode::EngineTls => "ENGINE_TLS",
             ErrorCode::ImageNotFound => "IMAGE_NOT_FOUND",
             ErrorCode::ContainerNotFound => "CONTAINER_NOT_FOUND",
             ErrorCode::ContainerNotRunning => "CONTAINER_NOT_RUNNING",

@@ -2,22 +2,57 @@
 
 use std::time::Duration;
 
+use napi::Either;
 use napi_derive::napi;
 
 use super::error::Outcome;
 use crate::engine::{self, EngineKind};
 use crate::error::{Error, Result};
 
+/// TLS to a `tcp://` host. Each file is a PEM file path, as the docker CLI's `--tlscacert`,
+/// `--tlscert`, `--tlskey`; one not given is taken from `DOCKER_CERT_PATH` (else the docker
+/// config folder) where it exists there.
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct EngineTlsOptions {
+    /// The CAs the server's certificate must chain to (else the system's).
+    pub ca: Option<String>,
+    /// The client certificate.
+    pub cert: Option<String>,
+    /// The client certificate's key.
+    pub key: Option<String>,
+    /// Take any server certificate, unverified. Only when you mean it.
+    pub insecure_skip_verify: Option<bool>,
+}
+
+/// What the system `ssh` client gets for an `ssh://` host (on top of `~/.ssh/config`).
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct EngineSshOptions {
+    /// Private key file: `ssh -i <keyFile> -o IdentitiesOnly=yes`.
+    pub key_file: Option<String>,
+    /// `ssh -o UserKnownHostsFile=<knownHostsFile>`.
+    pub known_hosts_file: Option<String>,
+}
+
 /// Which container engine to talk to. Every field optional: without any, the first engine
-/// that answers is used (`DOCKER_HOST`, `CONTAINER_HOST`, the usual Docker and Podman
+/// that answers is used (`DOCKER_HOST`, else the docker context `DOCKER_CONTEXT` or the
+/// docker config's `currentContext` names, `CONTAINER_HOST`, the usual Docker and Podman
 /// sockets).
 #[napi(object)]
 #[derive(Clone, Default)]
 pub struct EngineOptions {
     /// Unix socket path, e.g. /var/run/docker.sock.
     pub socket_path: Option<String>,
-    /// DOCKER_HOST-style URL: unix://, tcp://, http://.
+    /// DOCKER_HOST-style URL: unix://, tcp://host:port, http://, ssh://[user@]host[:port].
     pub host: Option<String>,
+    /// TLS for a `tcp://` host: `true` with the default files, or the files to use.
+    #[napi(ts_type = "boolean | EngineTlsOptions")]
+    pub tls: Option<Either<bool, EngineTlsOptions>>,
+    /// A docker context's name (`default`: no context); not with `host` or `socketPath`.
+    pub context: Option<String>,
+    /// For `ssh://` hosts.
+    pub ssh: Option<EngineSshOptions>,
     /// Restrict auto-detection to one family.
     #[napi(ts_type = "'docker' | 'podman'")]
     pub kind: Option<String>,
@@ -42,6 +77,9 @@ pub struct EngineInfo {
     pub os: String,
     /// The engine's architecture as it reports it, e.g. `amd64`.
     pub arch: String,
+    /// Whether the engine shares this machine's kernel and file system (found by making a
+    /// volume and looking for its folder here, never assumed from the address).
+    pub local: bool,
     /// Which session agent this process has for containers of the engine's own architecture
     /// (`x64 (sha256 …)`), or why it has none (`none: …`); a container of another architecture
     /// gets the agent for its own (`containerAccess` says which path it takes).
@@ -69,9 +107,27 @@ pub fn engine_options(opts: Option<EngineOptions>) -> Result<engine::EngineOptio
             )))
         }
     };
+    let path = |p: Option<String>| p.filter(|s| !s.is_empty()).map(std::path::PathBuf::from);
+    let tls = match opts.tls {
+        None | Some(Either::A(false)) => None,
+        Some(Either::A(true)) => Some(engine::TlsOptions::default()),
+        Some(Either::B(tls)) => Some(engine::TlsOptions {
+            ca: path(tls.ca),
+            cert: path(tls.cert),
+            key: path(tls.key),
+            insecure_skip_verify: tls.insecure_skip_verify.unwrap_or(false),
+        }),
+    };
+    let ssh = opts.ssh.unwrap_or_default();
     Ok(engine::EngineOptions {
         socket_path: opts.socket_path.filter(|s| !s.is_empty()),
         host: opts.host.filter(|s| !s.is_empty()),
+        tls,
+        context: opts.context.filter(|s| !s.is_empty()),
+        ssh: engine::SshOptions {
+            key_file: path(ssh.key_file),
+            known_hosts_file: path(ssh.known_hosts_file),
+        },
         kind,
         timeout,
     })
@@ -86,6 +142,7 @@ impl From<&engine::EngineInfo> for EngineInfo {
             api_version: info.api_version.clone(),
             os: info.os.clone(),
             arch: info.arch.clone(),
+            local: info.local,
             agent: agent_source(&info.arch),
         }
     }
@@ -168,6 +225,7 @@ async fn apple_container_instead(options: &engine::EngineOptions) -> Option<Engi
         api_version: String::new(),
         os: "linux".into(),
         arch: std::env::consts::ARCH.into(),
+        local: true,
         agent: "none: containers of Apple's CLI use its exec".into(),
     })
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{EngineKind, EngineOptions};
+use crate::engine::{EngineKind, EngineOptions, SshOptions, TlsOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::OwnerIdentity;
 
@@ -21,6 +21,12 @@ struct WatchdogConfig {
     host: String,
     socket_path: Option<String>,
     engine_host: Option<String>,
+    #[serde(default)]
+    tls: Option<TlsOptions>,
+    #[serde(default)]
+    context: Option<String>,
+    #[serde(default)]
+    ssh: SshOptions,
     kind: Option<String>,
     timeout_ms: u64,
 }
@@ -45,6 +51,9 @@ pub fn ensure_started(engine: &EngineOptions) -> Result<()> {
         host: owner.host.clone(),
         socket_path: engine.socket_path.clone(),
         engine_host: engine.host.clone(),
+        tls: engine.tls.clone(),
+        context: engine.context.clone(),
+        ssh: engine.ssh.clone(),
         kind: engine.kind.map(|k| k.as_str().to_string()),
         timeout_ms: engine.timeout.as_millis() as u64,
     };
@@ -127,6 +136,9 @@ pub fn run_watchdog(config: String) {
     let engine = EngineOptions {
         socket_path: config.socket_path,
         host: config.engine_host,
+        tls: config.tls,
+        context: config.context,
+        ssh: config.ssh,
         kind: match config.kind.as_deref() {
             Some("docker") => Some(EngineKind::Docker),
             Some("podman") => Some(EngineKind::Podman),

@@ -6,16 +6,16 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bollard::{Docker, API_DEFAULT_VERSION};
+use bollard::Docker;
 
-use super::endpoint::{candidates, Candidate, DetectionEnv, Endpoint};
-use super::engine_error::{describe, from_bollard};
-use super::info::{kind_from_version, EngineInfo};
+use super::detection::{candidates, DetectionEnv};
+use super::endpoint::Endpoint;
+use super::engine_error::from_bollard;
+use super::info::EngineInfo;
 use super::options::EngineOptions;
+use super::probe::probe;
+use super::ssh_tunnel::SshTunnel;
 use crate::error::{Error, ErrorCode, Result};
-
-/// How long one candidate may take to answer a ping during auto-detection.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A live connection to one engine. Cheap to clone: the HTTP client is shared.
 #[derive(Clone)]
@@ -24,6 +24,8 @@ pub struct Engine {
     info: Arc<EngineInfo>,
     endpoint: Endpoint,
     timeout: Duration,
+    /// For `ssh://`: the bridge bollard talks through, alive while any clone is.
+    tunnel: Option<Arc<SshTunnel>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -36,6 +38,22 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
+    pub(super) fn new(
+        docker: Docker,
+        info: EngineInfo,
+        endpoint: Endpoint,
+        timeout: Duration,
+        tunnel: Option<Arc<SshTunnel>>,
+    ) -> Engine {
+        Engine {
+            docker,
+            info: Arc::new(info),
+            endpoint,
+            timeout,
+            tunnel,
+        }
+    }
+
     /// The pooled engine for these options, detected on first use. A failed detection is
     /// not remembered, so a call after the engine comes back succeeds.
     pub async fn connect(opts: &EngineOptions) -> Result<Engine> {
@@ -58,14 +76,20 @@ impl Engine {
         &self.endpoint
     }
 
+    /// The local socket of an `ssh://` engine's bridge (it reaches that engine too).
+    pub fn tunnel_socket(&self) -> Option<&std::path::Path> {
+        self.tunnel.as_deref().map(SshTunnel::socket)
+    }
+
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
 
-    /// Whether the engine runs on this machine's kernel (a unix socket), so that host pids
-    /// it reports can be acted on from here.
+    /// Whether the engine runs on this machine's kernel and file system, so that host pids
+    /// it reports can be acted on and its mount points read from here. Probed once at
+    /// connect (see `local_probe`), never assumed from the address.
     pub fn is_local(&self) -> bool {
-        self.endpoint.is_unix() && cfg!(target_os = "linux")
+        self.info.local
     }
 
     /// Runs one request-response call under the per-request timeout, mapping its error.
@@ -88,6 +112,11 @@ impl Engine {
     pub fn annotate(&self, mut err: Error) -> Error {
         if err.code == ErrorCode::EngineUnavailable {
             err.message = format!("{} (engine {})", err.message, self.endpoint);
+            if let Some(said) = self.tunnel.as_deref().map(SshTunnel::last_stderr) {
+                if !said.is_empty() {
+                    err.message = format!("{}; ssh said: {said}", err.message);
+                }
+            }
         }
         err
     }
@@ -101,15 +130,19 @@ fn pool() -> &'static Pool {
 }
 
 /// Probes every candidate in order; the first that answers (and is of the asked kind) wins.
+/// An explicit candidate's refusal of its TLS or its files keeps its own code.
 pub async fn detect(opts: &EngineOptions) -> Result<Engine> {
     let list = candidates(opts, &DetectionEnv::from_process())?;
     let mut failures = Vec::new();
     for candidate in &list {
         match probe(candidate, opts).await {
             Ok(engine) => return Ok(engine),
-            Err(reason) => failures.push(format!(
-                "{} (from {}): {reason}",
-                candidate.endpoint, candidate.source
+            Err(err) if candidate.explicit && err.code != ErrorCode::EngineUnavailable => {
+                return Err(err)
+            }
+            Err(err) => failures.push(format!(
+                "{} (from {}): {}",
+                candidate.endpoint, candidate.source, err.message
             )),
         }
     }
@@ -128,54 +161,4 @@ pub async fn detect(opts: &EngineOptions) -> Result<Engine> {
             }
         ),
     ))
-}
-
-async fn probe(candidate: &Candidate, opts: &EngineOptions) -> std::result::Result<Engine, String> {
-    let seconds = opts.timeout.as_secs().max(1);
-    let docker = match &candidate.endpoint {
-        Endpoint::Unix(path) => {
-            if !path.exists() {
-                return Err("no such socket file".into());
-            }
-            Docker::connect_with_unix(&path.to_string_lossy(), seconds, API_DEFAULT_VERSION)
-        }
-        Endpoint::Http(url) => Docker::connect_with_http(url, seconds, API_DEFAULT_VERSION),
-    }
-    .map_err(|e| describe(&e))?;
-
-    let probe_timeout = PROBE_TIMEOUT.min(opts.timeout);
-    let answered = tokio::time::timeout(probe_timeout, async {
-        docker.ping().await?;
-        docker.version().await
-    })
-    .await;
-    let version = match answered {
-        Ok(Ok(version)) => version,
-        Ok(Err(err)) => return Err(describe(&err)),
-        Err(_) => return Err(format!("no answer within {} ms", probe_timeout.as_millis())),
-    };
-    let kind = kind_from_version(&version);
-    if let Some(wanted) = opts.kind {
-        if wanted != kind {
-            return Err(format!(
-                "answers as {}, but kind '{}' was asked for",
-                kind.as_str(),
-                wanted.as_str()
-            ));
-        }
-    }
-    let info = EngineInfo {
-        kind,
-        endpoint: candidate.endpoint.to_string(),
-        version: version.version.unwrap_or_default(),
-        api_version: version.api_version.unwrap_or_default(),
-        os: version.os.unwrap_or_default(),
-        arch: version.arch.unwrap_or_default(),
-    };
-    Ok(Engine {
-        docker,
-        info: Arc::new(info),
-        endpoint: candidate.endpoint.clone(),
-        timeout: opts.timeout,
-    })
 }

@@ -10,6 +10,8 @@ pub struct EngineInfo {
     pub api_version: String,
     pub os: String,
     pub arch: String,
+    /// The engine shares this machine's kernel and file system (probed at connect).
+    pub local: bool,
 }
 
 /// Podman's Docker-compatible API answers `/version` like Docker, but names itself in the

@@ -1,21 +1,31 @@
-//! The Engine API side: finding an engine, connecting to it, reading its errors, and
+//! The Engine API side: finding an engine (local socket, tcp with TLS, ssh, docker
+//! contexts), connecting to it, reading its errors, and
 //! pulling images into it.
 
 mod connection;
 mod container_queries;
+mod detection;
+mod docker_context;
 mod endpoint;
 mod engine_error;
 mod image_pull;
 mod info;
+mod local_probe;
 mod options;
 mod output_frames;
+mod probe;
+mod ssh_target;
+mod ssh_tunnel;
+mod tls;
 
 pub use connection::{detect, Engine};
-pub use endpoint::{candidates, Candidate, DetectionEnv, Endpoint};
+pub use detection::{candidates, Candidate, DetectionEnv};
+pub use endpoint::Endpoint;
 pub use engine_error::{code_for_status, describe, from_bollard};
 pub use image_pull::{
     ensure_image, image_present, not_pulled, pull_image, ImageReference, ImageRequest, PullPolicy,
 };
 pub use info::EngineInfo;
-pub use options::{EngineKind, EngineOptions, DEFAULT_TIMEOUT};
+pub use local_probe::PROBE_LABEL;
+pub use options::{EngineKind, EngineOptions, SshOptions, TlsOptions, DEFAULT_TIMEOUT};
 pub use output_frames::FrameDemux;

@@ -78,9 +78,10 @@ pub fn engine_sockets(engine: &Engine) -> Vec<PathBuf> {
             .into_iter()
             .filter_map(|c| match c.endpoint {
                 Endpoint::Unix(path) => Some(path),
-                Endpoint::Http(_) => None,
+                _ => None,
             })
             .collect();
+    sockets.extend(engine.tunnel_socket().map(Path::to_path_buf));
     if let Endpoint::Unix(path) = engine.endpoint() {
         sockets.push(path.clone());
     }
