@@ -1033,6 +1033,11 @@ export interface EngineInfo {
   /** The engine's architecture as it reports it, e.g. `amd64`. */
   arch: string
   /**
+   * Whether the engine shares this machine's kernel and file system (found by making a
+   * volume and looking for its folder here, never assumed from the address).
+   */
+  local: boolean
+  /**
    * Which session agent this process has for containers of the engine's own architecture
    * (`x64 (sha256 …)`), or why it has none (`none: …`); a container of another architecture
    * gets the agent for its own (`containerAccess` says which path it takes).
@@ -1042,18 +1047,49 @@ export interface EngineInfo {
 
 /**
  * Which container engine to talk to. Every field optional: without any, the first engine
- * that answers is used (`DOCKER_HOST`, `CONTAINER_HOST`, the usual Docker and Podman
+ * that answers is used (`DOCKER_HOST`, else the docker context `DOCKER_CONTEXT` or the
+ * docker config's `currentContext` names, `CONTAINER_HOST`, the usual Docker and Podman
  * sockets).
  */
 export interface EngineOptions {
   /** Unix socket path, e.g. /var/run/docker.sock. */
   socketPath?: string
-  /** DOCKER_HOST-style URL: unix://, tcp://, http://. */
+  /** DOCKER_HOST-style URL: unix://, tcp://host:port, http://, ssh://[user@]host[:port]. */
   host?: string
+  /** TLS for a `tcp://` host: `true` with the default files, or the files to use. */
+  tls?: boolean | EngineTlsOptions
+  /** A docker context's name (`default`: no context); not with `host` or `socketPath`. */
+  context?: string
+  /** For `ssh://` hosts. */
+  ssh?: EngineSshOptions
   /** Restrict auto-detection to one family. */
   kind?: 'docker' | 'podman'
   /** Per request, in milliseconds; default 120000. */
   timeoutMs?: number
+}
+
+/** What the system `ssh` client gets for an `ssh://` host (on top of `~/.ssh/config`). */
+export interface EngineSshOptions {
+  /** Private key file: `ssh -i <keyFile> -o IdentitiesOnly=yes`. */
+  keyFile?: string
+  /** `ssh -o UserKnownHostsFile=<knownHostsFile>`. */
+  knownHostsFile?: string
+}
+
+/**
+ * TLS to a `tcp://` host. Each file is a PEM file path, as the docker CLI's `--tlscacert`,
+ * `--tlscert`, `--tlskey`; one not given is taken from `DOCKER_CERT_PATH` (else the docker
+ * config folder) where it exists there.
+ */
+export interface EngineTlsOptions {
+  /** The CAs the server's certificate must chain to (else the system's). */
+  ca?: string
+  /** The client certificate. */
+  cert?: string
+  /** The client certificate's key. */
+  key?: string
+  /** Take any server certificate, unverified. Only when you mean it. */
+  insecureSkipVerify?: boolean
 }
 
 /** Magenta's `EnvironmentConfig` of a container environment. */

@@ -26,7 +26,18 @@ describe('container-isolation CLI', () => {
     const docker = JSON.parse(r.out).find((e: { kind: string }) => e.kind === 'docker')
     expect(docker).toMatchObject({ endpoint: 'unix:///var/run/docker.sock' })
     expect(docker.latencyMs).toBeGreaterThan(0)
-    expect(cli('doctor').out).toMatch(/^KIND\s+VERSION\s+API\s+ENDPOINT\s+LATENCY/)
+    expect(docker.local).toBe(true)
+    expect(cli('doctor').out).toMatch(/^KIND\s+VERSION\s+API\s+ENDPOINT\s+LOCAL\s+LATENCY/)
+  })
+
+  it('doctor --host names one engine; misplaced engine options are refused', () => {
+    const one = cli('doctor', '--host', 'unix:///var/run/docker.sock', '--json')
+    expect(one.code, one.err).toBe(0)
+    expect(JSON.parse(one.out)).toMatchObject([{ endpoint: 'unix:///var/run/docker.sock', local: true }])
+    const tlsAlone = cli('doctor', '--tls', '--json')
+    expect(tlsAlone.code).toBe(1)
+    expect(JSON.parse(tlsAlone.out)[0].code).toBe('INVALID_ARGUMENT')
+    expect(cli('doctor', '--host', 'tcp://127.0.0.1:9', '--context', 'x').code).toBe(2)
   })
 
   it('up --egress: a policy as JSON, a malformed one refused with its code, a bad word a usage error', () => {

@@ -28,4 +28,26 @@ async function withProgress(label, promise) {
   }
 }
 
-module.exports = { UsageError, table, age, withProgress }
+/** The global options that name the engine, as the docker CLI's -H/--context/--tls*. */
+const ENGINE_FLAGS = ['--tls', '--tls-insecure-skip-verify']
+const ENGINE_VALUED = ['--host', '--context', '--tls-ca', '--tls-cert', '--tls-key', '--ssh-key', '--ssh-known-hosts']
+
+/** `EngineOptions` from those options, or `undefined` when none is given (auto-detection). */
+function engineOptions(args) {
+  const given = (name) => args[name] !== undefined
+  if (![...ENGINE_FLAGS, ...ENGINE_VALUED].some((f) => given(f.slice(2)))) return undefined
+  if (given('context') && given('host')) throw new UsageError('give --host or --context, not both')
+  const engine = {}
+  if (given('host')) engine.host = args.host
+  if (given('context')) engine.context = args.context
+  const tlsFiles = { ca: args['tls-ca'], cert: args['tls-cert'], key: args['tls-key'] }
+  const anyTls = args.tls || args['tls-insecure-skip-verify'] || Object.values(tlsFiles).some((v) => v !== undefined)
+  if (anyTls) {
+    engine.tls = Object.fromEntries(Object.entries(tlsFiles).filter(([, v]) => v !== undefined))
+    if (args['tls-insecure-skip-verify']) engine.tls.insecureSkipVerify = true
+  }
+  if (given('ssh-key') || given('ssh-known-hosts')) engine.ssh = { keyFile: args['ssh-key'], knownHostsFile: args['ssh-known-hosts'] }
+  return engine
+}
+
+module.exports = { UsageError, table, age, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions }

@@ -51,18 +51,29 @@ const USAGE = `usage: container-isolation <command> [options]
                                        features, uid images) that no container uses
 
   --json        machine-readable output
+  --host H      the engine: unix://…, tcp://host:port, ssh://[user@]host[:port] (default: as docker
+                finds it: DOCKER_HOST, DOCKER_CONTEXT, the docker config's current context, then
+                the usual sockets)
+  --context C   a docker context instead of --host
+  --tls         TLS to a tcp:// host with the files of DOCKER_CERT_PATH (or ~/.docker);
+  --tls-ca F, --tls-cert F, --tls-key F
+                the PEM files to use instead; the server is always verified, unless
+  --tls-insecure-skip-verify
+                is given
+  --ssh-key F, --ssh-known-hosts F
+                for ssh:// hosts (ssh -i F -o IdentitiesOnly=yes, -o UserKnownHostsFile=F)
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
   up's image: --image, else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE
 
 exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the command's own (exec)`
 
-const { UsageError, table, age, withProgress } = require('./cli-common.js')
+const { UsageError, table, age, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions } = require('./cli-common.js')
 const delivery = require('./delivery-commands.js')
 const images = require('./image-commands.js')
 const { progressReporter } = require('./progress-bar.js')
 
-const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force']
-const VALUED = ['--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than']
+const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force', ...ENGINE_FLAGS]
+const VALUED = [...ENGINE_VALUED, '--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
@@ -87,25 +98,26 @@ const commands = {
   ...delivery.commands,
   ...images.commands,
 
-  async doctor(args) {
+  async doctor(args, workspaces, baseDir, engine) {
     const found = []
-    for (const kind of ['docker', 'podman']) {
+    // With an engine named, that one; else the first of each family.
+    for (const kind of engine ? [undefined] : ['docker', 'podman']) {
       const started = process.hrtime.bigint()
       try {
-        const info = await addon.detectEngine({ kind, timeoutMs: 5000 })
+        const info = await addon.detectEngine({ ...engine, kind, timeoutMs: 5000 })
         found.push({ ...info, latencyMs: Number(process.hrtime.bigint() - started) / 1e6 })
       } catch (err) {
-        found.push({ kind, error: err.message, code: err.code })
+        found.push({ kind: kind ?? engine.host ?? engine.context ?? 'engine', error: err.message, code: err.code })
       }
     }
     if (args.json) console.log(JSON.stringify(found, null, 2))
     else {
       const ok = found.filter((f) => !f.error)
-      console.log(table(ok.map((f) => ({ kind: f.kind, version: f.version, api: f.apiVersion, endpoint: f.endpoint, latency: `${f.latencyMs.toFixed(1)} ms`, agent: f.agent })), ['kind', 'version', 'api', 'endpoint', 'latency', 'agent']))
+      console.log(table(ok.map((f) => ({ kind: f.kind, version: f.version, api: f.apiVersion, endpoint: f.endpoint, local: f.local ? 'yes' : 'no', latency: `${f.latencyMs.toFixed(1)} ms`, agent: f.agent })), ['kind', 'version', 'api', 'endpoint', 'local', 'latency', 'agent']))
       for (const f of found.filter((f) => f.error)) console.log(`${f.kind}: not found (${f.error})`)
     }
     if (args.container) {
-      const access = await addon.containerAccess(args.container)
+      const access = await addon.containerAccess(args.container, engine)
       if (args.json) console.log(JSON.stringify(access, null, 2))
       else if (access.path === 'agent') console.log(`${args.container}: session agent ${access.agentPath} (pid ${access.agentPid} in the container)`)
       else console.log(`${args.container}: engine path (${access.reason})`)
@@ -176,8 +188,8 @@ const commands = {
     return result.signal ? 128 + (os.constants.signals[result.signal] ?? os.constants.signals.SIGTERM) : result.exitCode
   },
 
-  async ls(args, workspaces, baseDir) {
-    const runtime = new addon.DockerRuntime({ baseDir })
+  async ls(args, workspaces, baseDir, engine) {
+    const runtime = new addon.DockerRuntime({ baseDir, engine })
     const rows = []
     for (const ws of await workspaces.list()) {
       const labels = ws.state === 'missing' ? {} : (await runtime.inspect(ws.containerId)).labels ?? {}
@@ -207,9 +219,10 @@ const commands = {
     return 0
   },
 
-  async reap(args, workspaces, baseDir) {
+  async reap(args, workspaces, baseDir, engine) {
     const report = await addon.reapOrphans({
       baseDir,
+      engine,
       dryRun: Boolean(args['dry-run']),
       activeSessionIds: args.active ? args.active.split(',').filter(Boolean) : undefined,
     })
@@ -244,9 +257,16 @@ async function main(argv) {
     return 2
   }
   const baseDir = args['base-dir']
-  const workspaces = new addon.Workspaces({ baseDir })
+  let engine
   try {
-    return await command(args, workspaces, baseDir)
+    engine = engineOptions(args)
+  } catch (err) {
+    console.error(`${err.message}\n\n${USAGE}`)
+    return 2
+  }
+  const workspaces = new addon.Workspaces({ baseDir, engine })
+  try {
+    return await command(args, workspaces, baseDir, engine)
   } catch (err) {
     if (err instanceof UsageError) {
       console.error(`${err.message}\n\n${USAGE}`)

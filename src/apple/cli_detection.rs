@@ -6,7 +6,11 @@ use crate::engine::EngineOptions;
 /// The CLI's `--version` text, when this is macOS, `options` name no engine and it answers.
 #[cfg(target_os = "macos")]
 pub async fn apple_cli_version(options: &EngineOptions) -> Option<String> {
-    if options.kind.is_some() || options.socket_path.is_some() || options.host.is_some() {
+    if options.kind.is_some()
+        || options.socket_path.is_some()
+        || options.host.is_some()
+        || options.context.is_some()
+    {
         return None;
     }
     let out = tokio::process::Command::new(super::cli_args::PROGRAM)

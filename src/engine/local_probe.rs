@@ -34,13 +34,15 @@ pub async fn shares_this_machine(docker: &Docker, endpoint: &Endpoint, timeout: 
         docker.inspect_volume(&name).await.map(|v| v.mountpoint)
     })
     .await;
+    // Looked at while the volume exists.
+    let here = match mountpoint {
+        Ok(Ok(path)) if !path.is_empty() => is_folder_here(Path::new(&path), endpoint),
+        _ => false,
+    };
     // Removed even when the create timed out: it may have happened anyway.
     let remove = RemoveVolumeOptions { force: true };
     let _ = tokio::time::timeout(timeout, docker.remove_volume(&name, Some(remove))).await;
-    match mountpoint {
-        Ok(Ok(path)) if !path.is_empty() => is_folder_here(Path::new(&path), endpoint),
-        _ => false,
-    }
+    here
 }
 
 /// The mount point is a folder on this machine (not followed if it is a link). A rootful

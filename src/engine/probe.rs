@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// How long one candidate may take to answer a ping during auto-detection.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a remote or explicit one may take (ssh log-in, TLS handshake), at most.
+/// How long a network one may take (ssh log-in, TLS handshake, a far network), at most.
 const REMOTE_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn unavailable(message: impl Into<String>) -> Error {
@@ -26,11 +26,12 @@ fn unavailable(message: impl Into<String>) -> Error {
 }
 
 fn probe_timeout(candidate: &Candidate, opts: &EngineOptions) -> Duration {
-    let remote = matches!(
-        candidate.endpoint,
-        Endpoint::Ssh(_) | Endpoint::Https { .. }
-    );
-    if remote || candidate.explicit {
+    let remote = match candidate.endpoint {
+        Endpoint::Unix(_) => false,
+        Endpoint::Http(_) => candidate.explicit,
+        Endpoint::Https { .. } | Endpoint::Ssh(_) => true,
+    };
+    if remote {
         opts.timeout
             .min(REMOTE_PROBE_TIMEOUT)
             .max(PROBE_TIMEOUT.min(opts.timeout))

@@ -157,22 +157,52 @@ impl ServerCertVerifier for NoVerification {
     }
 }
 
-/// The TLS failure somewhere in an error's causes (rustls's errors travel inside
-/// `io::Error`s, whose `source` skips them), described; `None` when TLS is not to blame.
+/// The TLS failure somewhere in an error's causes, described; `None` when TLS is not to
+/// blame. rustls's errors travel inside `io::Error`s (nested, through hyper-rustls and
+/// tokio-rustls), whose `source` skips what they wrap, so those are opened too.
 pub fn tls_failure(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut current = Some(err);
     while let Some(e) = current {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
+            return Some(explain(tls));
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if let Some(tls) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                return Some(tls.to_string());
+        let mut wrapped = e.downcast_ref::<std::io::Error>();
+        while let Some(inner) = wrapped.and_then(std::io::Error::get_ref) {
+            if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                return Some(explain(tls));
             }
+            wrapped = inner.downcast_ref::<std::io::Error>();
         }
         current = e.source();
     }
     None
+}
+
+/// What went wrong, in words, with rustls's own wording after it.
+fn explain(err: &rustls::Error) -> String {
+    use rustls::{AlertDescription as Alert, CertificateError as Cert, Error as E};
+    let what = match err {
+        E::InvalidCertificate(Cert::UnknownIssuer | Cert::BadSignature) => {
+            "the server's certificate is not signed by a trusted CA (tls.ca)"
+        }
+        E::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
+            "the server's certificate is not for this host name"
+        }
+        E::InvalidCertificate(Cert::Expired | Cert::ExpiredContext { .. }) => {
+            "the server's certificate has expired"
+        }
+        E::InvalidCertificate(_) => "the server's certificate was refused",
+        E::AlertReceived(
+            Alert::BadCertificate
+            | Alert::CertificateRequired
+            | Alert::UnknownCA
+            | Alert::CertificateUnknown
+            | Alert::AccessDenied,
+        ) => "the server refused the client certificate (or its absence: tls.cert, tls.key)",
+        E::AlertReceived(_) => "the server broke off the handshake",
+        _ => "the handshake failed",
+    };
+    format!("{what}: {err}")
 }
 
 #[cfg(test)]
@@ -230,7 +260,9 @@ mod tests {
             std::io::ErrorKind::InvalidData,
             rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
         );
-        assert!(tls_failure(&io).unwrap().contains("UnknownIssuer"));
+        let nested = std::io::Error::other(io);
+        let why = tls_failure(&nested).unwrap();
+        assert!(why.contains("not signed by a trusted CA"), "{why}");
         let plain = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert!(tls_failure(&plain).is_none());
     }
