@@ -1404,6 +1404,11 @@ export interface ReapReport {
   clonesTrashed: Array<string>
   /** Names of this base directory's containers left alone. */
   kept: Array<string>
+  /**
+   * Names of the session volumes removed (`storage: 'volume'` sessions whose container
+   * and workspace are gone).
+   */
+  volumesRemoved: Array<string>
 }
 
 /** `create`'s `repository`: a remote to clone on the host instead of a local project. */
@@ -1600,6 +1605,13 @@ export interface WorkspaceInfo {
    * says otherwise).
    */
   containerMountPath: string
+  /**
+   * Where the repository lives for the container: the host clone bind-mounted, or a
+   * copy in the engine volume `volume` (`clonePath` then holds the copy last read back).
+   */
+  storage: 'bind' | 'volume'
+  /** With `volume` storage: the engine volume's name. */
+  volume?: string
   /** The container's state now; `missing` when it was removed. */
   state: 'created' | 'running' | 'stopped' | 'failed' | 'missing'
   /** The image the container runs. */
@@ -1674,6 +1686,13 @@ export interface WorkspacesOptions {
    * at most ~10 events a second per phase plus the last; `create` may give its own.
    */
   onProgress?: (event: ProgressEventInfo) => void
+  /**
+   * Where new sessions' repositories live for their containers: `'bind'` (the host
+   * clone bind-mounted), `'volume'` (a copy in a named volume on the engine, read back
+   * for `changes`/`export`/`push`), or `'auto'` (default: `bind` where the engine runs on
+   * this machine, else `volume`).
+   */
+  storage?: 'auto' | 'bind' | 'volume'
 }
 
 /**

@@ -23,7 +23,9 @@ pub mod reaper;
 pub mod registry_auth;
 pub mod runtime;
 pub mod shell;
+pub mod tar_extract;
 pub mod workspace;
+pub mod workspace_volume;
 
 #[cfg_attr(test, allow(dead_code))]
 mod binding;

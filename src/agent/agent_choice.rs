@@ -3,7 +3,6 @@
 //! containers; a `linux/amd64` image runs emulated on an arm64 engine). That is the platform
 //! the container was created for, else its image's `Architecture`, else the engine's.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bollard::models::ContainerInspectResponse;
@@ -39,30 +38,6 @@ pub async fn agent_for_new_container(
             .unwrap_or_else(|| engine.info().arch.clone()),
     };
     agent_binary(&arch)
-}
-
-/// The host file a container about to be created from `image` bind-mounts its agent from: a
-/// private copy under `base_dir` of the agent for its architecture, and only where the engine
-/// shares this machine's file system. Else why there is none.
-pub async fn agent_mount_source(
-    engine: &Engine,
-    base_dir: &Path,
-    image: &str,
-    platform: Option<&str>,
-) -> Result<PathBuf, String> {
-    if !engine.is_local() {
-        return Err(format!(
-            "the engine at {} is not on this machine",
-            engine.endpoint()
-        ));
-    }
-    let binary = agent_for_new_container(engine, image, platform).await?;
-    binary.private_copy(base_dir).ok_or_else(|| {
-        format!(
-            "no private copy of the agent could be made in {}",
-            base_dir.display()
-        )
-    })
 }
 
 /// The architecture `inspected` runs as: its image manifest's platform (engines with a

@@ -1,6 +1,7 @@
 //! One agent per container per host process. The first call for a container starts its
-//! agent — from the read-only bind mount of containers this library created, else uploaded
-//! to a private path — and later calls reuse the connection until it closes (the container
+//! agent — from the read-only bind mount (or the upload made at creation, on engines that
+//! cannot see this machine's files) of containers this library created, else uploaded to a
+//! private path — and later calls reuse the connection until it closes (the container
 //! stopped or was removed). A container where the agent cannot run is remembered by its
 //! engine id, so later calls go straight to the engine path; so is one whose agent failed
 //! (broke the protocol, stopped answering, died with requests open) `STRIKES` times within
@@ -20,7 +21,7 @@ use super::agent_connection::AgentConnection;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::fileio::{swappable_mount, EngineFiles, EntryOwner};
-use crate::runtime::{bind_mounts_with_agent, AGENT_MOUNT};
+use crate::runtime::{agent_uploaded, bind_mounts_with_agent, AGENT_MOUNT};
 
 /// Where the agent is uploaded, in order, until one of them lets it run.
 const UPLOAD_DIRS: [&str; 5] = ["/tmp", "/var/tmp", "/run", "/dev/shm", "/"];
@@ -219,17 +220,18 @@ async fn start(
     engine_id: String,
 ) -> Slot {
     let (mounts, agent_mount) = bind_mounts_with_agent(inspected.mounts.clone());
-    let (started, lasting) = match agent_mount {
-        Some(_) => (
+    let uploaded = agent_uploaded(inspected.config.as_ref().and_then(|c| c.labels.as_ref()));
+    let (started, lasting) = if agent_mount.is_some() || uploaded {
+        (
             AgentConnection::start(engine, container, AGENT_MOUNT)
                 .await
                 .map_err(|e| e.message),
             false,
-        ),
-        None => match swappable_mount(&mounts) {
-            Some(_) => (Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()), true),
-            None => (upload_and_start(engine, container, inspected).await, false),
-        },
+        )
+    } else if swappable_mount(&mounts).is_some() {
+        (Err("the container has a swappable bind mount, so nothing is uploaded to it through the engine".into()), true)
+    } else {
+        (upload_and_start(engine, container, inspected).await, false)
     };
     match started {
         Ok(connection) => Slot::Ready {

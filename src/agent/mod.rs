@@ -17,7 +17,7 @@ mod agent_request;
 mod agent_routes;
 
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
-pub use agent_choice::{agent_mount_source, image_arch, platform_arch};
+pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
 pub use agent_connection::AgentConnection;
 pub use agent_errors::errno_code;
 pub use agent_exec::{run_buffered, spawn_for};

@@ -30,6 +30,9 @@ pub struct ReapReport {
     pub clones_trashed: Vec<String>,
     /// Names of this base directory's containers left alone.
     pub kept: Vec<String>,
+    /// Names of the session volumes removed (`storage: 'volume'` sessions whose container
+    /// and workspace are gone).
+    pub volumes_removed: Vec<String>,
 }
 
 /// Removes this base directory's orphaned containers: `process` ones whose owner process is
@@ -55,6 +58,7 @@ pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapRepor
             containers_removed: report.containers_removed,
             clones_trashed: report.clones_trashed,
             kept: report.kept,
+            volumes_removed: report.volumes_removed,
         })
     }
     .await

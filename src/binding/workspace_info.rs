@@ -73,6 +73,12 @@ pub struct WorkspaceInfo {
     /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
     /// says otherwise).
     pub container_mount_path: String,
+    /// Where the repository lives for the container: the host clone bind-mounted, or a
+    /// copy in the engine volume `volume` (`clonePath` then holds the copy last read back).
+    #[napi(ts_type = "'bind' | 'volume'")]
+    pub storage: String,
+    /// With `volume` storage: the engine volume's name.
+    pub volume: Option<String>,
     /// The container's state now; `missing` when it was removed.
     #[napi(ts_type = "'created' | 'running' | 'stopped' | 'failed' | 'missing'")]
     pub state: String,
@@ -116,6 +122,8 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             repository_url: r.repository_url,
             container_id: r.container_id,
             container_mount_path: r.container_mount_path,
+            storage: r.storage.as_str().to_string(),
+            volume: r.volume,
             state: info.state,
             image: r.image,
             lifetime: r.lifetime,

@@ -67,6 +67,12 @@ pub struct WorkspacesOptions {
     /// at most ~10 events a second per phase plus the last; `create` may give its own.
     #[napi(ts_type = "(event: ProgressEventInfo) => void")]
     pub on_progress: Option<ProgressCallback>,
+    /// Where new sessions' repositories live for their containers: `'bind'` (the host
+    /// clone bind-mounted), `'volume'` (a copy in a named volume on the engine, read back
+    /// for `changes`/`export`/`push`), or `'auto'` (default: `bind` where the engine runs on
+    /// this machine, else `volume`).
+    #[napi(ts_type = "'auto' | 'bind' | 'volume'")]
+    pub storage: Option<String>,
 }
 
 /// Options of `Workspaces.create`.
@@ -159,6 +165,7 @@ impl Workspaces {
             resources: None,
             pull: None,
             on_progress: None,
+            storage: None,
         });
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
@@ -174,6 +181,10 @@ impl Workspaces {
         let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
         let engine = engine_options(opts.engine).map_err(sync_error)?;
         let pull = pull_policy(opts.pull).map_err(sync_error)?;
+        let storage = match opts.storage.as_deref() {
+            Some(text) => workspace::StorageChoice::parse(text).map_err(sync_error)?,
+            None => workspace::StorageChoice::Auto,
+        };
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
@@ -189,6 +200,7 @@ impl Workspaces {
                 resources,
                 pull: pull.unwrap_or_default(),
                 progress: progress_target(opts.on_progress),
+                storage,
             })),
         })
     }

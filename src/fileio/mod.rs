@@ -8,7 +8,7 @@ mod container_root;
 mod docker_file_io;
 mod engine_files;
 mod engine_paths;
-mod fd_ops;
+pub(crate) mod fd_ops;
 mod file_operations;
 mod file_replace;
 mod host_files;

@@ -1,7 +1,8 @@
-//! Orphan cleanup: which containers have lost their owner, and removing them safely
+//! Orphan cleanup: which containers (and session volumes) have lost their owner, and removing them safely
 //! (docs/contract.md §6).
 
 mod exit_registry;
+mod orphan_volumes;
 mod owner_status;
 mod process_clones;
 mod reap;
@@ -9,6 +10,7 @@ mod reap_orphans;
 mod watchdog;
 
 pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
+pub use orphan_volumes::reap_volumes;
 pub use owner_status::{owner_status, OwnerStatus};
 pub use reap::{
     is_orphan, managed_containers, reap_containers, remove_own_process_containers, remove_quietly,

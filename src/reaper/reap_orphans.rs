@@ -1,9 +1,11 @@
-//! `reapOrphans`: one pass over this base directory's containers, then its session clones,
+//! `reapOrphans`: one pass over this base directory's containers, then its session clones
+//! and session volumes,
 //! safe to run from several processes at once. Clones only ever go to trash.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use super::orphan_volumes::reap_volumes;
 use super::process_clones::{owner_gone, trash_session};
 use super::reap::{managed_containers, reap_containers};
 use crate::clone::CloneManager;
@@ -26,6 +28,7 @@ pub struct ReapReport {
     pub containers_removed: Vec<String>,
     pub clones_trashed: Vec<String>,
     pub kept: Vec<String>,
+    pub volumes_removed: Vec<String>,
 }
 
 pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
@@ -52,10 +55,18 @@ pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
             .await
             .unwrap_or_default()
     };
+    let volumes_removed = reap_volumes(
+        &engine,
+        &options.base_dir,
+        options.active_session_ids.as_ref(),
+        options.dry_run,
+    )
+    .await?;
     Ok(ReapReport {
         containers_removed: containers.removed,
         clones_trashed,
         kept: containers.kept,
+        volumes_removed,
     })
 }
 

@@ -135,21 +135,6 @@ pub fn create_body(
     }
 }
 
-/// Adds the session agent, read-only, at `AGENT_MOUNT` (a file of ours the container can
-/// run but not change).
-pub fn add_agent_mount(body: &mut ContainerCreateBody, source: &std::path::Path) {
-    let mount = Mount {
-        target: Some(super::AGENT_MOUNT.to_string()),
-        source: Some(source.to_string_lossy().into_owned()),
-        typ: Some(MountType::BIND),
-        read_only: Some(true),
-        ..Default::default()
-    };
-    if let Some(host) = body.host_config.as_mut() {
-        host.mounts.get_or_insert_with(Vec::new).push(mount);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use super::container_body::{add_agent_mount, create_body};
+use super::agent_delivery::AgentDelivery;
+use super::container_body::create_body;
 use super::container_config::{ContainerConfig, Lifetime, MountKind};
 use super::container_info::{ContainerInfo, ContainerState};
 use super::container_runtime::ContainerRuntime;
@@ -28,7 +29,7 @@ use super::path_exists::path_exists;
 use super::path_translation::Direction;
 use super::relayed_network::{prepare_relayed, RelayedContainers};
 use super::resource_limits::{host_pid_max, podman_nproc};
-use crate::agent::{agent_for, agent_mount_source};
+use crate::agent::agent_for;
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
 use crate::engine::{Engine, EngineKind, EngineOptions, ImageRequest, PullPolicy};
@@ -57,6 +58,8 @@ pub struct DockerRuntime {
     agent: bool,
     relayed: RelayedContainers,
     pull: PullPolicy,
+    /// Upload the agent into new containers even where it could be bind-mounted.
+    agent_upload: bool,
 }
 
 fn container_subject(id: &str) -> String {
@@ -73,7 +76,14 @@ impl DockerRuntime {
             agent: options.agent,
             relayed: RelayedContainers::default(),
             pull: options.pull,
+            agent_upload: false,
         }
+    }
+
+    /// New containers get their agent uploaded, not bind-mounted, as on a remote engine.
+    pub fn with_agent_upload(mut self) -> Self {
+        self.agent_upload = true;
+        self
     }
 
     pub fn base_dir(&self) -> &Path {
@@ -150,7 +160,8 @@ impl ContainerRuntime for DockerRuntime {
         let agent = match self.agent || egress.is_some() {
             true => {
                 let platform = config.platform.as_deref();
-                agent_mount_source(&engine, &self.base_dir, &image, platform).await
+                let upload = self.agent_upload;
+                AgentDelivery::choose(&engine, &self.base_dir, &image, platform, upload).await
             }
             false => Err(String::new()),
         };
@@ -181,8 +192,8 @@ impl ContainerRuntime for DockerRuntime {
                 podman_nproc(host, host_pid_max());
             }
         }
-        if let Some(source) = &agent {
-            add_agent_mount(&mut body, source);
+        if let Some(delivery) = &agent {
+            delivery.apply(&mut body);
         }
         let request = ImageRequest {
             image: &image,
@@ -206,10 +217,16 @@ impl ContainerRuntime for DockerRuntime {
                 )));
             }
             let mut body = create_body(&config, &image, labels, None);
-            if let Some(source) = &agent {
-                add_agent_mount(&mut body, source);
+            if let Some(delivery) = &agent {
+                delivery.apply(&mut body);
             }
             create_container(&engine, &name, &request, body).await?;
+        }
+        if let Some(delivery) = &agent {
+            if let Err(err) = delivery.deliver(&engine, &name).await {
+                self.discard(&engine, &name).await;
+                return Err(err);
+            }
         }
         if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
             self.discard(&engine, &name).await;

@@ -26,6 +26,10 @@ pub const IMAGE: &str = "dev.container-isolation.image";
 /// On an image this library built: the tag it gave it (an image built from ours by someone
 /// else inherits our labels, but not under this tag).
 pub const IMAGE_TAG: &str = "dev.container-isolation.image-tag";
+/// On a container whose agent was uploaded at `AGENT_MOUNT` (no bind mount): its digest.
+pub const AGENT_UPLOAD: &str = "dev.container-isolation.agent-upload";
+/// On a session's workspace volume: the container it belongs to.
+pub const CONTAINER: &str = "dev.container-isolation.container";
 /// On an image this library built: `build`, `features` or `uid`.
 pub const IMAGE_KIND: &str = "dev.container-isolation.image-kind";
 

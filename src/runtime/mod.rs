@@ -2,6 +2,7 @@
 //! and path translation (docs/contract.md §2).
 
 mod adoption;
+mod agent_delivery;
 mod container_body;
 mod container_config;
 mod container_info;
@@ -29,6 +30,7 @@ pub mod process_kill;
 mod relayed_network;
 pub mod resource_limits;
 
+pub use agent_delivery::{agent_uploaded, AgentDelivery};
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind, RestartPolicy};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_privileges::ContainerPrivileges;

@@ -23,12 +23,15 @@ mod session_push;
 mod session_resources;
 mod session_settings;
 mod session_source;
+mod session_volume;
 mod settings_resolution;
 mod trust;
 mod uid_image;
 mod user_env_probe;
+mod volume_readback;
 mod workspace_creation;
 mod workspace_record;
+mod workspace_storage;
 mod workspaces;
 
 pub use image_prune::{PruneReport, PruneRequest};
@@ -37,6 +40,7 @@ pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
 pub use trust::{Grant, Refusal, Trust};
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
+pub use workspace_storage::{Storage, StorageChoice};
 pub use workspaces::{
     CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,
 };

@@ -1,5 +1,6 @@
 //! `Workspaces::changes`: what a session changed since its base, read from its clone on
-//! the host as hostile input (see `crate::delivery`).
+//! the host (for a `volume` session, read back from its volume first) as hostile input
+//! (see `crate::delivery`).
 
 use std::path::PathBuf;
 
@@ -36,6 +37,9 @@ impl Workspaces {
     /// The session's commits, changed files and uncommitted work since its base.
     pub async fn changes(&self, session_id: &str, opts: ChangesOptions) -> Result<Changes> {
         let record = self.required(session_id)?;
+        let lock = self.read_lock(session_id);
+        let _reading = lock.lock().await;
+        self.read_back(&record).await?;
         tokio::task::spawn_blocking(move || {
             let base = base_of(&record)?;
             let clone = PathBuf::from(&record.clone_path);

@@ -14,6 +14,7 @@ use super::remote_env::{process_env, substitute_container_env, RemoteEnv};
 use super::session_settings::{ImageChoice, SessionSettings};
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
+use super::workspace_storage::Storage;
 use crate::egress::Egress;
 use crate::engine::{Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
@@ -161,6 +162,7 @@ impl SessionContainer<'_> {
         }
         config.pull = Some(self.create_pull());
         config.progress = self.supply.progress.clone();
+        let fresh_volume = self.use_volume(&mut config, lifetime).await?;
         let progress = &self.supply.progress;
         progress.step(
             Phase::Create,
@@ -170,9 +172,18 @@ impl SessionContainer<'_> {
             Ok(_) => {}
             // Another process made it first: use that one.
             Err(err) if err.code == ErrorCode::Eexist => return Ok(()),
-            Err(err) => return Err(err),
+            Err(err) => {
+                if fresh_volume {
+                    self.discard_volume().await;
+                }
+                return Err(err);
+            }
         }
         let initialised = async {
+            if fresh_volume {
+                progress.step(Phase::Create, "copying the repository into the volume");
+                self.fill_volume().await?;
+            }
             progress.step(
                 Phase::Create,
                 &format!("starting container {}", record.container_id),
@@ -194,6 +205,9 @@ impl SessionContainer<'_> {
         if let Err(err) = initialised {
             // Leave no container behind; the clone (the session's work) stays.
             let _ = self.runtime.remove(&record.container_id).await;
+            if fresh_volume {
+                self.discard_volume().await;
+            }
             return Err(err);
         }
         Ok(())
@@ -228,6 +242,7 @@ impl SessionContainer<'_> {
     async fn give_clone_to_remote_user(&self) -> Result<()> {
         if !self.settings.behaviour.update_remote_user_uid()
             || self.settings.remote_user().is_none()
+            || self.record.storage == Storage::Volume
             // SAFETY: geteuid has no preconditions.
             || unsafe { libc::geteuid() } != 0
         {

@@ -59,6 +59,9 @@ impl Workspaces {
         work: impl FnOnce(Delivery) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let record = self.required(session_id)?;
+        let lock = self.read_lock(session_id);
+        let _reading = lock.lock().await;
+        self.read_back(&record).await?;
         let staging = self.options.base_dir.join("delivery");
         tokio::task::spawn_blocking(move || {
             let project = PathBuf::from(&record.project_dir);

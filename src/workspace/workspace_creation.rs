@@ -15,6 +15,7 @@ use super::settings_resolution::{plain_settings, resolve_settings, SettingsReque
 use super::trust::Trust;
 use super::uid_image::UidImage;
 use super::workspace_record::{self as record, WorkspaceRecord};
+use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
 use crate::clone::{branch_name, validate_session_id};
 use crate::devcontainer::{
@@ -79,6 +80,9 @@ impl Workspaces {
             self.options.resources,
         )
         .await;
+        let container_id = self.container_name(&request.session_id);
+        let storage = self.options.storage.resolve(&engine);
+        let volume = (storage == Storage::Volume).then(|| volume_name(&container_id));
         let record = WorkspaceRecord {
             session_id: request.session_id.clone(),
             project_dir: project.to_string_lossy().into_owned(),
@@ -89,8 +93,10 @@ impl Workspaces {
                 .repository
                 .as_ref()
                 .map(|t| t.url.as_str().to_string()),
-            container_id: self.container_name(&request.session_id),
+            container_id,
             container_mount_path: settings.mount_path.clone(),
+            storage,
+            volume,
             image: settings.image.name().to_string(),
             lifetime: request.lifetime.as_str().to_string(),
             devcontainer: settings.config_path.is_some(),

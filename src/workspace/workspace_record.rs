@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::session_settings::SessionSettings;
+use super::workspace_storage::Storage;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
 
@@ -27,6 +28,12 @@ pub struct WorkspaceRecord {
     pub repository_url: Option<String>,
     pub container_id: String,
     pub container_mount_path: String,
+    /// Where the repository lives for the container (records from before: `bind`).
+    #[serde(default)]
+    pub storage: Storage,
+    /// With `volume` storage: the engine volume holding the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
     pub image: String,
     pub lifetime: String,
     /// Whether devcontainer.json is honoured (lifecycle commands on (re)start).

@@ -11,9 +11,11 @@ use sha2::{Digest, Sha256};
 use super::idle_tracker::{IdleTracker, SessionUseHook};
 use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
+use super::session_volume::session_volume;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
+use super::workspace_storage::StorageChoice;
 use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest,
@@ -25,6 +27,7 @@ use crate::progress::ProgressTarget;
 use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
+use crate::workspace_volume::remove_volume;
 
 #[derive(Debug, Clone, Default)]
 pub struct WorkspacesOptions {
@@ -46,6 +49,8 @@ pub struct WorkspacesOptions {
     pub pull: PullPolicy,
     /// Where sessions' creation progress goes, unless `create` gives its own.
     pub progress: Option<ProgressTarget>,
+    /// Where new sessions' repositories live for their containers.
+    pub storage: StorageChoice,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -293,7 +298,9 @@ impl Workspaces {
         self.ensure_started(&record).await
     }
 
-    /// Removes the container and moves the clone (with its branch and commits) to trash.
+    /// Removes the container (and a `volume` session's volume, its repository read back into
+    /// the clone first where it can be) and moves the clone (with its branch and commits) to
+    /// trash.
     pub async fn destroy(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
         if let Some(idle) = &self.idle {
@@ -307,9 +314,18 @@ impl Workspaces {
             .unwrap_or_else(|e| e.into_inner())
             .remove(session_id);
         self.close_forwards(session_id);
+        if let Err(err) = self.read_back(&record).await {
+            tracing::warn!(
+                "session '{session_id}': its volume was not read back before destroy: {err}"
+            );
+        }
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
+        }
+        if let Some(volume) = session_volume(&record)? {
+            let engine = self.runtime.engine().await?;
+            remove_volume(&engine, volume).await?;
         }
         let clones = self.clones.clone();
         let id = session_id.to_string();

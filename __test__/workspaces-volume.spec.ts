@@ -1,0 +1,125 @@
+// `storage: 'volume'`: a session's repository in a named engine volume (as on an engine on
+// another machine) instead of a bind-mounted host clone: made and labelled at create,
+// filled before the container starts, read back for changes/export, removed on destroy and
+// by reapOrphans once its session is gone. Runs on the engine under test (TEST_ENGINE_SOCKET).
+import { readFileSync } from 'node:fs'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, engine, engineCli, git, gitProject, IMAGES, tempDir } from './helpers'
+
+const base = tempDir('wsv-base')
+const dirs: Array<{ cleanup: () => void }> = [base]
+const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian, storage: 'volume' })
+afterAll(async () => {
+  for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
+  for (const v of ourVolumes()) {
+    try {
+      engineCli('volume', 'rm', '-f', v)
+    } catch {}
+  }
+  dirs.forEach((d) => d.cleanup())
+})
+
+let n = 0
+const session = () => `wsv${process.pid}x${++n}`
+
+/** The volumes labelled with this suite's base directory. */
+function ourVolumes(): string[] {
+  const out = engineCli('volume', 'ls', '-q', '--filter', `label=dev.container-isolation.base-dir=${base.path}`)
+  return out ? out.split('\n') : []
+}
+
+function volumeLabels(name: string): Record<string, string> {
+  return JSON.parse(engineCli('volume', 'inspect', '--format', '{{json .Labels}}', name))
+}
+
+describe('Workspaces with storage: volume', () => {
+  it('keeps the repository in a labelled volume; changes and export read the work back; destroy removes it', async () => {
+    const proj = gitProject('wsv-project', { 'src/a.txt': 'a\n' })
+    dirs.push(proj)
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj.path, sessionId: id })
+    expect(info.storage).toBe('volume')
+    expect(info.volume).toBe(`${info.containerId}-workspace`)
+    expect(info.state).toBe('running')
+    expect(ourVolumes()).toEqual([info.volume])
+    const labels = volumeLabels(info.volume!)
+    expect(labels).toMatchObject({
+      'dev.container-isolation.managed': 'true',
+      'dev.container-isolation.session': id,
+      'dev.container-isolation.base-dir': base.path,
+      'dev.container-isolation.container': info.containerId,
+    })
+    const mounts = JSON.parse(engineCli('inspect', '--format', '{{json .Mounts}}', info.containerId))
+    expect(mounts.find((m: { Destination: string }) => m.Destination === '/workspace')).toMatchObject({ Type: 'volume', Name: info.volume })
+
+    const env = await workspaces.environment(id, 't')
+    expect(await env.fileIO.readFile('src/a.txt')).toBe('a\n')
+    await env.fileIO.writeFile('feature.txt', 'work\n')
+    const r = await env.shell.execute(
+      'git add feature.txt && git -c user.name=A -c user.email=a@b commit -qm feature && git log --format=%s -1 && echo pending > wip.txt',
+      { toolRequestId: 'c1' },
+    )
+    expect(r.exitCode).toBe(0)
+    expect(r.output.map((l) => l.text)).toEqual(['feature'])
+    // The host clone is not the container's: nothing of the work is there until read back.
+    expect(git(info.clonePath, 'log', '--format=%s', '-1')).toBe('init')
+
+    const changes = await workspaces.changes(id)
+    expect(changes.commits.map((c) => c.summary)).toEqual(['feature'])
+    expect(changes.files.map((f) => f.path)).toEqual(['feature.txt'])
+    expect(changes.uncommitted.map((u) => u.path)).toEqual(['wip.txt'])
+    expect(git(info.clonePath, 'log', '--format=%s', '-1')).toBe('feature')
+
+    const exported = await workspaces.export(id)
+    expect(git(proj.path, 'log', '--format=%s', '-1', `session/${id}`)).toBe('feature')
+    expect(git(proj.path, 'rev-parse', `session/${id}`)).toBe(exported.commit)
+    expect(git(proj.path, 'show', `session/${id}:feature.txt`)).toBe('work')
+
+    await workspaces.destroy(id)
+    expect(ourVolumes()).toEqual([])
+  })
+
+  it('a recreated container finds the volume as it was, not uploaded again', async () => {
+    const proj = gitProject('wsv-project')
+    dirs.push(proj)
+    const id = session()
+    const info = await workspaces.create({ projectDir: proj.path, sessionId: id })
+    const env = await workspaces.environment(id, 't')
+    await env.fileIO.writeFile('kept.txt', 'kept\n')
+    await env.fileIO.writeFile('README.md', 'changed in the volume\n')
+    engineCli('rm', '-f', info.containerId)
+    const again = await workspaces.create({ projectDir: proj.path, sessionId: id })
+    expect(again.state).toBe('running')
+    const env2 = await workspaces.environment(id, 't')
+    expect(await env2.fileIO.readFile('kept.txt')).toBe('kept\n')
+    expect(await env2.fileIO.readFile('README.md')).toBe('changed in the volume\n')
+    await workspaces.destroy(id)
+    expect(ourVolumes()).toEqual([])
+  })
+
+  it('reapOrphans removes a volume whose session and owner are gone, and keeps a live one', async () => {
+    const proj = gitProject('wsv-project')
+    dirs.push(proj)
+    const id = session()
+    const live = await workspaces.create({ projectDir: proj.path, sessionId: id })
+    const host = readFileSync('/proc/sys/kernel/hostname', 'utf8').trim()
+    const orphan = `wsv-orphan-${process.pid}`
+    const label = (k: string, v: string) => ['--label', `dev.container-isolation.${k}=${v}`]
+    engineCli(
+      'volume', 'create',
+      ...label('managed', 'true'), ...label('base-dir', base.path), ...label('session', 'gone'),
+      ...label('container', `${orphan}-ctr`), ...label('lifetime', 'process'),
+      ...label('owner-pid', '1'), ...label('owner-start', '1'), ...label('owner-boot-id', 'another-boot'),
+      ...label('owner-host', host),
+      orphan,
+    )
+    const dry = await addon.reapOrphans({ baseDir: base.path, engine, dryRun: true })
+    expect(dry.volumesRemoved).toEqual([orphan])
+    expect(ourVolumes().sort()).toEqual([live.volume!, orphan].sort())
+    const report = await addon.reapOrphans({ baseDir: base.path, engine })
+    expect(report.volumesRemoved).toEqual([orphan])
+    expect(ourVolumes()).toEqual([live.volume])
+    expect((await workspaces.list()).map((w) => w.storage)).toEqual(['volume'])
+    await workspaces.destroy(id)
+  })
+})

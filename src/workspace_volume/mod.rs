@@ -1,0 +1,12 @@
+//! A session's repository in a named engine volume, for engines that cannot see this
+//! machine's files: the volume made and removed with our labels, a host directory uploaded
+//! into a created container through the archive endpoint, and a container directory read
+//! back into a fresh host directory (as untrusted input, see `crate::tar_extract`).
+
+mod tree_download;
+mod tree_upload;
+mod volume_store;
+
+pub use tree_download::download_tree;
+pub use tree_upload::upload_tree;
+pub use volume_store::{create_volume, labelled_volumes, remove_volume, volume_exists};

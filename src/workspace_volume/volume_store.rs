@@ -1,0 +1,88 @@
+//! Named volumes on the engine: made with labels (once), found by label, removed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use bollard::models::VolumeCreateRequest;
+use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder};
+
+use crate::engine::Engine;
+use crate::error::{ErrorCode, Result};
+
+fn subject(name: &str) -> String {
+    format!("volume '{name}'")
+}
+
+fn missing(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::Enoent | ErrorCode::ContainerNotFound)
+}
+
+/// Whether the volume `name` exists.
+pub async fn volume_exists(engine: &Engine, name: &str) -> Result<bool> {
+    match engine
+        .call(&subject(name), engine.docker().inspect_volume(name))
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(err) if missing(err.code) => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// Makes the volume `name` with `labels` unless it exists; true when it was made now.
+pub async fn create_volume(
+    engine: &Engine,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool> {
+    if volume_exists(engine, name).await? {
+        return Ok(false);
+    }
+    let request = VolumeCreateRequest {
+        name: Some(name.to_string()),
+        labels: Some(labels.clone().into_iter().collect()),
+        ..Default::default()
+    };
+    engine
+        .call(&subject(name), engine.docker().create_volume(request))
+        .await?;
+    Ok(true)
+}
+
+/// Removes the volume `name`; one already gone is not an error.
+pub async fn remove_volume(engine: &Engine, name: &str) -> Result<()> {
+    let options = RemoveVolumeOptionsBuilder::default().force(true).build();
+    match engine
+        .call(
+            &subject(name),
+            engine.docker().remove_volume(name, Some(options)),
+        )
+        .await
+    {
+        Err(err) if !missing(err.code) => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// The volumes carrying every one of `labels` (`key=value`), with all their labels.
+pub async fn labelled_volumes(
+    engine: &Engine,
+    labels: &[String],
+) -> Result<Vec<(String, HashMap<String, String>)>> {
+    let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
+    filters.insert("label", labels.to_vec());
+    let options = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let answer = engine
+        .call(
+            "list of managed volumes",
+            engine.docker().list_volumes(Some(options)),
+        )
+        .await?;
+    Ok(answer
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| (v.name, v.labels))
+        .collect())
+}
