@@ -15,16 +15,45 @@ export const IMAGES = {
   noshell: 'container-isolation-test:noshell',
 } as const
 
-export const engine = { socketPath: process.env.TEST_ENGINE_SOCKET ?? '/var/run/docker.sock' }
+const env = process.env
+
+/**
+ * Whether the suites run against an engine on "another machine" (vitest.remote.config.ts
+ * starts the rig, scripts/remote-engine.mjs, and sets TEST_ENGINE_HOST to its tcp:// or
+ * ssh:// endpoint): the engine's volumes and pids are not this machine's.
+ */
+export const isRemote = Boolean(env.TEST_ENGINE_HOST)
+
+/** The rig's TLS client material (both transports: the CLI checks always go over TLS). */
+const remoteTls = { ca: env.TEST_ENGINE_TLS_CA ?? '', cert: env.TEST_ENGINE_TLS_CERT ?? '', key: env.TEST_ENGINE_TLS_KEY ?? '' }
+
+function remoteEngine(host: string) {
+  if (host.startsWith('ssh://')) {
+    return { host, ssh: { keyFile: env.TEST_ENGINE_SSH_KEY ?? '', knownHostsFile: env.TEST_ENGINE_SSH_KNOWN_HOSTS ?? '' } }
+  }
+  return { host, tls: remoteTls }
+}
+
+/**
+ * The engine under test: TEST_ENGINE_HOST (the remote rig), else TEST_ENGINE_SOCKET, else
+ * dockerd. `socketPath` is typed for the local suites that reach the socket themselves;
+ * those never run remotely, where it is absent.
+ */
+export const engine = (isRemote
+  ? remoteEngine(env.TEST_ENGINE_HOST!)
+  : { socketPath: env.TEST_ENGINE_SOCKET ?? '/var/run/docker.sock' }) as { socketPath: string }
 
 /** Whether the suites run against Podman's Docker-compatible service. */
-export const isPodman = engine.socketPath.includes('podman')
+export const isPodman = !isRemote && engine.socketPath.includes('podman')
 
 const CLI = isPodman ? 'podman' : existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
+const CLI_ARGS = isRemote
+  ? ['-H', env.TEST_ENGINE_TCP_HOST ?? '', '--tlsverify', '--tlscacert', remoteTls.ca, '--tlscert', remoteTls.cert, '--tlskey', remoteTls.key]
+  : []
 
-/** The engine's own CLI, for checks and set-ups the library does not offer. */
+/** The engine's own CLI, for checks and set-ups the library does not offer (the rig: over TLS). */
 export function engineCli(...args: string[]): string {
-  return execFileSync(CLI, args, { encoding: 'utf8' }).trim()
+  return execFileSync(CLI, [...CLI_ARGS, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim()
 }
 
 export function tempDir(prefix: string): { path: string; cleanup: () => void } {

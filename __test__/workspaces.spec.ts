@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, git, gitProject, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, git, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 const base = tempDir('ws-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -46,6 +46,9 @@ describe('Workspaces', () => {
     )
     expect(r.exitCode).toBe(0)
     expect(r.output.map((l) => l.text)).toEqual(['?? feature.txt', 'feature', `session-${id}`])
+    // On a remote engine the repository lives in a volume there; `changes` reads it back
+    // into the clone on this machine.
+    if (isRemote) await workspaces.changes(id)
     expect(git(info.clonePath, 'log', '--format=%s', '-1')).toBe('feature')
   })
 
@@ -73,8 +76,15 @@ describe('Workspaces', () => {
     const env = await workspaces.environment(id, 't')
     expect((await workspaces.get(id))?.state).toBe('running')
     await env.fileIO.writeFile('kept.txt', 'kept')
-    git(info.clonePath, 'add', '.')
-    git(info.clonePath, 'commit', '-q', '-m', 'kept work')
+    if (isRemote) {
+      // The work is in the engine's volume, not in the clone here: committed in the
+      // container, and read back into the clone by destroy before it goes to the trash.
+      const r = await env.shell.execute('git add . && git -c user.name=T -c user.email=t@e commit -qm "kept work"', { toolRequestId: 'keep' })
+      expect(r.exitCode).toBe(0)
+    } else {
+      git(info.clonePath, 'add', '.')
+      git(info.clonePath, 'commit', '-q', '-m', 'kept work')
+    }
     await workspaces.destroy(id)
     expect(await workspaces.get(id)).toBeUndefined()
     expect((await rejection(addon.detectEngine(engine).then(() => new addon.DockerRuntime({ engine }).inspect(info.containerId)))).code).toBe('CONTAINER_NOT_FOUND')
@@ -89,7 +99,9 @@ describe('Workspaces', () => {
     const proj = project()
     const id = session()
     const info = await workspaces.create({ projectDir: proj, sessionId: id })
-    writeFileSync(join(info.clonePath, 'unsaved.txt'), 'still here')
+    // Remotely the work lives in the engine's volume, which outlives the container.
+    if (isRemote) await (await workspaces.environment(id, 't')).fileIO.writeFile('unsaved.txt', 'still here')
+    else writeFileSync(join(info.clonePath, 'unsaved.txt'), 'still here')
     engineCli('rm', '-f', info.containerId)
     expect((await workspaces.get(id))?.state).toBe('missing')
     const again = await workspaces.create({ projectDir: proj, sessionId: id })

@@ -29,3 +29,9 @@ sweep() {
 # An engine that does not answer lists nothing (each listing is bounded by `timeout`).
 sweep docker "{{.ID}} {{.Label \"$LABEL.base-dir\"}}"
 sweep podman "{{.ID}} {{index .Labels \"$LABEL.base-dir\"}}"
+
+# Remote-engine rigs (scripts/remote-engine.mjs) whose test process is gone: their private
+# dockerd and sshd, network namespace, veth pair and directory. Live rigs are kept.
+if command -v node >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
+  node "$(dirname "$0")/remote-engine.mjs" sweep || echo "[sweep] warning: the remote-engine rig sweep failed" >&2
+fi

@@ -70,6 +70,16 @@ elif [ "${CI:-}" = true ]; then
   exit 1
 fi
 
+# The same engine suites against an engine on "another machine": vitest.remote.config.ts
+# starts the remote-engine rig (a private dockerd and sshd in a network namespace of their
+# own, scripts/remote-engine.mjs) and removes it after each pass.
+REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
+  __test__/runtime.spec.ts __test__/workspaces.spec.ts)
+[ ! -f __test__/workspaces-volume.spec.ts ] || REMOTE_SUITES+=(__test__/workspaces-volume.spec.ts)
+step "vitest on a remote engine (tls, then ssh)"
+TEST_REMOTE_TRANSPORT=tls npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
+TEST_REMOTE_TRANSPORT=ssh npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
+
 step "vitest, serial suites (a private dockerd stopped and restarted; hostile containers, alone)"
 npx vitest run -c vitest.serial.config.ts
 if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then

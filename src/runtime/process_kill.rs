@@ -66,6 +66,18 @@ for d in /proc/[0-9]*; do
 done
 exit 0"#;
 
+/// Exits 0 when a process other than itself carries the token entry "$1" in its
+/// environment, 1 when none does: `tree_alive` where the host cannot see the container.
+const IN_CONTAINER_ALIVE_SCRIPT: &str = r#"self=$$
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  [ "$p" = "$self" ] && continue
+  if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$1"; then
+    exit 0
+  fi
+done
+exit 1"#;
+
 /// One exec's tree, owned: what a signal needs once the exec's caller has moved on.
 #[derive(Clone)]
 pub struct ExecTree {
@@ -200,8 +212,9 @@ pub fn in_container_signal_command(token: &str, signal: Signal) -> Vec<String> {
     ]
 }
 
-/// Whether any process of the token's tree still runs: `Some` from the host's `/proc` when
-/// the engine is local, `None` when this cannot be seen from here.
+/// Whether any process of the token's tree still runs: from the host's `/proc` when the
+/// engine is local, else by an exec inside the container (a remote engine); `None` when
+/// neither can tell (no `/bin/sh` in the container).
 pub async fn tree_alive(engine: &Engine, container: &str, token: &str) -> Option<bool> {
     #[cfg(target_os = "linux")]
     if engine.is_local() {
@@ -217,8 +230,18 @@ pub async fn tree_alive(engine: &Engine, container: &str, token: &str) -> Option
         .await
         .ok();
     }
-    let _ = (engine, container, token);
-    None
+    let command = vec![
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        IN_CONTAINER_ALIVE_SCRIPT.to_string(),
+        "sh".to_string(),
+        token_entry(token),
+    ];
+    match super::exec::run_plain(engine, container, command, Some("0")).await {
+        Ok(0) => Some(true),
+        Ok(1) => Some(false),
+        _ => None,
+    }
 }
 
 #[cfg(target_os = "linux")]
