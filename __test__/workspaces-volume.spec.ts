@@ -171,7 +171,7 @@ describe('Workspaces with storage: volume', () => {
   it("a 'process' session's volume goes with its container when its owner is SIGKILLed (the watchdog)", async () => {
     const proj = gitProject('wsv-owner')
     dirs.push(proj)
-    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-owner.cjs'), base.path, proj.path, session()], {
+    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-owner.cjs'), base.path, proj.path, session(), JSON.stringify(engine)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     const made = await new Promise<{ volume: string; container: string }>((resolve, reject) => {

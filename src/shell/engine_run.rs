@@ -14,6 +14,9 @@ use crate::output::OutputLine;
 use crate::runtime::exec::{self, StartedExec};
 use crate::runtime::process_kill::{signal_exec_tree, tree_alive, Signal};
 
+/// How many times SIGKILL is sent to a tree that is still seen alive after it.
+const KILL_ATTEMPTS: usize = 3;
+
 #[derive(Clone, Copy)]
 enum Phase {
     Running,
@@ -55,7 +58,7 @@ impl EngineRun<'_> {
                 Phase::Terminating { since } => tokio::select! {
                     frame = output.next() => frame,
                     _ = sleep_until(since + TERMINATE_GRACE) => {
-                        self.signal(Signal::Kill).await;
+                        self.kill_tree().await;
                         killed = true;
                         phase = Phase::Killed { since: tokio::time::Instant::now() };
                         continue;
@@ -126,9 +129,20 @@ impl EngineRun<'_> {
                 }
                 _ => {
                     sleep_until(grace_end).await;
-                    self.signal(Signal::Kill).await;
+                    self.kill_tree().await;
                     return true;
                 }
+            }
+        }
+    }
+
+    /// SIGKILL, sent again while the tree is still seen alive: a signal sent by an exec in
+    /// the container (a remote engine) can be lost when that exec fails to start.
+    async fn kill_tree(&self) {
+        for _ in 0..KILL_ATTEMPTS {
+            self.signal(Signal::Kill).await;
+            if tree_alive(self.engine, self.container, &self.token).await != Some(true) {
+                return;
             }
         }
     }
