@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, rejection } from './helpers'
+import { addon, rejection, withEnv } from './helpers'
 
 const RIG = new URL('../scripts/remote-engine.mjs', import.meta.url)
 const BUSYBOX = 'container-isolation-test:busybox'
@@ -24,22 +24,6 @@ interface Rig {
   ssh: { keyFile: string; knownHostsFile: string }
   cli(...args: string[]): string
   cleanup(): Promise<void>
-}
-
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]))
-  const apply = (v: Record<string, string | undefined>) => {
-    for (const [k, val] of Object.entries(v)) {
-      if (val === undefined) delete process.env[k]
-      else process.env[k] = val
-    }
-  }
-  apply(vars)
-  try {
-    return await fn()
-  } finally {
-    apply(saved)
-  }
 }
 
 /** This process's `ssh … dial-stdio` children (one per open connection to an ssh:// engine). */

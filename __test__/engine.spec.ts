@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { addon, engine, isPodman, rejection } from './helpers'
+import { addon, engine, isPodman, rejection, withEnv } from './helpers'
 
 /** A docker config folder with one context per name, each pointing at `host`. */
 function configWithContexts(contexts: Record<string, string>, current?: string): string {
@@ -15,23 +15,6 @@ function configWithContexts(contexts: Record<string, string>, current?: string):
   }
   writeFileSync(join(dir, 'config.json'), JSON.stringify(current ? { currentContext: current } : {}))
   return dir
-}
-
-/** Runs `fn` with these environment variables set (or removed, for undefined), then restores them. */
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]))
-  const apply = (v: Record<string, string | undefined>) => {
-    for (const [k, val] of Object.entries(v)) {
-      if (val === undefined) delete process.env[k]
-      else process.env[k] = val
-    }
-  }
-  apply(vars)
-  try {
-    return await fn()
-  } finally {
-    apply(saved)
-  }
 }
 
 describe('detectEngine', () => {

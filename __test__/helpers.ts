@@ -105,3 +105,20 @@ export function gitProject(prefix: string, files: Record<string, string> = {}): 
   git(d.path, 'commit', '-q', '-m', 'init')
   return d
 }
+
+/** Runs `fn` with these environment variables set (or removed, for undefined), then restores them. */
+export async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]))
+  const apply = (v: Record<string, string | undefined>) => {
+    for (const [k, val] of Object.entries(v)) {
+      if (val === undefined) delete process.env[k]
+      else process.env[k] = val
+    }
+  }
+  apply(vars)
+  try {
+    return await fn()
+  } finally {
+    apply(saved)
+  }
+}

@@ -1,6 +1,6 @@
 // DockerShell.execute('true') and a 1 KB DockerFileIO.readFile through an engine on "another
 // machine" (the remote-engine rig, scripts/remote-engine.mjs: a private dockerd in a network
-// namespace of its own, over tcp+TLS), next to the same through the local socket, in one
+// namespace of its own, over tcp+TLS and over ssh), next to the same through the local socket, in one
 // process; medians of N. The rig is started and removed here; the machine's dockerd is only
 // read from (the test image is copied into the rig). Each side takes its default paths: locally
 // FileIO answers from the container's root on the host, remotely through the session agent.
@@ -34,11 +34,13 @@ const rig = await new RemoteEngine().start({ images: [image] })
 try {
   const local = await measure({ socketPath: '/var/run/docker.sock' })
   const remote = await measure({ host: rig.tcpHost, tls: rig.tls })
-  console.log(`Through a remote engine over tcp+TLS (the rig, ${rig.tcpHost}) and the local socket, median of ${N} (ms)`)
-  console.log('operation'.padEnd(24), 'local'.padStart(9), 'remote'.padStart(9), 'ratio'.padStart(8))
+  const ssh = await measure({ host: rig.sshHost, ssh: rig.ssh })
+  console.log(`Through a remote engine over tcp+TLS (the rig, ${rig.tcpHost}) and over ssh, next to the local socket, median of ${N} (ms)`)
+  console.log('operation'.padEnd(24), 'local'.padStart(9), 'tls'.padStart(9), 'ratio'.padStart(8), 'ssh'.padStart(9), 'ratio'.padStart(8))
   const fmt = (ms) => (ms < 1 ? ms.toFixed(3) : ms.toFixed(1)).padStart(9)
+  const ratio = (ms, base) => `${(ms / base).toFixed(1)}x`.padStart(8)
   for (const [name, key] of [["execute('true')", 'execute'], ['readFile 1 KB', 'readFile']]) {
-    console.log(name.padEnd(24), fmt(local[key]), fmt(remote[key]), `${(remote[key] / local[key]).toFixed(1)}x`.padStart(8))
+    console.log(name.padEnd(24), fmt(local[key]), fmt(remote[key]), ratio(remote[key], local[key]), fmt(ssh[key]), ratio(ssh[key], local[key]))
   }
 } finally {
   await rig.cleanup()

@@ -2,6 +2,7 @@
 //! contexts), connecting to it, reading its errors, and
 //! pulling images into it.
 
+mod chunk_sender;
 mod connection;
 mod container_queries;
 mod detection;
@@ -18,6 +19,7 @@ mod ssh_target;
 mod ssh_tunnel;
 mod tls;
 
+pub use chunk_sender::{chunk_channel, ChunkSender};
 pub use connection::{detect, Engine};
 pub use detection::{candidates, Candidate, DetectionEnv};
 pub use endpoint::Endpoint;

@@ -13,52 +13,12 @@ use futures_util::StreamExt;
 
 use super::image_supply::{DerivedKind, ImageSupply};
 use crate::devcontainer::BuildConfig;
-use crate::engine::{from_bollard, Engine};
+use crate::engine::{chunk_channel, from_bollard, ChunkSender, Engine};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::{Phase, Progress};
 
 /// Where a Dockerfile outside the context is put inside the context's archive.
 const OUTSIDE_DOCKERFILE: &str = ".container-isolation.Dockerfile";
-
-/// Archive chunks in flight between the tar writer and the engine: memory stays at a few
-/// of these whatever the context's size.
-const CHUNK: usize = 256 * 1024;
-const CHUNKS_IN_FLIGHT: usize = 4;
-
-/// `io::Write` into a channel of chunks; fails once the receiving side is gone.
-struct ChunkSender {
-    buffer: Vec<u8>,
-    sender: tokio::sync::mpsc::Sender<Bytes>,
-}
-
-impl ChunkSender {
-    fn send(&mut self) -> std::io::Result<()> {
-        let chunk = Bytes::from(std::mem::replace(
-            &mut self.buffer,
-            Vec::with_capacity(CHUNK),
-        ));
-        self.sender
-            .blocking_send(chunk)
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
-    }
-}
-
-impl Write for ChunkSender {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buffer.extend_from_slice(data);
-        if self.buffer.len() >= CHUNK {
-            self.send()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if !self.buffer.is_empty() {
-            self.send()?;
-        }
-        Ok(())
-    }
-}
 
 /// The context directory (symlinks archived as links, never followed) with the Dockerfile,
 /// written by a blocking task into `out`. Returns the Dockerfile's name in the archive.
@@ -94,18 +54,9 @@ pub async fn build_image(
             format!("build context {}: {e}", build.context.display()),
         )
     };
-    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
+    let (out, body) = chunk_channel();
     let to_archive = build.clone();
-    let writer = tokio::task::spawn_blocking(move || {
-        write_context(
-            &to_archive,
-            ChunkSender {
-                buffer: Vec::with_capacity(CHUNK),
-                sender,
-            },
-        )
-    });
-    let body = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+    let writer = tokio::task::spawn_blocking(move || write_context(&to_archive, out));
     let dockerfile = dockerfile_in_context(build);
     let args: HashMap<String, String> = build.args.clone().into_iter().collect();
     let labels = supply.labels(tag, kind);

@@ -9,49 +9,14 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use bollard::query_parameters::UploadToContainerOptionsBuilder;
-use bytes::Bytes;
 use tar::{EntryType, Header};
-use tokio::sync::mpsc;
 
-use crate::engine::{from_bollard, Engine};
+use crate::engine::{chunk_channel, from_bollard, ChunkSender, Engine};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::EntryOwner;
 
 /// Directories deeper than this are not uploaded.
 const MAX_DEPTH: usize = 256;
-const CHUNK: usize = 256 << 10;
-
-/// Sends what the tar builder writes, in chunks, to the upload.
-struct ChannelWriter {
-    buffer: Vec<u8>,
-    sender: mpsc::Sender<Bytes>,
-}
-
-impl ChannelWriter {
-    fn send(&mut self) -> std::io::Result<()> {
-        let chunk = Bytes::from(std::mem::take(&mut self.buffer));
-        self.sender
-            .blocking_send(chunk)
-            .map_err(|_| std::io::Error::other("the upload ended early"))
-    }
-}
-
-impl Write for ChannelWriter {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buffer.extend_from_slice(data);
-        if self.buffer.len() >= CHUNK {
-            self.send()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self.buffer.is_empty() {
-            true => Ok(()),
-            false => self.send(),
-        }
-    }
-}
 
 fn header(meta: &Metadata, kind: EntryType, owner: EntryOwner) -> Header {
     let mut h = Header::new_gnu();
@@ -65,7 +30,7 @@ fn header(meta: &Metadata, kind: EntryType, owner: EntryOwner) -> Header {
 }
 
 fn add_tree(
-    tar: &mut tar::Builder<ChannelWriter>,
+    tar: &mut tar::Builder<ChunkSender>,
     dir: &Path,
     name: &Path,
     owner: EntryOwner,
@@ -121,20 +86,13 @@ pub async fn upload_tree(
         )));
     }
     let parent = if parent.is_empty() { "/" } else { parent };
-    let (sender, receiver) = mpsc::channel::<Bytes>(4);
+    let (writer, stream) = chunk_channel();
     let name = PathBuf::from(name);
     let built = tokio::task::spawn_blocking(move || {
-        let writer = ChannelWriter {
-            buffer: Vec::with_capacity(CHUNK),
-            sender,
-        };
         let mut tar = tar::Builder::new(writer);
         tar.follow_symlinks(false);
         add_tree(&mut tar, &host_dir, &name, owner, 0)?;
         tar.into_inner()?.flush()
-    });
-    let stream = futures_util::stream::unfold(receiver, |mut r| async move {
-        r.recv().await.map(|chunk| (chunk, r))
     });
     let options = UploadToContainerOptionsBuilder::default()
         .path(parent)
