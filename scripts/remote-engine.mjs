@@ -89,7 +89,8 @@ function makeSsh(dir, address) {
     'X11Forwarding no',
     'PrintMotd no',
     'MaxStartups 100:30:200',
-    'MaxSessions 100',
+    // MaxSessions stays at sshd's default (10), as on a stock server: the engine's ssh
+    // tunnel must keep its shared connections under it.
     'LogLevel VERBOSE',
     '',
   ].join('\n'))

@@ -1,9 +1,11 @@
 //! The bridge from bollard to an `ssh://` engine: a unix socket in a private folder, where
 //! each accepted connection gets its own `ssh … docker system dial-stdio` child piping both
 //! ways, as the docker CLI does. The system `ssh` client is used so that `~/.ssh/config`,
-//! agents and known_hosts behave as users expect. The children share one ssh connection
-//! (a control master in the private folder, ended with the tunnel): every exec and attach
-//! takes a connection of its own, and a log-in for each would cost a second or more.
+//! agents and known_hosts behave as users expect. The children share ssh connections
+//! (control masters in the private folder, ended with the tunnel): every exec and attach
+//! takes a connection of its own, and a log-in for each would cost a second or more. A
+//! master carries at most `SESSIONS_PER_MASTER` of them, under sshd's default `MaxSessions`
+//! (10), beyond which sshd refuses a session; more connections open another master.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,11 +25,13 @@ const STDERR_KEPT: usize = 4096;
 /// How long the shared connection outlives its last user should the tunnel not end it
 /// (this process killed).
 const CONTROL_PERSIST: &str = "ControlPersist=60";
+/// Connections one shared ssh connection carries at once.
+const SESSIONS_PER_MASTER: usize = 8;
 
 /// Lives as long as the engine that uses it; dropping it ends every ssh child.
 pub struct SshTunnel {
     folder: PathBuf,
-    control: PathBuf,
+    masters: Arc<Masters>,
     host: String,
     socket: PathBuf,
     accept: JoinHandle<()>,
@@ -38,27 +42,19 @@ impl SshTunnel {
     pub fn open(target: &SshTarget, connect_timeout: Duration) -> Result<SshTunnel> {
         let folder = private_folder()?;
         let socket = folder.join("engine.sock");
-        let control = folder.join("mux");
-        let mut argv = vec![
-            "-o".to_string(),
-            "ControlMaster=auto".into(),
-            "-o".into(),
-            format!("ControlPath={}", control.display()),
-            "-o".into(),
-            CONTROL_PERSIST.into(),
-        ];
-        argv.extend(target.argv(connect_timeout).inspect_err(|_| {
+        let argv = target.argv(connect_timeout).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&folder);
-        })?);
+        })?;
         let listener = UnixListener::bind(&socket).map_err(|e| {
             let _ = std::fs::remove_dir_all(&folder);
             unavailable(format!("cannot listen on {}: {e}", socket.display()))
         })?;
         let stderr = Arc::new(Mutex::new(String::new()));
-        let accept = tokio::spawn(accept_loop(listener, argv, stderr.clone()));
+        let masters = Arc::new(Masters::new(folder.clone()));
+        let accept = tokio::spawn(accept_loop(listener, argv, masters.clone(), stderr.clone()));
         Ok(SshTunnel {
             folder,
-            control,
+            masters,
             host: target.host.clone(),
             socket,
             accept,
@@ -85,10 +81,10 @@ impl Drop for SshTunnel {
     /// connection, then removes the folder.
     fn drop(&mut self) {
         self.accept.abort();
-        let (folder, control, host) =
-            (self.folder.clone(), self.control.clone(), self.host.clone());
+        let (folder, host) = (self.folder.clone(), self.host.clone());
+        let controls = self.masters.paths();
         std::thread::spawn(move || {
-            if control.exists() {
+            for control in controls.iter().filter(|c| c.exists()) {
                 let _ = std::process::Command::new("ssh")
                     .arg("-o")
                     .arg(format!("ControlPath={}", control.display()))
@@ -162,18 +158,98 @@ fn sweep_abandoned(base: &Path) {
 }
 
 /// Aborting this task drops the set, which aborts every connection and so kills its child.
-async fn accept_loop(listener: UnixListener, argv: Vec<String>, stderr: Arc<Mutex<String>>) {
+async fn accept_loop(
+    listener: UnixListener,
+    argv: Vec<String>,
+    masters: Arc<Masters>,
+    stderr: Arc<Mutex<String>>,
+) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(bridge(stream, argv.clone(), stderr.clone()));
+                    let seat = masters.take_seat();
+                    let mut full = seat.options();
+                    full.extend(argv.iter().cloned());
+                    let stderr = stderr.clone();
+                    connections.spawn(async move {
+                        bridge(stream, full, stderr).await;
+                        drop(seat);
+                    });
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
+    }
+}
+
+/// The shared ssh connections of one tunnel: how many connections each carries now.
+struct Masters {
+    folder: PathBuf,
+    seats: Mutex<Vec<usize>>,
+}
+
+/// One connection's place on a master, given back when the connection ends.
+struct Seat {
+    masters: Arc<Masters>,
+    index: usize,
+}
+
+impl Masters {
+    fn new(folder: PathBuf) -> Masters {
+        Masters {
+            folder,
+            seats: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn path(&self, index: usize) -> PathBuf {
+        self.folder.join(format!("mux-{index}"))
+    }
+
+    fn paths(&self) -> Vec<PathBuf> {
+        let count = self.seats.lock().unwrap_or_else(|e| e.into_inner()).len();
+        (0..count).map(|i| self.path(i)).collect()
+    }
+
+    /// A seat on the first master with room, else on a new one.
+    fn take_seat(self: &Arc<Self>) -> Seat {
+        let mut seats = self.seats.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match seats.iter().position(|&n| n < SESSIONS_PER_MASTER) {
+            Some(index) => index,
+            None => {
+                seats.push(0);
+                seats.len() - 1
+            }
+        };
+        seats[index] += 1;
+        Seat {
+            masters: self.clone(),
+            index,
+        }
+    }
+}
+
+impl Seat {
+    /// ssh's options for sharing this seat's master.
+    fn options(&self) -> Vec<String> {
+        vec![
+            "-o".to_string(),
+            "ControlMaster=auto".into(),
+            "-o".into(),
+            format!("ControlPath={}", self.masters.path(self.index).display()),
+            "-o".into(),
+            CONTROL_PERSIST.into(),
+        ]
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let mut seats = self.masters.seats.lock().unwrap_or_else(|e| e.into_inner());
+        seats[self.index] = seats[self.index].saturating_sub(1);
     }
 }
 
@@ -250,5 +326,19 @@ mod tests {
         assert!(!gone.exists());
         assert!(live.exists() && other.exists());
         std::fs::remove_dir_all(base).unwrap();
+    }
+    #[test]
+    fn a_master_carries_at_most_eight_connections_and_seats_are_given_back() {
+        let masters = Arc::new(Masters::new(PathBuf::from("/nonexistent")));
+        let first: Vec<Seat> = (0..SESSIONS_PER_MASTER)
+            .map(|_| masters.take_seat())
+            .collect();
+        assert!(first.iter().all(|s| s.index == 0));
+        let ninth = masters.take_seat();
+        assert_eq!(ninth.index, 1);
+        assert_eq!(masters.paths().len(), 2);
+        drop(first);
+        assert_eq!(masters.take_seat().index, 0);
+        assert!(ninth.options().iter().any(|o| o.ends_with("mux-1")));
     }
 }
