@@ -87,7 +87,7 @@ describe('container-isolation CLI', () => {
 
     const dry = cli('reap', '--dry-run', '--json')
     expect(dry.code).toBe(0)
-    expect(JSON.parse(dry.out)).toEqual({ containersRemoved: [], clonesTrashed: [], kept: expect.any(Array) })
+    expect(JSON.parse(dry.out)).toEqual({ containersRemoved: [], clonesTrashed: [], kept: expect.any(Array), volumesRemoved: [] })
 
     expect(cli('down', 'second').code).toBe(0)
     expect(cli('down', info.sessionId).code).toBe(0)
