@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod fileio;
 pub mod git;
+pub mod git_fsck;
 pub mod git_transport;
 pub mod output;
 pub mod progress;

@@ -1,14 +1,16 @@
 //! A session's work assembled in a staging repository: the clone (opened as hostile
 //! input) gives its HEAD commit, whose objects the project lacks are copied and checked,
-//! and, when asked, the work tree's uncommitted changes become one more commit on top.
+//! and, when asked, the work tree's uncommitted changes become one more commit on top,
+//! checked the same way before anything leaves the staging repository.
 
 use std::path::Path;
 
-use git2::{Oid, Repository, Signature};
+use git2::{Odb, Oid, Repository, Signature};
 
 use super::hostile_repo::open_clone;
 use super::limits::{Deadline, Limits};
 use super::object_import::import_objects;
+use super::object_walk::{Checked, ObjectWalk};
 use super::snapshot::{snapshot, CommitAs};
 use super::staging::Staging;
 use crate::error::{Error, Result};
@@ -54,6 +56,22 @@ impl Assembled {
     }
 }
 
+/// The snapshot's new trees and blobs (made from the work tree's names and bytes, which the
+/// session controls as much as its objects) checked as the imported objects were.
+fn check_snapshot(
+    project: &Repository,
+    staging: &Odb,
+    tip: Oid,
+    checked: Checked,
+    limits: &Limits,
+    deadline: Deadline,
+) -> Result<()> {
+    let project_objects = project
+        .odb()
+        .map_err(|e| Error::git("the project's objects", e))?;
+    ObjectWalk::new(staging, &project_objects, limits, deadline, checked).run(tip)
+}
+
 /// The session's work in a new staging repository that sees `project`'s objects.
 pub fn assemble(
     clone: &Path,
@@ -66,9 +84,9 @@ pub fn assemble(
     let author = opts.author.signature()?;
     let staging = Staging::new(staging_root, project)?;
     let clone_repo = open_clone(clone, limits)?;
-    let head = clone_repo
-        .head()
-        .and_then(|h| h.peel_to_commit())
+    // The id only: the walk checks the commit before libgit2 parses it.
+    let head_id = clone_repo
+        .refname_to_id("HEAD")
         .map_err(|e| Error::git("the clone's HEAD", e))?;
     let source = clone_repo
         .odb()
@@ -77,7 +95,10 @@ pub fn assemble(
         .repo()
         .odb()
         .map_err(|e| Error::git("the staging objects", e))?;
-    let imported = import_objects(&source, &target, head.id(), limits, deadline)?;
+    let imported = import_objects(&source, &target, head_id, limits, deadline)?;
+    let head = clone_repo
+        .find_commit(head_id)
+        .map_err(|e| Error::git("the clone's HEAD", e))?;
     let snapshot = match opts.uncommitted {
         true => snapshot(
             &clone_repo,
@@ -93,6 +114,9 @@ pub fn assemble(
         )?,
         false => None,
     };
+    if let Some(tip) = snapshot {
+        check_snapshot(project, &target, tip, imported.checked, limits, deadline)?;
+    }
     let assembled = Assembled {
         head: head.id(),
         snapshot,

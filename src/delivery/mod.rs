@@ -15,7 +15,7 @@ mod file_changes;
 mod hostile_repo;
 mod limits;
 mod object_import;
-mod object_parse;
+mod object_walk;
 mod pack_file;
 mod patch_text;
 mod push;

@@ -71,7 +71,7 @@ pub fn options(branch: &str) -> ExportOptions {
 
 /// What the export must leave as it was: status, HEAD, the index's bytes, every ref but
 /// the exported one, the config and hooks.
-fn project_state(project: &Path, except: &str) -> Vec<String> {
+pub(super) fn project_state(project: &Path, except: &str) -> Vec<String> {
     let refs = git(
         project,
         &["for-each-ref", "--format=%(refname) %(objectname)"],
@@ -85,16 +85,27 @@ fn project_state(project: &Path, except: &str) -> Vec<String> {
         refs.join("\n"),
         String::from_utf8_lossy(&read("config")).into_owned(),
         git(project, &["rev-parse", "HEAD"]),
+        hooks(project),
     ]
 }
 
-fn loose_objects(project: &Path) -> usize {
-    git(project, &["count-objects"])
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+/// Every hook file's name and bytes.
+fn hooks(project: &Path) -> String {
+    let mut found: Vec<String> = std::fs::read_dir(project.join(".git/hooks"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| format!("{:?} {:?}", e.file_name(), std::fs::read(e.path()).ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found.join("\n")
+}
+
+/// `git count-objects -v`: loose objects, packs and the objects in them.
+pub(super) fn object_counts(project: &Path) -> String {
+    git(project, &["count-objects", "-v"])
 }
 
 #[test]
@@ -256,13 +267,13 @@ fn an_armed_clone_runs_nothing_during_export() {
     assert_eq!(planted(&canaries.0), Vec::<String>::new());
 }
 
-fn refused_without_a_trace(s: &Session, limits: Limits, code: ErrorCode) -> Error {
-    let before = (project_state(&s.project, "-"), loose_objects(&s.project));
+pub(super) fn refused_without_a_trace(s: &Session, limits: Limits, code: ErrorCode) -> Error {
+    let before = (project_state(&s.project, "-"), object_counts(&s.project));
     let err = s.export_with(options("bad"), limits).unwrap_err();
     assert_eq!(err.code, code, "{err}");
     assert_eq!(
         before,
-        (project_state(&s.project, "-"), loose_objects(&s.project))
+        (project_state(&s.project, "-"), object_counts(&s.project))
     );
     assert_eq!(std::fs::read_dir(s.staging()).unwrap().count(), 0);
     err
@@ -298,7 +309,7 @@ fn a_blob_over_the_bound_and_a_deep_tree_are_refused_before_anything_is_written(
 }
 
 /// A commit whose tree is `raw` (tree bytes written as they are), on the clone's HEAD.
-fn commit_raw_tree(clone: &Repository, raw: &[u8]) {
+pub(super) fn commit_raw_tree(clone: &Repository, raw: &[u8]) {
     let odb = clone.odb().unwrap();
     let tree = odb.write(git2::ObjectType::Tree, raw).unwrap();
     let tree = clone.find_tree(tree).unwrap();

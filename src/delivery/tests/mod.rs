@@ -4,6 +4,7 @@
 mod bounds;
 mod cli_agreement;
 mod export;
+mod fsck;
 mod hostile;
 mod push;
 mod start;
