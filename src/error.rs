@@ -94,6 +94,16 @@ pub struct Error {
     /// For `DEVCONTAINER`: each thing the config asks that the host's trust has not
     /// granted, with the option that grants it (empty otherwise).
     pub refusals: Vec<crate::workspace::Refusal>,
+    /// For an error libgit2 raised: its class and code as libgit2 gave them, so that a
+    /// caller decides on them rather than on the message's words.
+    pub git: Option<GitCause>,
+}
+
+/// libgit2's own classification of a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GitCause {
+    pub class: git2::ErrorClass,
+    pub code: git2::ErrorCode,
 }
 
 impl Error {
@@ -102,6 +112,7 @@ impl Error {
             code,
             message: message.into(),
             refusals: Vec::new(),
+            git: None,
         }
     }
 
@@ -113,9 +124,20 @@ impl Error {
         Error::new(ErrorCode::Timeout, message)
     }
 
-    /// libgit2's error while doing `what`, as `GIT`.
+    /// libgit2's error while doing `what`, as `GIT`, its class and code kept.
     pub fn git(what: &str, err: git2::Error) -> Self {
-        Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
+        Error {
+            git: Some(GitCause {
+                class: err.class(),
+                code: err.code(),
+            }),
+            ..Error::new(ErrorCode::Git, format!("{what}: {}", err.message()))
+        }
+    }
+
+    /// libgit2's code, for an error libgit2 raised.
+    pub fn git_code(&self) -> Option<git2::ErrorCode> {
+        self.git.map(|cause| cause.code)
     }
 }
 

@@ -5,7 +5,8 @@
 //! `Outcome<T>`: it is converted on the JS thread, where a failure becomes a JS `Error`
 //! created with our code, and the promise rejects with exactly that object. A
 //! `DEVCONTAINER` refusal also carries `refusals`: what the config asked, each with the
-//! `trust` fragment that grants it.
+//! `trust` fragment that grants it. An error libgit2 raised carries `gitClass` and
+//! `gitCode`, libgit2's own names for its class and code (`Reference`, `NotFastForward`).
 
 use napi::bindgen_prelude::{ToNapiValue, TypeName, Unknown};
 use napi::{sys, ValueType};
@@ -71,6 +72,25 @@ unsafe fn create_coded_error(env: sys::napi_env, err: &CoreError) -> napi::Resul
         napi::check_status!(unsafe {
             sys::napi_set_named_property(env, js_error, c"refusals".as_ptr(), js_refusals)
         })?;
+    }
+    if let Some(cause) = err.git {
+        for (name, value) in [
+            (c"gitClass", format!("{:?}", cause.class)),
+            (c"gitCode", format!("{:?}", cause.code)),
+        ] {
+            let mut js_value = std::ptr::null_mut();
+            napi::check_status!(unsafe {
+                sys::napi_create_string_utf8(
+                    env,
+                    value.as_ptr().cast(),
+                    value.len() as isize,
+                    &mut js_value,
+                )
+            })?;
+            napi::check_status!(unsafe {
+                sys::napi_set_named_property(env, js_error, name.as_ptr(), js_value)
+            })?;
+        }
     }
     Ok(js_error)
 }

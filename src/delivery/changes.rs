@@ -136,7 +136,7 @@ pub fn changes(
     opts: ChangesOptions,
     limits: Limits,
 ) -> Result<Changes> {
-    run_bounded("changes", limits.timeout, move || {
+    run_bounded("changes", limits.timeout, move |_| {
         read_changes(&clone, recorded_base, &opts, &limits)
     })
 }

@@ -3,16 +3,19 @@
 //! objects the project lacks were copied from the clone and checked in a staging
 //! repository. Nothing else of the project is touched: not HEAD, the index, the work
 //! tree, the config, the hooks or another ref. An existing branch is refused unless
-//! `force`; a branch checked out in the project or one of its worktrees, always.
+//! `force`; a branch checked out in the project or one of its worktrees, always. The
+//! objects and the ref are written only while the caller still waits (a `TIMEOUT`
+//! wrote nothing).
 
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, RepositoryOpenFlags};
 
 use super::assemble::{assemble, AssembleOptions, Author};
-use super::bounded_thread::run_bounded;
+use super::bounded_thread::{run_bounded, Commitment};
 use super::branch_name::branch_ref;
 use super::limits::{Deadline, Limits};
+use super::write_pause;
 use crate::error::{Error, ErrorCode, Result};
 
 /// What the caller asks of an export.
@@ -96,10 +99,10 @@ fn export_now(
     clone: &Path,
     project_dir: &Path,
     staging_root: &Path,
-    opts: &ExportOptions,
-    author: &Author,
-    limits: &Limits,
+    request: (&ExportOptions, &Author, &Limits),
+    commitment: &Commitment,
 ) -> Result<Exported> {
+    let (opts, author, limits) = request;
     let deadline = Deadline::after(limits.timeout);
     let reference = branch_ref(&opts.branch)?;
     let project = open_project(project_dir)?;
@@ -116,13 +119,33 @@ fn export_now(
         limits,
         deadline,
     )?;
-    deadline.check("export")?;
-    let objects_copied = assembled.objects + staging.move_objects_into(&project)?;
-    let previous = check_branch(&project, &reference, opts.force)?;
-    let log = format!("container-isolation: export of {}", assembled.tip());
+    write_pause::before_writing(staging_root);
+    commitment.write(&deadline, "export", || {
+        let objects_copied = assembled.objects + staging.move_objects_into(&project)?;
+        let previous = write_branch(&project, &reference, assembled.tip(), opts.force)?;
+        Ok(Exported {
+            reference: reference.clone(),
+            commit: assembled.tip(),
+            head: assembled.head,
+            snapshot: assembled.snapshot,
+            previous,
+            objects_copied,
+        })
+    })
+}
+
+/// `reference` pointed at `tip`, unless it moved since it was checked; where it pointed.
+fn write_branch(
+    project: &Repository,
+    reference: &str,
+    tip: Oid,
+    force: bool,
+) -> Result<Option<Oid>> {
+    let previous = check_branch(project, reference, force)?;
+    let log = format!("container-isolation: export of {tip}");
     let written = match previous {
-        Some(old) => project.reference_matching(&reference, assembled.tip(), true, old, &log),
-        None => project.reference(&reference, assembled.tip(), false, &log),
+        Some(old) => project.reference_matching(reference, tip, true, old, &log),
+        None => project.reference(reference, tip, false, &log),
     };
     written.map_err(|e| match e.code() {
         git2::ErrorCode::Exists | git2::ErrorCode::Modified => Error::new(
@@ -134,14 +157,7 @@ fn export_now(
         ),
         _ => Error::git(&format!("writing {reference}"), e),
     })?;
-    Ok(Exported {
-        reference,
-        commit: assembled.tip(),
-        head: assembled.head,
-        snapshot: assembled.snapshot,
-        previous,
-        objects_copied,
-    })
+    Ok(previous)
 }
 
 /// The export, on a thread of its own within `limits.timeout`.
@@ -153,7 +169,13 @@ pub fn export(
     author: Author,
     limits: Limits,
 ) -> Result<Exported> {
-    run_bounded("export", limits.timeout, move || {
-        export_now(&clone, &project, &staging_root, &opts, &author, &limits)
+    run_bounded("export", limits.timeout, move |commitment| {
+        export_now(
+            &clone,
+            &project,
+            &staging_root,
+            (&opts, &author, &limits),
+            commitment,
+        )
     })
 }

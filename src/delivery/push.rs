@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use git2::{PushOptions as GitPushOptions, RemoteCallbacks};
 
 use super::assemble::{assemble, AssembleOptions, Author};
-use super::bounded_thread::run_bounded;
+use super::bounded_thread::{run_bounded, Commitment};
 use super::branch_name::branch_ref;
 use super::export::open_project;
 use super::limits::{Deadline, Limits};
 use super::staging::Staging;
+use super::write_pause;
 use crate::error::{Error, ErrorCode, Result};
 use crate::git_transport::{plain_remote, with_transfer, Transfer};
 
@@ -71,11 +72,11 @@ fn send(staging: &Staging, transfer: &Transfer, reference: &str, force: bool) ->
         remote.push(&[refspec.as_str()], Some(&mut opts))
     });
     if let Err(err) = sent {
-        let non_fast_forward = err.message.contains("non-fastforwardable")
-            || err.message.contains("not present locally");
-        return Err(match non_fast_forward {
-            true => rejected(reference, format!("not a fast-forward ({})", err.message)),
-            false => err,
+        return Err(match err.git_code() {
+            Some(git2::ErrorCode::NotFastForward) => {
+                rejected(reference, format!("not a fast-forward ({})", err.message))
+            }
+            _ => err,
         });
     }
     match refusal.into_inner() {
@@ -88,10 +89,10 @@ fn push_now(
     clone: &Path,
     project_dir: &Path,
     staging_root: &Path,
-    opts: &PushOptions,
-    author: &Author,
-    limits: &Limits,
+    request: (&PushOptions, &Author, &Limits),
+    commitment: &Commitment,
 ) -> Result<Pushed> {
+    let (opts, author, limits) = request;
     let deadline = Deadline::after(limits.timeout);
     let reference = branch_ref(&opts.branch)?;
     let project = open_project(project_dir)?;
@@ -107,7 +108,6 @@ fn push_now(
         limits,
         deadline,
     )?;
-    deadline.check("push")?;
     staging
         .repo()
         .reference(
@@ -117,7 +117,10 @@ fn push_now(
             "container-isolation push",
         )
         .map_err(|e| Error::git("the staging ref", e))?;
-    send(&staging, &opts.transfer, &reference, opts.force)?;
+    write_pause::before_writing(staging_root);
+    commitment.write(&deadline, "push", || {
+        send(&staging, &opts.transfer, &reference, opts.force)
+    })?;
     Ok(Pushed {
         reference,
         commit: assembled.tip(),
@@ -126,7 +129,8 @@ fn push_now(
     })
 }
 
-/// The push, on a thread of its own, within the copy's bounds plus the transfer's time.
+/// The push, on a thread of its own: the copy within `limits.timeout`; once the transfer
+/// has begun it is waited for (the transfer's own time bound ends it).
 pub fn push(
     clone: PathBuf,
     project: PathBuf,
@@ -135,7 +139,13 @@ pub fn push(
     author: Author,
     limits: Limits,
 ) -> Result<Pushed> {
-    run_bounded("push", limits.timeout + opts.transfer.timeout, move || {
-        push_now(&clone, &project, &staging_root, &opts, &author, &limits)
+    run_bounded("push", limits.timeout, move |commitment| {
+        push_now(
+            &clone,
+            &project,
+            &staging_root,
+            (&opts, &author, &limits),
+            commitment,
+        )
     })
 }

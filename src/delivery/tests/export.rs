@@ -81,7 +81,7 @@ pub(super) fn project_state(project: &Path, except: &str) -> Vec<String> {
     vec![
         git(project, &["status", "--porcelain", "--untracked-files=all"]),
         String::from_utf8_lossy(&read("HEAD")).into_owned(),
-        format!("{:?}", read("index")),
+        digest(&read("index")),
         refs.join("\n"),
         String::from_utf8_lossy(&read("config")).into_owned(),
         git(project, &["rev-parse", "HEAD"]),
@@ -89,13 +89,24 @@ pub(super) fn project_state(project: &Path, except: &str) -> Vec<String> {
     ]
 }
 
-/// Every hook file's name and bytes.
+fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Every hook file's name and the digest of its bytes.
 fn hooks(project: &Path) -> String {
     let mut found: Vec<String> = std::fs::read_dir(project.join(".git/hooks"))
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok())
-                .map(|e| format!("{:?} {:?}", e.file_name(), std::fs::read(e.path()).ok()))
+                .map(|e| {
+                    format!(
+                        "{:?} {}",
+                        e.file_name(),
+                        digest(&std::fs::read(e.path()).unwrap_or_default())
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();

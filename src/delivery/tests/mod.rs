@@ -3,6 +3,7 @@
 
 mod bounds;
 mod cli_agreement;
+mod deadline;
 mod export;
 mod fsck;
 mod hostile;

@@ -23,6 +23,15 @@ fn push_to(
     uncommitted: bool,
     force: bool,
 ) -> Result<Pushed, Error> {
+    push_within(s, remote, (branch, uncommitted, force), Limits::default())
+}
+
+fn push_within(
+    s: &Session,
+    remote: &Path,
+    (branch, uncommitted, force): (&str, bool, bool),
+    limits: Limits,
+) -> Result<Pushed, Error> {
     let transfer = Transfer {
         url: RemoteUrl::parse(&remote.display().to_string()).unwrap(),
         credentials: None,
@@ -47,7 +56,7 @@ fn push_to(
         s.staging(),
         opts,
         author,
-        Limits::default(),
+        limits,
     )
 }
 
@@ -94,4 +103,34 @@ fn push_sends_head_or_a_snapshot_and_refuses_a_non_fast_forward() {
     assert_eq!(git(&remote, &["rev-parse", "feature"]).trim(), head);
     git(&remote, &["fsck", "--strict", "--no-dangling"]);
     assert_eq!(std::fs::read_dir(s.staging()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_hostile_object_is_not_pushed_and_a_late_push_sends_nothing() {
+    let s = Session::new("push-hostile");
+    let remote = bare(&s.root.0);
+    let clone = Repository::open(&s.clone).unwrap();
+    let blob = git(&s.project, &["rev-parse", "HEAD:a.txt"]);
+    let mut raw = b"40000 dir\0".to_vec();
+    raw.extend_from_slice(Oid::from_str(blob.trim()).unwrap().as_bytes());
+    super::export::commit_raw_tree(&clone, &raw);
+    let err = push_to(&s, &remote, "feature", false, false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Git, "{err}");
+    assert_eq!(git(&remote, &["for-each-ref"]), "");
+    assert_eq!(git(&remote, &["count-objects"]), "0 objects, 0 kilobytes\n");
+
+    let s = Session::new("push-late");
+    let remote = bare(&s.root.0);
+    let clone = Repository::open(&s.clone).unwrap();
+    write(&s.clone, "p.txt", "p\n");
+    commit_all(&clone, "agent");
+    crate::delivery::write_pause::pause_before_writing(&s.staging(), Duration::from_millis(2500));
+    let limits = Limits {
+        timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let err = push_within(&s, &remote, ("late", false, false), limits).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+    std::thread::sleep(Duration::from_millis(3000));
+    assert_eq!(git(&remote, &["for-each-ref"]), "");
 }
