@@ -89,7 +89,11 @@ export declare class CloneManager {
    * commit of everything (and a default `.gitignore` if it has none).
    */
   createSessionClone(projectDir: string, sessionId: string): Promise<string>
-  /** Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path. */
+  /**
+   * Moves the clone to `${baseDir}/.trash/<timestamp>/` (with the session's own project
+   * under `baseDir/repositories`, a remote's clone or a folder's snapshot, if it has
+   * one); resolves with the clone's trash path.
+   */
   removeSessionClone(sessionId: string): Promise<string | undefined>
   /** Paths of the session clones under `${baseDir}/sessions`. */
   listSessionClones(): Promise<string[]>
@@ -533,10 +537,19 @@ export declare function createDockerEnvironment(opts: DockerEnvironmentOptions):
 /** Options of `Workspaces.create`. */
 export interface CreateWorkspaceOptions {
   /**
-   * The host project to clone; never written to (a directory without commits gets one
-   * first). Either this or `repository`.
+   * The host project to clone; never written to, unless it has no commit and
+   * `plainFolder` is `'initialize'`. Either this or `repository`.
    */
   projectDir?: string
+  /**
+   * A `projectDir` that is not a git repository, or has no commit yet: `'snapshot'`
+   * (default) takes its files (its `.gitignore` rules and the library's defaults
+   * applied) as one commit of a repository the library owns under `baseDir/repositories`,
+   * writing nothing under the folder (`WorkspaceInfo.snapshotOf` names it, `projectDir`
+   * is that repository, `export` writes there); `'initialize'` makes the folder itself a
+   * repository with one commit, as `CloneManager` does.
+   */
+  plainFolder?: 'snapshot' | 'initialize'
   /**
    * A remote repository to clone on the host instead of a project, with credentials for
    * this clone only; `ref` is then a branch or tag of the remote, or a commit id.
@@ -1511,6 +1524,12 @@ export interface SessionExport {
   previous?: string
   /** Objects copied into the project (those it did not have). */
   objectsCopied: number
+  /**
+   * The repository the branch was written in: the session's project, which for a
+   * `repository` session or a plain folder's snapshot is the library's own, under
+   * `baseDir/repositories` (fetch the branch from there).
+   */
+  projectDir: string
 }
 
 /** What `Workspaces.push` sent. */
@@ -1598,6 +1617,12 @@ export interface WorkspaceInfo {
    * own clone of it, under `baseDir/repositories`).
    */
   repositoryUrl?: string
+  /**
+   * For a session made from a plain folder (no git repository, or one without a
+   * commit) by its snapshot: that folder, which is only read (`projectDir` is then the
+   * library's repository of the snapshot, under `baseDir/repositories`).
+   */
+  snapshotOf?: string
   /** The container's name. */
   containerId: string
   /**

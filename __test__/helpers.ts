@@ -1,7 +1,8 @@
 // Shared set-up for the suites: the engine under test, the offline test images, and a
 // runtime whose containers are all removed after the suite.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -121,4 +122,71 @@ export async function withEnv<T>(vars: Record<string, string | undefined>, fn: (
   } finally {
     apply(saved)
   }
+}
+
+/**
+ * Everything below `dir`, and `dir` itself, entry by entry: its type, mode, size and mtime
+ * (in ns), and a file's bytes (as their SHA-256) or a link's target; a FIFO is described,
+ * never opened. Equal manifests before and after mean nothing under `dir` was written,
+ * added, removed or touched.
+ */
+export function folderManifest(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const visit = (rel: string) => {
+    const path = rel ? join(dir, rel) : dir
+    const st = lstatSync(path, { bigint: true })
+    const head = `${st.mode.toString(8)} ${st.size} ${st.mtimeNs}`
+    if (st.isDirectory()) {
+      out[rel || '.'] = `dir ${head}`
+      for (const name of readdirSync(path).sort()) visit(rel ? join(rel, name) : name)
+    } else if (st.isSymbolicLink()) out[rel] = `link ${head} -> ${readlinkSync(path)}`
+    else if (st.isFile()) out[rel] = `file ${head} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`
+    else out[rel] = `special ${head}`
+  }
+  visit('')
+  return out
+}
+
+/**
+ * A folder that is not a git repository, with what a snapshot must take and must leave
+ * alone: files (one executable), symlinks (inside, outside, dangling), a `.gitignore` and
+ * a nested one, files they and the library's defaults ignore (`node_modules/`, `.env`,
+ * `*.log`), an empty folder and a FIFO. Its mtimes are set in the past, so that any write
+ * shows.
+ */
+export function plainFolder(prefix: string): { path: string; cleanup: () => void } {
+  const d = tempDir(prefix)
+  const files: Record<string, string> = {
+    'README.md': '# plain\n',
+    'src/app.js': 'export const app = 1\n',
+    'run.sh': '#!/bin/sh\necho ran\n',
+    '.gitignore': '*.tmp\nbuild/\n',
+    'scratch.tmp': 'ignored\n',
+    'build/out.o': 'ignored\n',
+    'node_modules/dep/index.js': 'ignored\n',
+    '.env': 'SECRET=1\n',
+    'debug.log': 'ignored\n',
+    'docs/.gitignore': 'draft.md\n',
+    'docs/draft.md': 'ignored\n',
+    'docs/guide.md': '# guide\n',
+  }
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(d.path, name, '..'), { recursive: true })
+    writeFileSync(join(d.path, name), text)
+  }
+  chmodSync(join(d.path, 'run.sh'), 0o755)
+  symlinkSync('src/app.js', join(d.path, 'app-link'))
+  symlinkSync('/etc/hostname', join(d.path, 'outside-link'))
+  symlinkSync('nowhere', join(d.path, 'dangling-link'))
+  mkdirSync(join(d.path, 'empty'))
+  execFileSync('mkfifo', [join(d.path, 'pipe')])
+  const past = new Date('2020-01-02T03:04:05Z')
+  const age = (rel: string) => {
+    const path = join(d.path, rel)
+    const st = lstatSync(path)
+    if (st.isDirectory()) for (const name of readdirSync(path)) age(join(rel, name))
+    if (!st.isSymbolicLink()) utimesSync(path, past, past)
+  }
+  age('')
+  return d
 }

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, git, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, folderManifest, git, gitProject, IMAGES, isRemote, plainFolder, rejection, tempDir } from './helpers'
 
 const base = tempDir('ws-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -133,6 +133,95 @@ describe('Workspaces', () => {
       expect((await rejection(workspaces.create({ projectDir: project(), sessionId: bad }))).code).toBe('INVALID_ARGUMENT')
     }
     expect((await rejection(workspaces.create({ projectDir: '/nonexistent/p', sessionId: session() }))).code).toBe('ENOENT')
+  })
+})
+
+describe('Workspaces on a folder that is not a git repository', () => {
+  const plain = (prefix: string) => {
+    const d = plainFolder(prefix)
+    dirs.push(d)
+    return d.path
+  }
+
+  it("is snapshotted by default: its files (ignored ones left out, links as links) in the library's repository, the folder byte-for-byte the same after create, work, export and destroy", async () => {
+    const folder = plain('ws-plain')
+    const before = folderManifest(folder)
+    const id = session()
+    const info = await workspaces.create({ projectDir: folder, sessionId: id })
+    const own = join(base.path, 'repositories', `session-${id}`)
+    expect(info).toMatchObject({ projectDir: own, snapshotOf: realpathSync(folder), state: 'running' })
+    expect(info.repositoryUrl).toBeUndefined()
+    expect(git(own, 'log', '--format=%s', 'HEAD')).toBe(`Snapshot of ${realpathSync(folder)} (container-isolation)`)
+    expect(git(info.clonePath, 'rev-parse', 'HEAD')).toBe(info.baseCommit)
+
+    const env = await workspaces.environment(id, 't')
+    const look = await env.shell.execute(
+      'find . -path ./.git -prune -o -print | LC_ALL=C sort; test -x run.sh && echo executable; readlink app-link outside-link dangling-link; git status --porcelain',
+      { toolRequestId: 'look' },
+    )
+    expect(look.exitCode).toBe(0)
+    expect(look.output.map((l) => l.text)).toEqual([
+      '.',
+      './.gitignore',
+      './README.md',
+      './app-link',
+      './dangling-link',
+      './docs',
+      './docs/.gitignore',
+      './docs/guide.md',
+      './outside-link',
+      './run.sh',
+      './src',
+      './src/app.js',
+      'executable',
+      'src/app.js',
+      '/etc/hostname',
+      'nowhere',
+    ])
+    await env.fileIO.writeFile('src/new.js', 'export const added = 1\n')
+    // On a remote engine the work is read back from its volume by export itself.
+    const exported = await workspaces.export(id, { uncommitted: true })
+    expect(exported).toMatchObject({ branch: `session/${id}`, projectDir: own })
+    expect(git(own, 'show', `session/${id}:src/new.js`)).toBe('export const added = 1')
+
+    await workspaces.destroy(id)
+    expect(existsSync(own)).toBe(false)
+    const trash = join(base.path, '.trash')
+    expect(readdirSync(trash).some((bin) => existsSync(join(trash, bin, `repository-${id}`)))).toBe(true)
+    expect(folderManifest(folder)).toEqual(before)
+  })
+
+  it("plainFolder: 'snapshot' given leaves the folder as it was; a ref is GIT_REF_NOT_FOUND and an unknown choice INVALID_ARGUMENT, both making nothing", async () => {
+    const folder = plain('ws-plain-explicit')
+    const before = folderManifest(folder)
+    const id = session()
+    const info = await workspaces.create({ projectDir: folder, sessionId: id, plainFolder: 'snapshot', devcontainer: false })
+    expect(info.snapshotOf).toBe(realpathSync(folder))
+    await workspaces.destroy(id)
+    expect(folderManifest(folder)).toEqual(before)
+
+    const refused = session()
+    expect((await rejection(workspaces.create({ projectDir: folder, sessionId: refused, ref: 'main' }))).code).toBe('GIT_REF_NOT_FOUND')
+    const bad = await rejection(workspaces.create({ projectDir: folder, sessionId: refused, plainFolder: 'copy' as 'snapshot' }))
+    expect(bad.code).toBe('INVALID_ARGUMENT')
+    expect(bad.message).toContain("plainFolder 'copy' is not 'snapshot' or 'initialize'")
+    expect(await workspaces.get(refused)).toBeUndefined()
+    expect(existsSync(join(base.path, 'repositories', `session-${refused}`))).toBe(false)
+    expect(existsSync(join(base.path, 'sessions', `session-${refused}`))).toBe(false)
+    expect(folderManifest(folder)).toEqual(before)
+  })
+
+  it("plainFolder: 'initialize' makes the folder a repository with one commit and a default .gitignore, as CloneManager does", async () => {
+    const folder = tempDir('ws-plain-init')
+    dirs.push(folder)
+    writeFileSync(join(folder.path, 'main.py'), 'print(1)\n')
+    const id = session()
+    const info = await workspaces.create({ projectDir: folder.path, sessionId: id, plainFolder: 'initialize' })
+    expect(info.projectDir).toBe(realpathSync(folder.path))
+    expect(info.snapshotOf).toBeUndefined()
+    expect(git(folder.path, 'rev-list', '--count', 'HEAD')).toBe('1')
+    expect(readFileSync(join(folder.path, '.gitignore'), 'utf8')).toContain('node_modules/')
+    expect(git(info.clonePath, 'rev-parse', 'HEAD')).toBe(git(folder.path, 'rev-parse', 'HEAD'))
   })
 })
 

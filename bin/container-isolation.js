@@ -45,8 +45,10 @@ const USAGE = `usage: container-isolation <command> [options]
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
   mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep]
+      [--export-prefix P] [--allow-force-export]
                                        an MCP server over stdio: any MCP agent gets isolated
-                                       sessions (mcp --help for more)
+                                       sessions, exports only under P (default session/), never
+                                       writes the project folder otherwise (mcp --help for more)
   prune [--dry-run] [--older-than 1h]  remove the images built for sessions (devcontainer builds,
                                        features, uid images) that no container uses
 

@@ -80,13 +80,16 @@ const commands = {
       workspaces.export(sessionId, { branch: args.branch, uncommitted: Boolean(args.uncommitted), message: args.message, force: Boolean(args.force) }),
     )
     if (args.json) {
-      console.log(JSON.stringify({ ...done, projectDir: info?.projectDir }, null, 2))
+      console.log(JSON.stringify(done, null, 2))
       return 0
     }
     const what = done.snapshot ? `HEAD ${done.head.slice(0, 12)} + uncommitted work as ${done.snapshot.slice(0, 12)}` : `HEAD ${done.head.slice(0, 12)}`
-    console.log(`${sessionId}: ${what} written as branch ${done.branch} of ${info?.projectDir} (${done.objectsCopied} object(s) copied${done.previous ? `; it was at ${done.previous.slice(0, 12)}` : ''})`)
-    console.log(`review:  git -C ${info?.projectDir} log -p HEAD..${done.branch}`)
-    console.log(`merge:   git -C ${info?.projectDir} merge ${done.branch}`)
+    console.log(`${sessionId}: ${what} written as branch ${done.branch} of ${done.projectDir} (${done.objectsCopied} object(s) copied${done.previous ? `; it was at ${done.previous.slice(0, 12)}` : ''})`)
+    console.log(`review:  git -C ${done.projectDir} log -p HEAD..${done.branch}`)
+    if (info?.snapshotOf || info?.repositoryUrl) {
+      // The library's own repository (a folder's snapshot, a remote's clone) goes to the trash with the session.
+      console.log(`fetch:   git fetch ${done.projectDir} ${done.branch}   (from a repository of yours, before \`down\`${info.snapshotOf ? `; ${info.snapshotOf} is not a git repository and was not written` : ''})`)
+    } else console.log(`merge:   git -C ${done.projectDir} merge ${done.branch}`)
     return 0
   },
 

@@ -1,22 +1,34 @@
 // `container-isolation mcp`'s command line: which project, image, egress and trust its
-// sessions get, whether they outlive the server, and where state lives.
+// sessions get, which branches their work may be exported to, whether they outlive the
+// server, and where state lives.
 'use strict'
 
 const path = require('node:path')
 
 const USAGE = `usage: container-isolation mcp [--project DIR] [--image IMG] [--egress none|public|JSON]
-                             [--trust JSON] [--keep] [--base-dir D]
+                             [--trust JSON] [--export-prefix P] [--allow-force-export]
+                             [--keep] [--base-dir D]
 
 An MCP server over stdio: every tool acts inside an isolated session (a git clone of the
-project in its own container), never on the project's files.
+project in its own container), never on the project's files. Nothing is ever written into
+the project folder except the branches session_export writes, under the export prefix; a
+folder that is not a git repository is only read (a snapshot of it is cloned, and exports
+go to the snapshot's repository under the base directory).
 
-  --project DIR   the git project sessions are cloned from (default: the current directory)
+  --project DIR   the project sessions are cloned from (default: the current directory)
   --image IMG     the sessions' image (else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE)
   --egress E      where sessions may connect: none, public (default), or a policy as JSON,
                   e.g. '{"allow":["registry.npmjs.org"]}'; a host the policy leaves undecided
                   is asked of the user through the client (elicitation), else refused
   --trust JSON    what devcontainer.json may reach beyond the session, e.g.
                   '{"capabilities":["SYS_PTRACE"]}'; without it the user is asked
+  --export-prefix P
+                  the branches session_export may write: only those under P (default
+                  session/; a ref prefix ending in /, e.g. agent/)
+  --allow-force-export
+                  session_export may move an existing branch under the prefix (force);
+                  without it the user is asked each time through the client (elicitation),
+                  and a client that cannot ask gets a refusal
   --keep          sessions outlive the server (stopped, for container-isolation ls/export);
                   by default their containers go and clones go to trash when it ends
   --base-dir D    state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
@@ -25,7 +37,8 @@ Register with Claude Code: claude mcp add container-isolation -- npx container-i
 
 class McpUsageError extends Error {}
 
-const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir']
+const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir', '--export-prefix']
+const DEFAULT_EXPORT_PREFIX = 'session/'
 
 /** A JSON option that must be an object. */
 function jsonObject(flag, text) {
@@ -40,17 +53,39 @@ function jsonObject(flag, text) {
 }
 
 /**
+ * A prefix of branch names, as git's check-ref-format would take `refs/heads/<prefix>x`:
+ * folders of non-empty names ending in `/`, none starting with `.` or `-` or ending in
+ * `.lock`, without `..`, `@{`, spaces, control characters or any of `~^:?*[\`.
+ */
+function exportPrefix(text) {
+  const why = (reason) => new McpUsageError(`--export-prefix ${JSON.stringify(text)} is not a ref prefix: ${reason}`)
+  if (!text.endsWith('/')) throw why("it must end with '/' (e.g. agent/)")
+  if (text.length > 200) throw why('it is over 200 characters')
+  if (text.includes('..') || text.includes('@{')) throw why("it holds '..' or '@{'")
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(text)) throw why('it holds a space, a control character or one of ~^:?*[\\')
+  for (const part of text.slice(0, -1).split('/')) {
+    if (!part) throw why('a name in it is empty')
+    if (part.startsWith('.') || part.startsWith('-')) throw why(`'${part}' starts with '.' or '-'`)
+    if (part.endsWith('.lock') || part.endsWith('.')) throw why(`'${part}' ends with '.lock' or '.'`)
+    if (part === '@') throw why("'@' is not a name")
+  }
+  return text
+}
+
+/**
  * @param {string[]} argv the arguments after `mcp`
  * @returns {{ help?: boolean, projectDir: string, image?: string, egress?: 'none' | 'public' | object,
- *   trust?: object, keep: boolean, baseDir?: string }}
+ *   trust?: object, keep: boolean, baseDir?: string, exportPrefix: string, allowForceExport: boolean }}
  */
 function parseMcpArgs(argv) {
   const raw = {}
   let keep = false
+  let allowForceExport = false
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
-    if (a === '-h' || a === '--help') return { help: true, projectDir: '', keep }
+    if (a === '-h' || a === '--help') return { help: true, projectDir: '', keep, exportPrefix: DEFAULT_EXPORT_PREFIX, allowForceExport }
     if (a === '--keep') keep = true
+    else if (a === '--allow-force-export') allowForceExport = true
     else if (VALUED.includes(a)) {
       if (i + 1 >= argv.length) throw new McpUsageError(`${a} needs a value`)
       raw[a.slice(2)] = argv[++i]
@@ -69,7 +104,9 @@ function parseMcpArgs(argv) {
     trust: raw.trust === undefined ? undefined : jsonObject('--trust', raw.trust),
     keep,
     baseDir: raw['base-dir'],
+    exportPrefix: raw['export-prefix'] === undefined ? DEFAULT_EXPORT_PREFIX : exportPrefix(raw['export-prefix']),
+    allowForceExport,
   }
 }
 
-module.exports = { parseMcpArgs, McpUsageError, USAGE }
+module.exports = { parseMcpArgs, McpUsageError, USAGE, DEFAULT_EXPORT_PREFIX }

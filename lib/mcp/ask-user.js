@@ -1,13 +1,16 @@
 // Questions for the user, asked through the MCP client (elicitation) when it declared the
-// capability: may a session reach a host its egress policy leaves undecided, and may a
-// devcontainer.json have what it asks beyond the session. Without the capability, or
-// when the user declines, cancels or does not answer in time, the answer is no.
+// capability: may a session reach a host its egress policy leaves undecided, may a
+// devcontainer.json have what it asks beyond the session, and may an export move an
+// existing branch. Without the capability, or when the user declines, cancels or does not
+// answer in time, the answer is no.
 'use strict'
 
 /** The egress relay gives an undecided host 30 s; the question ends a little earlier. */
 const EGRESS_ANSWER_MS = 29_000
 /** The user reads a list of grants: longer, within a client's usual request timeout. */
 const TRUST_ANSWER_MS = 55_000
+/** As long for a branch about to be moved. */
+const FORCE_ANSWER_MS = 55_000
 
 const YES_NO = {
   type: 'object',
@@ -51,6 +54,18 @@ class AskUser {
     return this.yesNo(
       `Allow the isolated ${who} to reach ${request.host}:${request.port}? Its egress policy does not decide this host; the answer holds for this session.`,
       EGRESS_ANSWER_MS,
+    )
+  }
+
+  /**
+   * Whether the user lets an export move `branch` of `repository` if it exists.
+   * @param {{ branch: string, repository: string, sessionId: string, title?: string }} request
+   */
+  forceExport({ branch, repository, sessionId, title }) {
+    const who = title ? `session "${title}" (${sessionId})` : `session ${sessionId}`
+    return this.yesNo(
+      `Let the isolated ${who} move the branch ${branch} of ${repository} to its work? If the branch exists it is overwritten (force); its old commit stays only in the reflog.`,
+      FORCE_ANSWER_MS,
     )
   }
 

@@ -77,6 +77,8 @@ function progressReporter(extra, token) {
 
 const runCommand = {
   name: 'run_command',
+  title: 'Run a command in the session',
+  annotations: ({ egress }) => ({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: egress !== 'none' }),
   description: `Runs a shell command (bash, else sh) in the session's container, in its workspace folder or cwd, stdin closed; returns its exit code and the last output lines (up to 64 KiB; the log file has all). Output streams as progress notifications while it runs; cancelling the request, or the timeout (default 120 s, at most 300 s), kills the command's whole process tree. Network access goes through the session's egress policy. ${INSIDE}`,
   schema: z.object({
     session,

@@ -1,5 +1,7 @@
 // read_file, write_file, edit_file, list_directory: the session's files through its FileIO
-// (inside its container, as the session's user), never the project's on the host.
+// (inside its container, as the session's user), never the project's on the host. None is
+// read-only: called without a session, a tool opens the connection's default session;
+// write_file and edit_file replace what a file held.
 'use strict'
 
 const { posix } = require('node:path')
@@ -33,6 +35,8 @@ const isBinary = (bytes) => bytes.subarray(0, 8192).includes(0)
 
 const readFile = {
   name: 'read_file',
+  title: 'Read a file of the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `Reads a text file of the session, whole or a range of lines (offset, limit), up to 256 KiB per call. ${INSIDE}`,
   schema: z.object({
     session,
@@ -66,6 +70,8 @@ const readFile = {
 
 const writeFile = {
   name: 'write_file',
+  title: 'Write a file of the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }),
   description: `Writes a file of the session whole (creating missing parent folders), up to 16 MiB. ${INSIDE} The user gets the work through session_export.`,
   schema: z.object({
     session,
@@ -99,6 +105,8 @@ const lineOf = (text, index) => text.slice(0, index).split('\n').length
 
 const editFile = {
   name: 'edit_file',
+  title: 'Edit a file of the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }),
   description: `Replaces an exact piece of text in a file of the session. oldText must occur exactly once (whitespace and line ends included) unless replaceAll is true; a missing match is EDIT_NO_MATCH, more than one EDIT_AMBIGUOUS, and the file is then left as it was. ${INSIDE}`,
   schema: z.object({
     session,
@@ -132,6 +140,8 @@ const editFile = {
 
 const listDirectory = {
   name: 'list_directory',
+  title: 'List a folder of the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `Lists a folder of the session: names (dotfiles included), each a file with its size or a directory, up to 1000 entries. ${INSIDE}`,
   schema: z.object({ session, path: pathArg.optional().describe("A folder relative to the session's workspace folder (default: the workspace folder)") }),
   async run(args, { sessions }) {

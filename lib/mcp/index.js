@@ -10,6 +10,7 @@ const { parseMcpArgs, McpUsageError, USAGE } = require('./args.js')
 const { createServer } = require('./server.js')
 const { Sessions } = require('./sessions.js')
 const { AskUser } = require('./ask-user.js')
+const { ExportPolicy } = require('./export-policy.js')
 const { LineTransport } = require('./stdio-transport.js')
 
 /** After the sessions are closed the process exits by itself; this only reports a leak. */
@@ -43,15 +44,16 @@ async function main(argv) {
   // watchdog on SIGKILL. Kept sessions outlive the server by design.
   const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep })
   const runtime = new DockerRuntime({ baseDir: opts.baseDir })
-  const { server, provide } = createServer()
+  const { server, provide } = createServer({ exportPrefix: opts.exportPrefix })
   const ask = new AskUser(server)
+  const exportPolicy = new ExportPolicy({ prefix: opts.exportPrefix, allowForce: opts.allowForceExport, ask })
   const sessions = new Sessions({ workspaces, projectDir: opts.projectDir, image: opts.image, egress: opts.egress, trust: opts.trust, keep: opts.keep, baseDir: opts.baseDir, ask })
-  provide({ sessions, workspaces, runtime, keep: opts.keep })
+  provide({ sessions, workspaces, runtime, exportPolicy, keep: opts.keep, egress: opts.egress })
   server.onerror = (err) => log(`protocol error: ${err.message}`)
 
   const transport = new LineTransport(process.stdin, process.stdout)
   await server.connect(transport)
-  log(`serving ${opts.projectDir} (sessions ${opts.keep ? 'kept' : 'removed'} when the client disconnects)`)
+  log(`serving ${opts.projectDir} (sessions ${opts.keep ? 'kept' : 'removed'} when the client disconnects; exports under ${opts.exportPrefix}${opts.allowForceExport ? ', force allowed' : ''})`)
 
   return new Promise((resolve) => {
     let ending = false

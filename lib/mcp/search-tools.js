@@ -46,6 +46,8 @@ async function listFiles(runtime, s, absolute) {
 
 const findFiles = {
   name: 'find_files',
+  title: 'Find files in the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `Finds files of the session by glob ("**/*.ts", "src/*.json", "*.md" at any depth), matched against paths relative to the folder searched; .git folders are skipped; up to maxResults paths (default 1000). ${INSIDE}`,
   schema: z.object({
     session,
@@ -98,6 +100,8 @@ function matcherFor(re) {
 
 const searchText = {
   name: 'search_text',
+  title: 'Search text in the session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `Searches the session's text files for a JavaScript regular expression, line by line, optionally only files matching a glob; .git folders, binary files and files over 4 MiB are skipped; at most 5000 files, 64 MiB and maxMatches matches (default 100). ${INSIDE}`,
   schema: z.object({
     session,

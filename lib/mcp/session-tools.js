@@ -1,7 +1,7 @@
-// session_open, session_list, session_close, session_changes, session_export: sessions as
-// a whole, wrapping Workspaces.create/destroy/changes/export. What a session did comes
-// from its clone, read on the host as hostile input; export writes one branch of the
-// project and nothing else of it.
+// session_open, session_list, session_close, session_changes: sessions as a whole,
+// wrapping Workspaces.create/destroy/changes. What a session did comes from its clone,
+// read on the host as hostile input. Each tool's annotations say what it does under the
+// server's settings (keep, egress, forceUsable).
 'use strict'
 
 const { z } = require('zod')
@@ -17,6 +17,8 @@ const describe = (s) => ({ session: s.id, title: s.title, branch: s.info.branchN
 
 const sessionOpen = {
   name: 'session_open',
+  title: 'Open an isolated session',
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }),
   description: `Opens a new isolated session: a git clone of the project (at ref, default its HEAD) in a container of its own. Returns its id, for the other tools' session argument; a tool called without one uses this connection's default session. ${INSIDE}`,
   schema: z.object({
     title: z.string().min(1).max(200).describe('What the session is for, e.g. "fix the login bug" (also names its id)'),
@@ -32,6 +34,8 @@ const sessionOpen = {
 
 const sessionList = {
   name: 'session_list',
+  title: 'List the open sessions',
+  annotations: () => ({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `Lists the sessions open in this server, with their ids, titles, branches and state. ${INSIDE}`,
   schema: z.object({}),
   async run(_args, { sessions, workspaces }) {
@@ -43,6 +47,9 @@ const sessionList = {
 
 const sessionClose = {
   name: 'session_close',
+  title: 'Close a session',
+  // Without --keep its container is removed and its clone goes to the trash.
+  annotations: ({ keep }) => ({ readOnlyHint: false, destructiveHint: !keep, idempotentHint: true, openWorldHint: false }),
   description: `Closes a session: its container is removed and its clone moved to the trash (with --keep: stopped and kept for container-isolation ls/export). Export its work first if the user wants it. ${INSIDE}`,
   schema: z.object({ session }),
   async run(args, { sessions, keep }) {
@@ -54,6 +61,9 @@ const sessionClose = {
 
 const sessionChanges = {
   name: 'session_changes',
+  title: "Show a session's changes",
+  // Not read-only: called without a session it opens the connection's default session.
+  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   description: `What the session changed since it started: its commits, the files changed (with line counts), its uncommitted and untracked files and, with patch, the unified diff (cut at maxPatchBytes). Read from the session's clone on the host as untrusted input. ${INSIDE}`,
   schema: z.object({
     session,
@@ -87,22 +97,4 @@ const sessionChanges = {
   },
 }
 
-const sessionExport = {
-  name: 'session_export',
-  description: `Brings the session's work home as a branch of the user's project (default session/<id>): its commits and, unless uncommitted is false, a snapshot commit of its uncommitted files on top. Only that branch is written: the project's checkout, index and other branches do not change; the user reviews and merges it. ${INSIDE}`,
-  schema: z.object({
-    session,
-    branch: z.string().min(1).max(255).optional().describe('The branch to write in the project (default session/<session id>)'),
-    uncommitted: z.boolean().optional().describe('Include uncommitted and untracked files as a snapshot commit (default true)'),
-    message: z.string().min(1).max(10000).optional().describe("The snapshot commit's message"),
-    force: z.boolean().optional().describe('Move the branch if it exists (default false: EEXIST)'),
-  }),
-  async run(args, { sessions, workspaces }) {
-    const s = await sessions.get(args.session)
-    const e = await workspaces.export(s.id, { branch: args.branch, uncommitted: args.uncommitted ?? true, message: args.message, force: Boolean(args.force) })
-    const text = `exported session ${s.id} as branch ${e.branch} of ${s.info.projectDir} at ${e.commit.slice(0, 12)}${e.snapshot ? ' (with a snapshot of its uncommitted files)' : ''}; review: git log -p ${e.branch}, merge: git merge ${e.branch}`
-    return ok(text, { session: s.id, ...e, projectDir: s.info.projectDir })
-  },
-}
-
-module.exports = { sessionTools: [sessionOpen, sessionList, sessionClose, sessionChanges, sessionExport] }
+module.exports = { sessionTools: [sessionOpen, sessionList, sessionClose, sessionChanges] }

@@ -81,12 +81,13 @@ class Sessions {
     }
     const id = newSessionId(title)
     const create = (trust) =>
-      workspaces.create({ projectDir, sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime: keep ? 'session' : 'process' })
+      // A folder without a commit is snapshotted, never initialised: nothing is written into it.
+      workspaces.create({ projectDir, plainFolder: 'snapshot', sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime: keep ? 'session' : 'process' })
     let info
     try {
       info = await this.createAsking(create)
     } catch (err) {
-      // A session that was never made leaves no clone behind (it goes to trash).
+      // A session that was never made leaves no clone (nor snapshot) behind: both go to trash.
       if (!(await workspaces.get(id).catch(() => undefined))) {
         await new CloneManager({ baseDir: this.opts.baseDir }).removeSessionClone(id).catch(() => {})
       }

@@ -76,14 +76,16 @@ impl CloneManager {
             .into()
     }
 
-    /// Moves the clone to `${baseDir}/.trash/<timestamp>/`; resolves with that path.
+    /// Moves the clone to `${baseDir}/.trash/<timestamp>/` (with the session's own project
+    /// under `baseDir/repositories`, a remote's clone or a folder's snapshot, if it has
+    /// one); resolves with the clone's trash path.
     #[napi(ts_return_type = "Promise<string | undefined>")]
     pub async fn remove_session_clone(
         &self,
         session_id: String,
     ) -> Outcome<Either<String, Undefined>> {
         let inner = self.inner.clone();
-        blocking(move || inner.remove_session_clone(&session_id))
+        blocking(move || clone::remove_session_clone_and_project(&inner, &session_id))
             .await
             .map(|p| match p {
                 Some(p) => Either::A(p.to_string_lossy().into_owned()),

@@ -39,6 +39,10 @@ pub struct SessionExport {
     pub previous: Option<String>,
     /// Objects copied into the project (those it did not have).
     pub objects_copied: f64,
+    /// The repository the branch was written in: the session's project, which for a
+    /// `repository` session or a plain folder's snapshot is the library's own, under
+    /// `baseDir/repositories` (fetch the branch from there).
+    pub project_dir: String,
 }
 
 impl From<Exported> for SessionExport {
@@ -55,6 +59,7 @@ impl From<Exported> for SessionExport {
             snapshot: e.snapshot.map(|o| o.to_string()),
             previous: e.previous.map(|o| o.to_string()),
             objects_copied: e.objects_copied as f64,
+            project_dir: e.project.to_string_lossy().into_owned(),
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct WorkspaceInfo {
     /// For a session made from `repository`: its URL (`projectDir` is then the library's
     /// own clone of it, under `baseDir/repositories`).
     pub repository_url: Option<String>,
+    /// For a session made from a plain folder (no git repository, or one without a
+    /// commit) by its snapshot: that folder, which is only read (`projectDir` is then the
+    /// library's repository of the snapshot, under `baseDir/repositories`).
+    pub snapshot_of: Option<String>,
     /// The container's name.
     pub container_id: String,
     /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
@@ -120,6 +124,7 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
             branch_name: r.branch_name,
             base_commit: r.base_commit,
             repository_url: r.repository_url,
+            snapshot_of: r.snapshot_of,
             container_id: r.container_id,
             container_mount_path: r.container_mount_path,
             storage: r.storage.as_str().to_string(),

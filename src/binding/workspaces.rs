@@ -78,9 +78,17 @@ pub struct WorkspacesOptions {
 /// Options of `Workspaces.create`.
 #[napi(object, object_to_js = false)]
 pub struct CreateWorkspaceOptions {
-    /// The host project to clone; never written to (a directory without commits gets one
-    /// first). Either this or `repository`.
+    /// The host project to clone; never written to, unless it has no commit and
+    /// `plainFolder` is `'initialize'`. Either this or `repository`.
     pub project_dir: Option<String>,
+    /// A `projectDir` that is not a git repository, or has no commit yet: `'snapshot'`
+    /// (default) takes its files (its `.gitignore` rules and the library's defaults
+    /// applied) as one commit of a repository the library owns under `baseDir/repositories`,
+    /// writing nothing under the folder (`WorkspaceInfo.snapshotOf` names it, `projectDir`
+    /// is that repository, `export` writes there); `'initialize'` makes the folder itself a
+    /// repository with one commit, as `CloneManager` does.
+    #[napi(ts_type = "'snapshot' | 'initialize'")]
+    pub plain_folder: Option<String>,
     /// A remote repository to clone on the host instead of a project, with credentials for
     /// this clone only; `ref` is then a branch or tag of the remote, or a commit id.
     pub repository: Option<RepositoryOptions>,
@@ -225,6 +233,10 @@ impl Workspaces {
                     .map(RepositoryOptions::transfer)
                     .transpose()?,
                 project_dir: opts.project_dir.unwrap_or_default(),
+                plain_folder: match opts.plain_folder.as_deref() {
+                    Some(text) => workspace::PlainFolder::parse(text)?,
+                    None => workspace::PlainFolder::default(),
+                },
                 session_id: opts.session_id,
                 start_ref,
                 image: opts.image,

@@ -35,7 +35,7 @@ const ABANDONED_BUILD_AGE: Duration = Duration::from_secs(3600);
 
 /// Deletes `.tmp-*` directories of clones whose construction was cut short long ago. No
 /// session ever used them: a clone becomes a session's only by the final rename.
-fn remove_abandoned_builds(sessions: &Path) {
+pub(super) fn remove_abandoned_builds(sessions: &Path) {
     let Ok(entries) = std::fs::read_dir(sessions) else {
         return;
     };

@@ -5,11 +5,9 @@ use std::path::Path;
 
 use git2::{IndexAddOption, Repository, RepositoryOpenFlags, Signature};
 
+use super::ignore_rules::DEFAULT_GITIGNORE;
 use crate::error::{Error, ErrorCode, Result};
 use crate::project_dir::project_dir;
-
-const DEFAULT_GITIGNORE: &str =
-    "node_modules/\n.DS_Store\n*.log\n.env\n.env.*\ntarget/\ndist/\n__pycache__/\n";
 
 /// The user git is configured with (repository, global or system config), else the
 /// library's own identity.
@@ -42,6 +40,12 @@ fn lock_directory(dir: &Path) -> std::io::Result<std::fs::File> {
 
 fn has_commit(repo: &Repository) -> bool {
     repo.head().ok().and_then(|h| h.target()).is_some()
+}
+
+/// Whether `dir` is the root of a repository whose HEAD is a commit: one a session can be
+/// cloned from as it is (anything else is initialised, or snapshotted).
+pub fn has_own_commit(dir: &Path) -> bool {
+    open_root(dir).is_ok_and(|repo| has_commit(&repo))
 }
 
 /// Opens the project's repository, initialising it when needed, and makes sure HEAD points

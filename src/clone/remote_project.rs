@@ -4,7 +4,8 @@
 //! `${baseDir}/repositories/session-<id>`, which the library owns and never mounts. Its
 //! work tree is checked out at the session's start (`ref`: a branch or tag of the remote,
 //! or a commit id; default the remote's HEAD), so that its devcontainer.json is the one
-//! the session starts with. Built aside and renamed into place.
+//! the session starts with. Built aside and renamed into place. The same place holds a
+//! plain folder's snapshot (`folder_snapshot`); either goes to the trash with the clone.
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ use super::session_id::validate_session_id;
 use crate::error::{Error, ErrorCode, Result};
 use crate::git_transport::{plain_remote, with_transfer, Transfer};
 
-/// Where a session's remote project lives.
+/// Where a session's own project lives: a remote's clone, or a plain folder's snapshot.
 pub fn remote_project_path(base_dir: &Path, session_id: &str) -> Result<PathBuf> {
     validate_session_id(session_id)?;
     Ok(base_dir.join("repositories").join(branch_name(session_id)))
@@ -130,8 +131,8 @@ pub fn clone_remote_project(
     Ok((target, start))
 }
 
-/// Moves the session's remote project to the trash, beside its clone; `None` when there
-/// is none.
+/// Moves the session's own project (a remote's clone or a folder's snapshot) to the
+/// trash, beside its clone; `None` when there is none.
 pub fn trash_remote_project(clones: &CloneManager, session_id: &str) -> Result<Option<PathBuf>> {
     let source = remote_project_path(clones.base_dir(), session_id)?;
     if !source.exists() {
@@ -143,4 +144,15 @@ pub fn trash_remote_project(clones: &CloneManager, session_id: &str) -> Result<O
     std::fs::rename(&source, &destination)
         .map(|_| Some(destination))
         .map_err(|e| Error::new(ErrorCode::Eacces, format!("{}: {e}", source.display())))
+}
+
+/// Moves the session's clone to the trash, and its own project with it (as `destroy` and
+/// the reaper do); the clone's trash path, `None` when it had none.
+pub fn remove_session_clone_and_project(
+    clones: &CloneManager,
+    session_id: &str,
+) -> Result<Option<PathBuf>> {
+    let moved = clones.remove_session_clone(session_id)?;
+    trash_remote_project(clones, session_id)?;
+    Ok(moved)
 }

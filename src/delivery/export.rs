@@ -44,6 +44,8 @@ pub struct Exported {
     pub previous: Option<Oid>,
     /// Objects the project did not have.
     pub objects_copied: usize,
+    /// The repository the branch was written in.
+    pub project: PathBuf,
 }
 
 /// Where the project's HEAD and its worktrees' HEADs point, as ref names.
@@ -130,6 +132,7 @@ fn export_now(
             snapshot: assembled.snapshot,
             previous,
             objects_copied,
+            project: project_dir.to_path_buf(),
         })
     })
 }

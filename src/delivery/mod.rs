@@ -31,12 +31,13 @@ mod write_pause;
 mod tests;
 
 pub use assemble::Author;
+pub use bounded_thread::run_bounded;
 pub use changes::{changes, read_changes, BaseKind, Changes, ChangesOptions};
 pub use commits::CommitInfo;
 pub use export::{export, ExportOptions, Exported};
 pub use file_changes::{FileChange, FileStatus};
 pub use hostile_repo::open_clone;
-pub use limits::Limits;
+pub use limits::{exceeded, Deadline, Limits};
 pub use patch_text::DEFAULT_MAX_PATCH_BYTES;
 pub use push::{push, PushOptions, Pushed};
 pub use start_ref::{resolve_start, validate_ref};

@@ -38,6 +38,7 @@ pub use image_prune::{PruneReport, PruneRequest};
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
+pub use session_source::PlainFolder;
 pub use trust::{Grant, Refusal, Trust};
 pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
 pub use workspace_storage::{Storage, StorageChoice};

@@ -1,34 +1,57 @@
-//! Where a new session's clone comes from: the host's project directory, or a remote
+//! Where a new session's clone comes from: the host's project directory as it is; a remote
 //! repository cloned on the host into a project of the library's own (see
-//! `crate::clone::clone_remote_project`); and that remote project sent to the trash with
-//! the session.
+//! `crate::clone::clone_remote_project`); or, for a plain folder (no repository, or one
+//! without a commit), by the host's choice, a snapshot of it in a project of the library's
+//! own (`crate::clone::snapshot_folder`, the default: nothing is written into the folder)
+//! or the folder initialised as a repository in place (`CloneManager`'s way). That own
+//! project goes to the trash with the session.
 
 use std::path::PathBuf;
 
 use super::workspaces::{blocking_error, CreateWorkspace, Workspaces};
-use crate::clone::{clone_remote_project, trash_remote_project};
+use crate::clone::{
+    clone_remote_project, has_own_commit, snapshot_folder, trash_remote_project, SnapshotLimits,
+};
 use crate::error::{Error, ErrorCode, Result};
+
+/// What `create` does with a project folder that has no commit to clone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PlainFolder {
+    /// Its files are snapshotted into the library's own repository; the folder is only read.
+    #[default]
+    Snapshot,
+    /// It is made a repository with one commit of everything (a default `.gitignore` when
+    /// it has none), as `CloneManager` does.
+    Initialize,
+}
+
+impl PlainFolder {
+    pub fn parse(text: &str) -> Result<PlainFolder> {
+        match text {
+            "snapshot" => Ok(PlainFolder::Snapshot),
+            "initialize" => Ok(PlainFolder::Initialize),
+            other => Err(Error::invalid_argument(format!(
+                "plainFolder '{other}' is not 'snapshot' or 'initialize'"
+            ))),
+        }
+    }
+}
+
+/// The project a session is cloned from, and what it is.
+pub(super) struct SessionSource {
+    pub project: PathBuf,
+    /// The ref the session starts at, in `project`.
+    pub start: Option<String>,
+    /// For a plain folder's snapshot: the folder.
+    pub snapshot_of: Option<PathBuf>,
+}
 
 impl Workspaces {
     /// The project to clone and the ref to start at: for a remote, its clone on the host and
-    /// the commit `ref` resolved to there.
-    pub(super) async fn session_source(
-        &self,
-        request: &CreateWorkspace,
-    ) -> Result<(PathBuf, Option<String>)> {
+    /// the commit `ref` resolved to there; for a plain folder snapshotted, the snapshot.
+    pub(super) async fn session_source(&self, request: &CreateWorkspace) -> Result<SessionSource> {
         let Some(transfer) = request.repository.clone() else {
-            if request.project_dir.is_empty() {
-                return Err(Error::invalid_argument(
-                    "create needs projectDir or repository",
-                ));
-            }
-            let project = std::fs::canonicalize(&request.project_dir).map_err(|e| {
-                Error::new(
-                    ErrorCode::Enoent,
-                    format!("project {}: {e}", request.project_dir),
-                )
-            })?;
-            return Ok((project, request.start_ref.clone()));
+            return self.local_source(request).await;
         };
         if !request.project_dir.is_empty() {
             return Err(Error::invalid_argument(
@@ -45,10 +68,67 @@ impl Workspaces {
         })
         .await
         .map_err(blocking_error)??;
-        Ok((project, Some(commit.to_string())))
+        Ok(SessionSource {
+            project,
+            start: Some(commit.to_string()),
+            snapshot_of: None,
+        })
     }
 
-    /// Moves a session's remote project (if it has one) to the trash.
+    async fn local_source(&self, request: &CreateWorkspace) -> Result<SessionSource> {
+        if request.project_dir.is_empty() {
+            return Err(Error::invalid_argument(
+                "create needs projectDir or repository",
+            ));
+        }
+        let folder = std::fs::canonicalize(&request.project_dir).map_err(|e| {
+            Error::new(
+                ErrorCode::Enoent,
+                format!("project {}: {e}", request.project_dir),
+            )
+        })?;
+        let plain = {
+            let folder = folder.clone();
+            tokio::task::spawn_blocking(move || folder.is_dir() && !has_own_commit(&folder))
+                .await
+                .map_err(blocking_error)?
+        };
+        if !plain || request.plain_folder == PlainFolder::Initialize {
+            return Ok(SessionSource {
+                project: folder,
+                start: request.start_ref.clone(),
+                snapshot_of: None,
+            });
+        }
+        if let Some(start) = &request.start_ref {
+            // Nothing a ref could name; nothing is made.
+            return Err(Error::new(
+                ErrorCode::GitRefNotFound,
+                format!(
+                    "ref {start:?}: {} has no commit (it is not a git repository)",
+                    folder.display()
+                ),
+            ));
+        }
+        let (base, id, from) = (
+            self.options.base_dir.clone(),
+            request.session_id.clone(),
+            folder.clone(),
+        );
+        let (project, commit) = tokio::task::spawn_blocking(move || {
+            snapshot_folder(&base, &id, &from, SnapshotLimits::default())
+        })
+        .await
+        .map_err(blocking_error)??;
+        Ok(SessionSource {
+            project,
+            start: Some(commit.to_string()),
+            snapshot_of: Some(folder),
+        })
+    }
+
+    /// Moves a session's own project (a remote's clone or a folder's snapshot, if it has
+    /// one) to the trash.
     pub(super) async fn trash_remote_project(&self, session_id: &str) -> Result<()> {
         let (clones, id) = (self.clones.clone(), session_id.to_string());
         tokio::task::spawn_blocking(move || trash_remote_project(&clones, &id))

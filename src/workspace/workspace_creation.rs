@@ -59,9 +59,14 @@ impl Workspaces {
             crate::delivery::validate_ref(text)?;
         }
         let egress = self.egress_for_new(&request)?;
-        let (project, start) = self.session_source(&request).await?;
+        let source = self.session_source(&request).await?;
+        let project = source.project.clone();
         let clones = self.clones.clone();
-        let (project_for_clone, id) = (project.clone(), request.session_id.clone());
+        let (project_for_clone, id, start) = (
+            project.clone(),
+            request.session_id.clone(),
+            source.start.clone(),
+        );
         let (clone_path, start_commit) = tokio::task::spawn_blocking(move || {
             clones.create_session_clone_at(&project_for_clone, &id, start.as_deref())
         })
@@ -93,6 +98,9 @@ impl Workspaces {
                 .repository
                 .as_ref()
                 .map(|t| t.url.as_str().to_string()),
+            snapshot_of: source
+                .snapshot_of
+                .map(|folder| folder.to_string_lossy().into_owned()),
             container_id,
             container_mount_path: settings.mount_path.clone(),
             storage,

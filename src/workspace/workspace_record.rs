@@ -26,6 +26,10 @@ pub struct WorkspaceRecord {
     /// project is then the library's own clone of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository_url: Option<String>,
+    /// For a session made from a plain folder's snapshot: that folder; the project is then
+    /// the library's own repository of the snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_of: Option<String>,
     pub container_id: String,
     pub container_mount_path: String,
     /// Where the repository lives for the container (records from before: `bind`).

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use super::idle_tracker::{IdleTracker, SessionUseHook};
 use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
+use super::session_source::PlainFolder;
 use super::session_volume::session_volume;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
@@ -62,6 +63,8 @@ pub struct CreateWorkspace {
     pub start_ref: Option<String>,
     /// A remote to clone on the host instead of a local project (`project_dir` empty).
     pub repository: Option<crate::git_transport::Transfer>,
+    /// What a `project_dir` without a commit to clone becomes.
+    pub plain_folder: PlainFolder,
     pub image: Option<String>,
     pub devcontainer: bool,
     pub env: BTreeMap<String, String>,
@@ -300,7 +303,7 @@ impl Workspaces {
 
     /// Removes the container (and a `volume` session's volume, its repository read back into
     /// the clone first where it can be) and moves the clone (with its branch and commits) to
-    /// trash.
+    /// trash, with the session's own project if it has one.
     pub async fn destroy(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
         if let Some(idle) = &self.idle {
@@ -336,9 +339,7 @@ impl Workspaces {
         tokio::task::spawn_blocking(move || clones.remove_session_clone(&id))
             .await
             .map_err(blocking_error)??;
-        if record.repository_url.is_some() {
-            self.trash_remote_project(session_id).await?;
-        }
+        self.trash_remote_project(session_id).await?;
         record::remove(&self.options.base_dir, session_id)
     }
 
