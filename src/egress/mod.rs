@@ -13,6 +13,7 @@ mod destination_gate;
 mod egress_policy;
 mod egress_rule;
 mod egress_settings;
+mod engine_gateways;
 mod http_proxy;
 mod port_forward;
 mod proxy_connection;
