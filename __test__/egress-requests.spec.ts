@@ -16,6 +16,7 @@ const NETS: Nets = {
   private: { host: '10.213.8.1', ns: '10.213.8.2' },
 }
 const hosts = { 'allowed.test': [NETS.public.ns], 'fronted.test': [NETS.public.ns] }
+const policy = { allow: ['allowed.test'], hosts, onEvent: (e: Event) => events.push(e) }
 
 let net: Internet
 let proxyPort = 0
@@ -29,7 +30,7 @@ beforeAll(async () => {
   net = await startInternet(NETS)
   await workspaces.create({
     projectDir: project.path, sessionId, lifetime: 'process',
-    egress: { allow: ['allowed.test'], hosts, onEvent: (e) => events.push(e) },
+    egress: policy,
   })
   proxyPort = (await workspaces.forwardPort(sessionId, 3128)).hostPort
 })
@@ -67,6 +68,8 @@ interface Step {
   send: string
   /** How many answers this step's requests get before the next step is written. */
   answers: number
+  /** Done before the step is written. */
+  before?: () => Promise<void>
 }
 /** How the conversation ends: the proxy closes it, the test does, or once `echo` came back through a tunnel. */
 type Ending = 'closed' | 'open' | { echo: string }
@@ -89,12 +92,23 @@ function converse(steps: Step[], ending: Ending): Promise<{ answers: Answer[]; c
       socket.destroy()
       resolve({ answers, closed, rest: rest.toString('latin1') })
     }
+    let waiting = false
     const advance = () => {
-      while (step < steps.length && answers.length >= wanted) {
-        wanted += steps[step].answers
-        socket.write(Buffer.from(steps[step++].send, 'latin1'))
+      while (!waiting && step < steps.length && answers.length >= wanted) {
+        const { send, answers: count, before } = steps[step++]
+        wanted += count
+        if (before) {
+          waiting = true
+          void before().then(() => {
+            waiting = false
+            socket.write(Buffer.from(send, 'latin1'))
+            advance()
+          })
+          return
+        }
+        socket.write(Buffer.from(send, 'latin1'))
       }
-      if (step < steps.length || answers.length < wanted) return
+      if (waiting || step < steps.length || answers.length < wanted) return
       if (ending === 'open') finish(false)
       else if (typeof ending === 'object' && rest.toString('latin1').includes(ending.echo)) finish(false)
     }
@@ -214,6 +228,19 @@ describe('every request on a proxy connection', () => {
     ], { echo: 'ping through the tunnel' })
     expect(r.answers.map((a) => [a.status, a.reason])).toEqual([[200, 'OK'], [200, 'Connection established']])
     expect(r.rest).toBe('ping through the tunnel')
+  })
+
+  it('setEgress between two requests on one kept-alive connection applies to the second', async () => {
+    try {
+      const r = await converse([
+        { send: allowed('/before-change'), answers: 1 },
+        { send: allowed('/after-change'), answers: 1, before: () => workspaces.setEgress(sessionId, { ...policy, allow: [] }) },
+      ], 'closed')
+      expect(r.answers.map((a) => a.status)).toEqual([200, 403])
+      expect(r.answers[1].body).toContain('container-isolation: egress to allowed.test:8080 refused')
+    } finally {
+      await workspaces.setEgress(sessionId, policy)
+    }
   })
 
   it('curl in the session reuses its proxy connection for two URLs, each answered by its own request', async () => {

@@ -87,7 +87,8 @@ pub fn parse_head(bytes: &[u8]) -> Result<RequestHead, String> {
     }
     let headers = headers(lines)?;
     let body = body_length(&headers, version == "HTTP/1.1")?;
-    if method.eq_ignore_ascii_case("CONNECT") {
+    // Methods are case-sensitive: `connect` is no tunnel, to hyper or here.
+    if method == "CONNECT" {
         if body != BodyLength::Empty {
             return Err("a CONNECT request with a body".into());
         }

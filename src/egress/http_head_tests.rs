@@ -81,6 +81,7 @@ fn what_a_proxy_must_not_pass_is_refused() {
         b"GET  http://a.test/ HTTP/1.1\r\n\r\n",
         b"GET http://a.test/\xc3\xa9 HTTP/1.1\r\n\r\n",
         b"\r\nGET http://a.test/ HTTP/1.1\r\n\r\n",
+        b"connect a.test:443 HTTP/1.1\r\n\r\n",
     ] {
         assert!(
             head(bad_request).is_err(),

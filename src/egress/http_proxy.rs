@@ -166,13 +166,13 @@ impl Proxy {
         };
         outcome.address = Some(origin.address);
         outcome.reason = cleared.reason;
-        let counters = origin.counters.clone();
-        *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         if response.status() == StatusCode::SWITCHING_PROTOCOLS {
             outcome.reason = "the server switched protocols, which the proxy does not carry".into();
             outcome.report(&self.gate);
             return answer::unreachable(host, port, "the server switched protocols");
         }
+        let counters = origin.counters.clone();
+        *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let (mut parts, body) = response.into_parts();
         strip_hop_by_hop(&mut parts.headers);
         let body = ReportedBody::new(body, outcome, self.gate.clone(), counters, from);
