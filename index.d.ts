@@ -959,9 +959,12 @@ export interface DockerShellOptions {
   agent?: boolean
 }
 
-/** One relayed connection, reported when it ends. */
+/**
+ * One relayed request (plain HTTP: several on a kept-alive proxy connection) or tunnel
+ * (`CONNECT`, SOCKS5), reported when it ends.
+ */
 export interface EgressEventInfo {
-  /** The session whose connection it was. */
+  /** The session whose request or tunnel it was. */
   sessionId: string
   /** The name (or address) the client asked for. */
   host: string
@@ -980,7 +983,7 @@ export interface EgressEventInfo {
   bytesUp: number
   /** Bytes from the destination to the container. */
   bytesDown: number
-  /** From the client's request to the connection's end. */
+  /** From the client's request to its end (its response sent, or its tunnel closed). */
   ms: number
 }
 
@@ -1004,7 +1007,10 @@ export interface EgressPolicy {
    * remembered. A callback that throws or takes over 30 s means no.
    */
   onRequest?: (req: EgressRequestInfo) => boolean | Promise<boolean>
-  /** Called once per relayed connection when it ends. */
+  /**
+   * Called once per relayed request (several on a kept-alive proxy connection) or tunnel,
+   * when it ends.
+   */
   onEvent?: (event: EgressEventInfo) => void
   /** Relayed connections open at once, at most (default 256). */
   maxConnections?: number

@@ -1,7 +1,9 @@
-// The egress suite's "internet", made of real parts on this machine only: a network
-// namespace joined to the host by a veth pair (203.0.113.0/24, TEST-NET-3, as the public
-// side; 10.213.7.0/24 as a private range the host has an address in), servers inside it
-// (fixtures/egress_internet.py), and canaries on the host's loopback and private address.
+// The egress suites' "internet", made of real parts on this machine only: a network
+// namespace joined to the host by a veth pair (by default 203.0.113.0/24, TEST-NET-3, as
+// the public side and 10.213.7.0/24 as a private range the host has an address in; a suite
+// that runs beside another takes ranges of its own), servers inside it
+// (fixtures/egress_internet.py), and canaries on the host's loopback and private address,
+// each recording the requests it gets.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -13,6 +15,20 @@ import { git, tempDir } from './helpers'
 export const PUBLIC = { host: '203.0.113.1', ns: '203.0.113.2' }
 export const PRIVATE = { host: '10.213.7.1', ns: '10.213.7.2' }
 
+/** The ranges of one suite's internet: suites that run at once each take their own. */
+export interface Nets {
+  public: { host: string; ns: string }
+  private: { host: string; ns: string }
+}
+
+/** A request a server of the test internet received. */
+export interface Seen {
+  method: string
+  host: string
+  path: string
+  body: string
+}
+
 export interface Internet {
   /** A bare repository with one commit, served at http://<ns>/repo.git. */
   commit: string
@@ -21,6 +37,10 @@ export interface Internet {
   /** Canary ports on the host: 127.0.0.1 and the host's private address. */
   loopbackPort: number
   hostPrivatePort: number
+  /** What the shared front (http://<ns>:8080, any Host, keep-alive) received, in order. */
+  front: Seen[]
+  /** What the canaries on the host received. */
+  canaryHits: Seen[]
   stop(): Promise<void>
 }
 
@@ -28,8 +48,11 @@ function ip(...args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] })
 }
 
-function canary(address: string, text: string): Promise<Server> {
-  const server = createServer((_req, res) => res.end(text))
+function canary(address: string, text: string, hits: Seen[]): Promise<Server> {
+  const server = createServer((req, res) => {
+    hits.push({ method: req.method ?? '', host: req.headers.host ?? '', path: req.url ?? '', body: '' })
+    res.end(text)
+  })
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, address, () => resolve(server))
@@ -59,7 +82,7 @@ function makeRepository(dir: string): string {
   return git(work, 'rev-parse', 'HEAD')
 }
 
-async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
+export async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms
   while (!probe()) {
     if (Date.now() > end) throw new Error(`egress test net: ${what} did not come up within ${ms} ms`)
@@ -67,13 +90,16 @@ async function until(what: string, probe: () => boolean, ms = 10_000): Promise<v
   }
 }
 
-export async function startInternet(): Promise<Internet> {
+export async function startInternet(nets: Nets = { public: PUBLIC, private: PRIVATE }): Promise<Internet> {
+  const { public: pub, private: priv } = nets
   const ns = `ci-egress-${process.pid}`
   const hostIf = `cie${process.pid % 100000}h`
   const nsIf = `cie${process.pid % 100000}n`
   const dir = tempDir('egress-net')
   let server: ChildProcess | undefined
   const canaries: Server[] = []
+  const front: Seen[] = []
+  const canaryHits: Seen[] = []
   const stop = async () => {
     server?.kill('SIGKILL')
     server = undefined
@@ -97,27 +123,35 @@ export async function startInternet(): Promise<Internet> {
     }
     ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', nsIf)
     ip('link', 'set', nsIf, 'netns', ns)
-    ip('addr', 'add', `${PUBLIC.host}/24`, 'dev', hostIf)
-    ip('addr', 'add', `${PRIVATE.host}/24`, 'dev', hostIf)
+    ip('addr', 'add', `${pub.host}/24`, 'dev', hostIf)
+    ip('addr', 'add', `${priv.host}/24`, 'dev', hostIf)
     ip('link', 'set', hostIf, 'up')
-    ip('-n', ns, 'addr', 'add', `${PUBLIC.ns}/24`, 'dev', nsIf)
-    ip('-n', ns, 'addr', 'add', `${PRIVATE.ns}/24`, 'dev', nsIf)
+    ip('-n', ns, 'addr', 'add', `${pub.ns}/24`, 'dev', nsIf)
+    ip('-n', ns, 'addr', 'add', `${priv.ns}/24`, 'dev', nsIf)
     ip('-n', ns, 'link', 'set', nsIf, 'up')
     ip('-n', ns, 'link', 'set', 'lo', 'up')
     const tls = makeCertificate(dir.path)
     const commit = makeRepository(dir.path)
     const script = fileURLToPath(new URL('./fixtures/egress_internet.py', import.meta.url))
-    server = spawn('ip', ['netns', 'exec', ns, 'python3', '-u', script, PUBLIC.ns, PRIVATE.ns, dir.path, tls.cert, tls.key],
+    server = spawn('ip', ['netns', 'exec', ns, 'python3', '-u', script, pub.ns, priv.ns, dir.path, tls.cert, tls.key],
       { stdio: ['ignore', 'pipe', 'inherit'] })
     let ready = false
-    server.stdout?.on('data', (d: Buffer) => (ready ||= d.toString().includes('ready')))
+    let partial = ''
+    server.stdout?.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n')
+      partial = lines.pop() ?? ''
+      for (const line of lines) {
+        if (line === 'ready') ready = true
+        if (line.startsWith('REQ ')) front.push(JSON.parse(line.slice(4)) as Seen)
+      }
+    })
     await until('the namespace servers', () => ready)
-    canaries.push(await canary('127.0.0.1', 'canary-loopback\n'))
-    canaries.push(await canary(PRIVATE.host, 'canary-host-private\n'))
+    canaries.push(await canary('127.0.0.1', 'canary-loopback\n', canaryHits))
+    canaries.push(await canary(priv.host, 'canary-host-private\n', canaryHits))
     const curl = (...args: string[]) => execFileSync('curl', ['-sS', '--max-time', '5', ...args], { encoding: 'utf8' })
-    await until('http://203.0.113.2/', () => {
+    await until(`http://${pub.ns}/`, () => {
       try {
-        return curl(`http://${PUBLIC.ns}/`) === 'internet-ok\n'
+        return curl(`http://${pub.ns}/`) === 'internet-ok\n'
       } catch {
         return false
       }
@@ -127,6 +161,8 @@ export async function startInternet(): Promise<Internet> {
       caPem: readFileSync(tls.ca, 'utf8'),
       loopbackPort: (canaries[0].address() as AddressInfo).port,
       hostPrivatePort: (canaries[1].address() as AddressInfo).port,
+      front,
+      canaryHits,
       stop,
     }
   } catch (err) {

@@ -47,6 +47,9 @@ need docker.io; need busybox-static; need bash-static; need debootstrap; need cu
 need gcc; need libc6-dev; need ca-certificates
 # The egress suite's "internet": a network namespace, veth pairs, a certificate it makes.
 need iproute2; need openssl
+# dnsmasq: the egress-dns suite's resolver on a loopback address, which counts the queries
+# the host makes (its binary only: dnsmasq-base starts no service).
+need dnsmasq-base
 # docker-registry: the local OCI registry the features suite publishes to; python3 makes
 # the bcrypt htpasswd of its authenticated instance.
 need docker-registry; need python3

@@ -58,7 +58,8 @@ npx vitest run "$@"
 ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
   __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
   __test__/isolation.spec.ts __test__/agent.spec.ts __test__/host-interfaces.spec.ts
-  __test__/environment.spec.ts __test__/egress.spec.ts __test__/hostile-limits.spec.ts
+  __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
+  __test__/egress-dns.spec.ts __test__/hostile-limits.spec.ts
   __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
   __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/features.spec.ts __test__/pull.spec.ts
   __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts)

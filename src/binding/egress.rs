@@ -25,10 +25,11 @@ pub struct EgressRequestInfo {
     pub port: u32,
 }
 
-/// One relayed connection, reported when it ends.
+/// One relayed request (plain HTTP: several on a kept-alive proxy connection) or tunnel
+/// (`CONNECT`, SOCKS5), reported when it ends.
 #[napi(object)]
 pub struct EgressEventInfo {
-    /// The session whose connection it was.
+    /// The session whose request or tunnel it was.
     pub session_id: String,
     /// The name (or address) the client asked for.
     pub host: String,
@@ -45,7 +46,7 @@ pub struct EgressEventInfo {
     pub bytes_up: f64,
     /// Bytes from the destination to the container.
     pub bytes_down: f64,
-    /// From the client's request to the connection's end.
+    /// From the client's request to its end (its response sent, or its tunnel closed).
     pub ms: f64,
 }
 
@@ -76,7 +77,8 @@ pub struct EgressPolicy {
     /// remembered. A callback that throws or takes over 30 s means no.
     #[napi(ts_type = "(req: EgressRequestInfo) => boolean | Promise<boolean>")]
     pub on_request: Option<AskCallback>,
-    /// Called once per relayed connection when it ends.
+    /// Called once per relayed request (several on a kept-alive proxy connection) or tunnel,
+    /// when it ends.
     #[napi(ts_type = "(event: EgressEventInfo) => void")]
     pub on_event: Option<EventCallback>,
     /// Relayed connections open at once, at most (default 256).

@@ -1,7 +1,9 @@
 //! Whether a session may reach `host:port`, and at which addresses: the name checked, then
 //! resolved here (never in the container), every address checked, and the host asked once
 //! per destination for what the lists leave open. The addresses returned are the ones to
-//! connect to: there is no second lookup that DNS rebinding could switch.
+//! connect to: there is no second lookup that DNS rebinding could switch. A name is looked
+//! up only when an allow entry could then let it through, or the host's `onRequest` has
+//! said yes: a refused name never reaches DNS, where it would carry data out.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -98,9 +100,17 @@ impl Gate {
         if let Some(reason) = policy.rules.denies_name(host, port) {
             return Err(Denied::Refused(reason));
         }
-        let addresses = resolve(host, port, &policy)
-            .await
-            .map_err(Denied::Unresolved)?;
+        let addresses = match known_addresses(host, port, &policy) {
+            Some(addresses) => addresses,
+            None => {
+                if !policy.rules.lookup_could_allow(host, port) {
+                    self.ask(&policy, host, port)
+                        .await
+                        .map_err(Denied::Refused)?;
+                }
+                lookup(host, port).await.map_err(Denied::Unresolved)?
+            }
+        };
         let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
         let reason = match policy.rules.decide(host, port, &ips, &|a| self.special(a)) {
             Decision::Allow => "allowed by the session's policy".to_string(),
@@ -151,16 +161,19 @@ fn canonical(addr: IpAddr) -> IpAddr {
     }
 }
 
-async fn resolve(host: &str, port: u16, policy: &Policy) -> Result<Vec<SocketAddr>, String> {
+/// The addresses of `host` known without a lookup: the policy's `hosts`, or an IP literal.
+fn known_addresses(host: &str, port: u16, policy: &Policy) -> Option<Vec<SocketAddr>> {
     if let Some(pinned) = policy.hosts.get(host) {
-        return Ok(pinned.iter().map(|ip| SocketAddr::new(*ip, port)).collect());
+        return Some(pinned.iter().map(|ip| SocketAddr::new(*ip, port)).collect());
     }
-    if let Ok(ip) = host
-        .trim_matches(|c| c == '[' || c == ']')
+    host.trim_matches(|c| c == '[' || c == ']')
         .parse::<IpAddr>()
-    {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
+        .ok()
+        .map(|ip| vec![SocketAddr::new(ip, port)])
+}
+
+/// The system resolver's addresses for `host`.
+async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
     match tokio::time::timeout(RESOLVE_WAIT, tokio::net::lookup_host((host, port))).await {
         Ok(Ok(found)) => {
             let mut all: Vec<SocketAddr> = found.collect();
@@ -174,3 +187,7 @@ async fn resolve(host: &str, port: u16, policy: &Policy) -> Result<Vec<SocketAdd
         )),
     }
 }
+
+#[cfg(test)]
+#[path = "destination_gate_tests.rs"]
+mod tests;

@@ -49,6 +49,15 @@ impl Rules {
             .map(|r| format!("denied by '{}'", r.text))
     }
 
+    /// Whether an allow entry could let `host:port` through once its name is resolved: a
+    /// name pattern that fits it, or an address entry whose port fits. When none could, the
+    /// name needs no lookup (nor may it have one: a lookup carries the name to DNS).
+    pub fn lookup_could_allow(&self, host: &str, port: u16) -> bool {
+        self.allow
+            .iter()
+            .any(|r| r.matches_name(host, port) || (r.is_address_rule() && r.port_matches(port)))
+    }
+
     pub fn decide(
         &self,
         host: &str,
@@ -86,6 +95,7 @@ impl Rules {
 
 #[cfg(test)]
 mod tests {
+
     use super::super::address_class::special_kind;
     use super::*;
 
@@ -161,5 +171,19 @@ mod tests {
             decide(&open, "allowed.example", 443, &["8.8.8.8"]),
             Decision::Allow
         );
+    }
+
+    #[test]
+    fn only_an_entry_that_could_match_makes_a_name_worth_resolving() {
+        let names = rules(&["a.example", "*.b.example:443"], &["*.a.example"]);
+        assert!(names.lookup_could_allow("A.example.", 80));
+        assert!(names.lookup_could_allow("x.b.example", 443));
+        assert!(!names.lookup_could_allow("x.b.example", 80));
+        assert!(!names.lookup_could_allow(&format!("{}.exfil.example", "x".repeat(63)), 80));
+        let ranges = rules(&["a.example", "203.0.113.0/24:443"], &[]);
+        assert!(ranges.lookup_could_allow("anything.example", 443));
+        assert!(!ranges.lookup_could_allow("anything.example", 80));
+        assert!(Rules::public().lookup_could_allow("anything.example", 1));
+        assert!(!rules(&[], &[]).lookup_could_allow("a.example", 80));
     }
 }

@@ -40,7 +40,7 @@ impl Rule {
         })
     }
 
-    fn port_matches(&self, port: u16) -> bool {
+    pub fn port_matches(&self, port: u16) -> bool {
         self.port.is_none_or(|p| p == port)
     }
 

@@ -85,7 +85,7 @@ pub struct EgressRequest {
     pub port: u16,
 }
 
-/// One relayed connection, reported when it ends.
+/// One relayed request or tunnel, reported when it ends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EgressEvent {
     pub session_id: String,

@@ -1,301 +1,304 @@
-//! The HTTP proxy's side of a client in the container: one request head read (bounded),
-//! `CONNECT host:port` or a plain request with an absolute `http://` URI, the latter
-//! re-written for the origin server; and the answers the proxy gives (established, refused).
+//! The HTTP proxy on one client connection: hyper reads the requests (through the request
+//! guard, which checks each head before hyper parses it) and the proxy answers each in
+//! turn, keep-alive and pipelined alike. Every request is put to the gate on its own:
+//! `CONNECT` opens a tunnel, whose ClientHello must name its host; a plain request with an
+//! absolute `http://` URI goes, in origin form and without hop-by-hop headers, to the
+//! server its own URI names, over a connection kept only while that stays the same.
 
-use tokio::io::{AsyncRead, AsyncReadExt};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
 
-const MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 100;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderValue, CONNECTION, HOST};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode, Uri, Version};
+use hyper_util::rt::TokioIo;
+use tokio::io::DuplexStream;
 
-#[derive(Debug, PartialEq, Eq)]
-pub enum ProxyRequest {
-    Connect {
-        host: String,
-        port: u16,
-        rest: Vec<u8>,
-    },
-    Forward {
-        host: String,
-        port: u16,
-        head: Vec<u8>,
-        rest: Vec<u8>,
-    },
+use super::destination_gate::{Cleared, Denied, Gate};
+use super::http_head::host_port;
+use super::origin_connection::OriginConnection;
+use super::proxy_answer::{self as answer, ProxyBody};
+use super::relay_outcome::Outcome;
+use super::reported_body::ReportedBody;
+use super::request_guard::{RefusedHead, RequestGuard};
+use super::tunnel::{carry, connect, Fronted};
+
+/// Serves `client`'s requests until it closes, a refusal closes it, or a tunnel takes it.
+pub async fn serve(client: DuplexStream, gate: Arc<Gate>) {
+    let refused = RefusedHead::default();
+    let io = TokioIo::new(RequestGuard::new(client, refused.clone()));
+    let proxy = Arc::new(Proxy {
+        gate,
+        refused,
+        origin: Mutex::new(None),
+    });
+    let service = service_fn(move |request| {
+        let proxy = proxy.clone();
+        async move { Ok::<_, Infallible>(proxy.answer(request).await) }
+    });
+    let _ = http1::Builder::new()
+        .half_close(true)
+        .serve_connection(io, service)
+        .with_upgrades()
+        .await;
 }
 
-#[derive(Debug)]
-pub enum ProxyError {
-    BadRequest(String),
-    TooLarge,
-    Io,
-    Closed,
+struct Proxy {
+    gate: Arc<Gate>,
+    refused: RefusedHead,
+    /// The connection of the last plain request, for the next one to the same place.
+    origin: Mutex<Option<OriginConnection>>,
 }
 
-fn bad(why: impl Into<String>) -> ProxyError {
-    ProxyError::BadRequest(why.into())
-}
-
-/// Reads one request head (up to the blank line, at most 64 KiB) and parses it.
-pub async fn read_request<R: AsyncRead + Unpin>(
-    stream: &mut R,
-) -> Result<ProxyRequest, ProxyError> {
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    let end = loop {
-        if let Some(at) = find(&buf, b"\r\n\r\n") {
-            break at;
+impl Proxy {
+    async fn answer(&self, request: Request<Incoming>) -> Response<ProxyBody> {
+        let refused = self
+            .refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(why) = refused {
+            return answer::bad_request(&why);
         }
-        if buf.len() > MAX_HEAD {
-            return Err(ProxyError::TooLarge);
+        if request.method() == Method::CONNECT {
+            return self.tunnel(request).await;
         }
-        let n = stream.read(&mut chunk).await.map_err(|_| ProxyError::Io)?;
-        if n == 0 {
-            return Err(ProxyError::Closed);
+        match destination(&request) {
+            Ok((host, port)) => self.forward(request, &host, port).await,
+            Err(why) => answer::bad_request(&why),
         }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    if end > MAX_HEAD {
-        return Err(ProxyError::TooLarge);
     }
-    let rest = buf[end + 4..].to_vec();
-    let head =
-        std::str::from_utf8(&buf[..end]).map_err(|_| bad("the request head is not UTF-8"))?;
-    parse(head, rest)
-}
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn parse(head: &str, rest: Vec<u8>) -> Result<ProxyRequest, ProxyError> {
-    let mut lines = head.split("\r\n");
-    let line = lines.next().unwrap_or_default();
-    let mut parts = line.split(' ');
-    let (method, target, version) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some(m), Some(t), Some(v), None) => (m, t, v),
-        _ => return Err(bad(format!("'{}' is not a request line", printable(line)))),
-    };
-    if method.is_empty()
-        || !method
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b))
-    {
-        return Err(bad("a request method is not a token"));
-    }
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err(bad(format!(
-            "'{}' is not HTTP/1.0 or HTTP/1.1",
-            printable(version)
-        )));
-    }
-    let headers = headers(lines)?;
-    if method.eq_ignore_ascii_case("CONNECT") {
-        let (host, port) = host_port(target, None)?;
-        return Ok(ProxyRequest::Connect { host, port, rest });
-    }
-    let (authority, path) = absolute_uri(target)?;
-    let (host, port) = host_port(authority, Some(80))?;
-    check_framing(&headers)?;
-    let mut out = format!("{method} {path} {version}\r\n");
-    let mut has_host = false;
-    let dropped = connection_named(&headers);
-    for (name, value) in &headers {
-        let lower = name.to_ascii_lowercase();
-        if HOP_BY_HOP.contains(&lower.as_str()) || dropped.contains(&lower) {
-            continue;
-        }
-        if lower == "host" {
-            if host_port(value, Some(80)).ok() != Some((host.clone(), port)) {
-                return Err(bad(format!(
-                    "the Host header '{}' is not the request's host {host}:{port}",
-                    printable(value)
-                )));
+    /// The gate's clearance, or the answer that refuses (the outcome then says why).
+    async fn clear(&self, outcome: &mut Outcome) -> Result<Cleared, Response<ProxyBody>> {
+        let (host, port) = (outcome.host.as_str(), outcome.port);
+        match self.gate.check(host, port).await {
+            Ok(cleared) => {
+                outcome.allowed = true;
+                Ok(cleared)
             }
-            has_host = true;
+            Err(Denied::Refused(reason)) => {
+                let refusal = answer::refused(host, port, &reason);
+                outcome.reason = reason;
+                Err(refusal)
+            }
+            Err(Denied::Unresolved(reason)) => {
+                let refusal = answer::unreachable(host, port, &reason);
+                outcome.reason = reason;
+                Err(refusal)
+            }
         }
-        out.push_str(&format!("{name}: {value}\r\n"));
     }
-    if !has_host {
-        let shown = if host.contains(':') {
-            format!("[{host}]")
-        } else {
-            host.clone()
+
+    async fn tunnel(&self, mut request: Request<Incoming>) -> Response<ProxyBody> {
+        let authority = request.uri().authority().map(|a| a.as_str()).unwrap_or("");
+        let (host, port) = match host_port(authority, None) {
+            Ok(found) => found,
+            Err(why) => return answer::bad_request(&why),
         };
-        match port {
-            80 => out.push_str(&format!("Host: {shown}\r\n")),
-            _ => out.push_str(&format!("Host: {shown}:{port}\r\n")),
-        }
+        let mut outcome = Outcome::new(&host, port);
+        let cleared = match self.clear(&mut outcome).await {
+            Ok(cleared) => cleared,
+            Err(refusal) => {
+                outcome.report(&self.gate);
+                return refusal;
+            }
+        };
+        let (upstream, address) = match connect(&cleared.addresses).await {
+            Ok(found) => found,
+            Err(why) => {
+                outcome.reason = format!("{}; the connection failed: {why}", cleared.reason);
+                outcome.report(&self.gate);
+                return answer::unreachable(&host, port, &why);
+            }
+        };
+        outcome.address = Some(address);
+        outcome.reason = cleared.reason;
+        let upgrade = hyper::upgrade::on(&mut request);
+        let gate = self.gate.clone();
+        tokio::spawn(async move {
+            if let Ok(upgraded) = upgrade.await {
+                match carry(TokioIo::new(upgraded), upstream, Some(&host)).await {
+                    Ok((up, down)) => (outcome.up, outcome.down) = (up, down),
+                    Err(Fronted(sni)) => {
+                        outcome.allowed = false;
+                        outcome.reason = format!(
+                            "the TLS server name '{sni}' is not the host the tunnel was opened for (domain fronting)"
+                        );
+                    }
+                }
+            }
+            outcome.report(&gate);
+        });
+        answer::established()
     }
-    out.push_str("Connection: close\r\n\r\n");
-    Ok(ProxyRequest::Forward {
-        host,
-        port,
-        head: out.into_bytes(),
-        rest,
-    })
-}
 
-const HOP_BY_HOP: &[&str] = &[
-    "proxy-connection",
-    "proxy-authorization",
-    "proxy-authenticate",
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "upgrade",
-];
-
-fn headers<'a>(
-    lines: impl Iterator<Item = &'a str>,
-) -> Result<Vec<(&'a str, &'a str)>, ProxyError> {
-    let mut found = Vec::new();
-    for line in lines {
-        if found.len() >= MAX_HEADERS {
-            return Err(ProxyError::TooLarge);
+    async fn forward(
+        &self,
+        request: Request<Incoming>,
+        host: &str,
+        port: u16,
+    ) -> Response<ProxyBody> {
+        let mut outcome = Outcome::new(host, port);
+        let cleared = match self.clear(&mut outcome).await {
+            Ok(cleared) => cleared,
+            Err(refusal) => {
+                outcome.report(&self.gate);
+                return refusal;
+            }
+        };
+        let request = match origin_form(request, host, port) {
+            Ok(request) => request,
+            Err(why) => return answer::bad_request(&why),
+        };
+        let kept = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let sent = exchange(kept, request, host, port, &cleared).await;
+        let (response, origin, from) = match sent {
+            Ok(sent) => sent,
+            Err(why) => {
+                outcome.reason = format!("{}; the connection failed: {why}", cleared.reason);
+                outcome.report(&self.gate);
+                return answer::unreachable(host, port, &why);
+            }
+        };
+        outcome.address = Some(origin.address);
+        outcome.reason = cleared.reason;
+        if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+            outcome.reason = "the server switched protocols, which the proxy does not carry".into();
+            outcome.report(&self.gate);
+            return answer::unreachable(host, port, "the server switched protocols");
         }
-        if line.starts_with([' ', '\t']) {
-            return Err(bad("a folded header line"));
-        }
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| bad("a header line without ':'"))?;
-        let token = |b: u8| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b);
-        if name.is_empty() || !name.bytes().all(token) {
-            return Err(bad("a header name is not a token"));
-        }
-        let value = value.trim_matches([' ', '\t']);
-        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            return Err(bad(format!("header '{name}' holds a control character")));
-        }
-        found.push((name, value));
+        let counters = origin.counters.clone();
+        *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
+        let (mut parts, body) = response.into_parts();
+        strip_hop_by_hop(&mut parts.headers);
+        let body = ReportedBody::new(body, outcome, self.gate.clone(), counters, from);
+        Response::from_parts(parts, body.map_err(Into::into).boxed())
     }
-    Ok(found)
 }
 
-/// Header names the `Connection` header lists (hop-by-hop for this request).
-fn connection_named(headers: &[(&str, &str)]) -> Vec<String> {
-    headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
-        .flat_map(|(_, v)| v.split(','))
-        .map(|n| n.trim().to_ascii_lowercase())
-        .collect()
-}
-
-/// Refuses what request smuggling is made of.
-fn check_framing(headers: &[(&str, &str)]) -> Result<(), ProxyError> {
-    let named = |n: &'static str| {
-        headers
-            .iter()
-            .filter(move |(h, _)| h.eq_ignore_ascii_case(n))
-            .map(|(_, v)| *v)
-            .collect::<Vec<&str>>()
+/// Sends `request` over `kept` when it serves the destination, else (or when the server
+/// had just closed it) over a new connection; the response, the connection and its
+/// counters before the request.
+async fn exchange(
+    kept: Option<OriginConnection>,
+    request: Request<Incoming>,
+    host: &str,
+    port: u16,
+    cleared: &Cleared,
+) -> Result<(Response<Incoming>, OriginConnection, (u64, u64)), String> {
+    let addresses = &cleared.addresses;
+    let mut origin = match kept.filter(|o| o.serves(host, port, addresses)) {
+        Some(mut origin) => match origin.ready().await {
+            true => origin,
+            false => OriginConnection::open(host, port, addresses).await?,
+        },
+        None => OriginConnection::open(host, port, addresses).await?,
     };
-    let lengths = named("content-length");
-    if !named("transfer-encoding").is_empty() && !lengths.is_empty() {
-        return Err(bad("both Transfer-Encoding and Content-Length"));
+    let from = origin.counters.get();
+    match origin.send(request).await {
+        Ok(response) => Ok((response, origin, from)),
+        Err((_, Some(unsent))) => {
+            let mut fresh = OriginConnection::open(host, port, addresses).await?;
+            let from = fresh.counters.get();
+            match fresh.send(unsent).await {
+                Ok(response) => Ok((response, fresh, from)),
+                Err((why, _)) => Err(why),
+            }
+        }
+        Err((why, None)) => Err(why),
     }
-    if lengths.windows(2).any(|w| w[0] != w[1]) {
-        return Err(bad("two different Content-Length headers"));
-    }
-    if lengths
-        .iter()
-        .any(|l| l.is_empty() || !l.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Where a plain request goes: its absolute `http://` URI's host and port, with which a
+/// `Host` header (one at most) must agree.
+fn destination(request: &Request<Incoming>) -> Result<(String, u16), String> {
+    let uri = request.uri();
+    if !uri
+        .scheme_str()
+        .is_some_and(|s| s.eq_ignore_ascii_case("http"))
     {
-        return Err(bad("a Content-Length that is not a number"));
+        return Err("a plain request through the proxy needs an absolute http:// URI (HTTPS goes through CONNECT: set HTTPS_PROXY)".into());
     }
-    Ok(())
-}
-
-/// `http://authority/path` as (authority, path).
-fn absolute_uri(target: &str) -> Result<(&str, String), ProxyError> {
-    let scheme_end = target.find("://").ok_or_else(|| {
-        bad("a plain request through the proxy needs an absolute http:// URI (HTTPS goes through CONNECT: set HTTPS_PROXY)")
-    })?;
-    if !target[..scheme_end].eq_ignore_ascii_case("http") {
-        return Err(bad(format!(
-            "scheme '{}' is not proxied as a plain request: use CONNECT (HTTPS_PROXY) for https",
-            printable(&target[..scheme_end])
-        )));
-    }
-    let after = &target[scheme_end + 3..];
-    let cut = after.find(['/', '?', '#']).unwrap_or(after.len());
-    let (authority, path) = after.split_at(cut);
-    if authority.contains('@') {
-        return Err(bad("credentials in the URI are not passed on"));
-    }
-    let path = path.split('#').next().unwrap_or_default();
-    let path = match path {
-        "" => "/".to_string(),
-        p if p.starts_with('?') => format!("/{p}"),
-        p => p.to_string(),
-    };
-    Ok((authority, path))
-}
-
-/// `host:port` (`[v6]:port`), the port required unless `default` gives one.
-fn host_port(text: &str, default: Option<u16>) -> Result<(String, u16), ProxyError> {
-    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or_else(|| bad("an unclosed '['"))?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match text.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (text, None),
-        }
-    };
-    let port = match (port, default) {
-        (Some(p), _) => p
-            .parse::<u16>()
+    let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
+    let (host, port) = host_port(authority, Some(80))?;
+    let hosts: Vec<&HeaderValue> = request.headers().get_all(HOST).iter().collect();
+    let agrees = |v: &&HeaderValue| {
+        v.to_str()
             .ok()
-            .filter(|p| *p > 0)
-            .ok_or_else(|| bad(format!("'{}' is not a port", printable(p))))?,
-        (None, Some(d)) => d,
-        (None, None) => return Err(bad("CONNECT needs host:port")),
+            .and_then(|text| host_port(text, Some(80)).ok())
+            == Some((host.clone(), port))
     };
-    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-    let valid = !host.is_empty()
-        && host.len() <= 253
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._:".contains(&b));
-    if !valid {
-        return Err(bad(format!("'{}' is not a host", printable(&host))));
+    if hosts.len() > 1 || !hosts.iter().all(agrees) {
+        return Err(format!(
+            "the Host header is not the request's host {host}:{port}"
+        ));
     }
     Ok((host, port))
 }
 
-fn printable(text: &str) -> String {
-    text.chars()
-        .take(200)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+/// The request as the server gets it: origin-form target, HTTP/1.1, hop-by-hop headers
+/// gone, `Host` naming the destination; hyper frames its body.
+fn origin_form(
+    request: Request<Incoming>,
+    host: &str,
+    port: u16,
+) -> Result<Request<Incoming>, String> {
+    let (mut parts, body) = request.into_parts();
+    let target = match parts.uri.path_and_query().map(|p| p.as_str()) {
+        None | Some("") => "/".to_string(),
+        Some(p) if p.starts_with('?') => format!("/{p}"),
+        Some(p) => p.to_string(),
+    };
+    parts.uri = target
+        .parse::<Uri>()
+        .map_err(|_| "the request target is not a URI path".to_string())?;
+    parts.version = Version::HTTP_11;
+    parts.extensions = Default::default();
+    strip_hop_by_hop(&mut parts.headers);
+    let shown = match host.contains(':') {
+        true => format!("[{host}]"),
+        false => host.to_string(),
+    };
+    let value = match port {
+        80 => shown,
+        _ => format!("{shown}:{port}"),
+    };
+    let value = HeaderValue::from_str(&value).map_err(|_| format!("'{value}' is not a host"))?;
+    parts.headers.insert(HOST, value);
+    Ok(Request::from_parts(parts, body))
 }
 
-pub fn connect_established() -> &'static [u8] {
-    b"HTTP/1.1 200 Connection established\r\n\r\n"
-}
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
 
-/// A whole response refusing the request, `body` as its one line.
-pub fn refusal(status: u16, reason: &str, body: &str) -> Vec<u8> {
-    let line: String = body
-        .chars()
-        .map(|c| {
-            if c.is_control() || !c.is_ascii() {
-                ' '
-            } else {
-                c
-            }
-        })
+/// Removes the headers meant for one hop only, and those the `Connection` header names.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<String> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
         .collect();
-    let text = format!("{body}\n");
-    format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nX-Container-Isolation-Refusal: {line}\r\nConnection: close\r\n\r\n{text}",
-        text.len()
-    )
-    .into_bytes()
+    for name in HOP_BY_HOP
+        .iter()
+        .copied()
+        .chain(named.iter().map(String::as_str))
+    {
+        headers.remove(name);
+    }
 }
-
-#[cfg(test)]
-#[path = "http_proxy_tests.rs"]
-mod tests;

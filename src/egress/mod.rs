@@ -4,22 +4,34 @@
 //! makes the connection itself. Inbound, the same channel carries forwarded ports.
 //!
 //! The pieces: `egress_rule` (the allow/deny grammar), `address_class` (which addresses are
-//! never public), `egress_policy` (a decision for one destination), `http_proxy`, `socks5`
-//! and `client_hello` (what a client in the container says first), and the relay itself.
+//! never public), `egress_policy` (a decision for one destination), `destination_gate`
+//! (that decision with the lookup and the host's answer), `http_proxy` (every request on a
+//! proxy connection, its heads checked first by `request_guard`, `http_head` and
+//! `chunked_body`), `socks5` and `client_hello` (what a client in the container says
+//! first), `tunnel` and `origin_connection` (the host's own connections), and the relay.
 
 mod address_class;
+mod chunked_body;
 mod client_hello;
 mod destination_gate;
 mod egress_policy;
 mod egress_rule;
 mod egress_settings;
+mod engine_gateways;
+mod http_head;
 mod http_proxy;
+mod origin_connection;
 mod port_forward;
+mod proxy_answer;
 mod proxy_connection;
 mod relay_channel;
+mod relay_outcome;
 mod relay_pump;
+mod reported_body;
+mod request_guard;
 mod session_relay;
 mod socks5;
+mod tunnel;
 
 pub use egress_settings::{
     AskFuture, Egress, EgressAsker, EgressEvent, EgressEvents, EgressMode, EgressRequest,

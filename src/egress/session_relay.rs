@@ -4,11 +4,11 @@
 //! session starts its own, which replaces this one inside the container.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::destination_gate::Gate;
 use super::egress_settings::Egress;
+use super::engine_gateways::engine_gateways;
 use super::proxy_connection;
 use super::relay_channel::RelayChannel;
 use crate::engine::Engine;
@@ -74,9 +74,13 @@ pub async fn ensure_relay(
         relay.gate.replace(policy);
         return Ok(relay.channel.clone());
     }
-    let ports = match egress.spec.relayed() {
-        true => vec![HTTP_PROXY_PORT, SOCKS_PORT],
-        false => Vec::new(),
+    // A relay without listeners (forwarded ports only) never puts anything to its gate.
+    let (ports, gateways) = match egress.spec.relayed() {
+        true => (
+            vec![HTTP_PROXY_PORT, SOCKS_PORT],
+            engine_gateways(engine).await?,
+        ),
+        false => (Vec::new(), Vec::new()),
     };
     let (channel, mut accepted) = RelayChannel::start(
         engine,
@@ -88,7 +92,7 @@ pub async fn ensure_relay(
     )
     .await
     .map_err(|e| Error::new(ErrorCode::EgressUnavailable, e.message))?;
-    let gate = Arc::new(Gate::new(session_id, policy, engine_gateways(engine).await));
+    let gate = Arc::new(Gate::new(session_id, policy, gateways));
     let serving = gate.clone();
     tokio::spawn(async move {
         while let Some(connection) = accepted.recv().await {
@@ -122,19 +126,4 @@ pub fn forget_relay(engine: &Engine, container: &str) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&(engine.endpoint().to_string(), container.to_string()));
-}
-
-/// The gateways of the engine's networks: how a container on them reaches this host.
-async fn engine_gateways(engine: &Engine) -> Vec<IpAddr> {
-    let listed = engine
-        .docker()
-        .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
-        .await
-        .unwrap_or_default();
-    listed
-        .iter()
-        .filter_map(|n| n.ipam.as_ref()?.config.as_ref())
-        .flatten()
-        .filter_map(|c| c.gateway.as_deref()?.parse().ok())
-        .collect()
 }
