@@ -295,6 +295,26 @@ describe('pulling images', () => {
     }
   }, 120_000)
 
+  it("an index without the platform runArgs --platform asks for is IMAGE_NOT_FOUND, naming the platforms it holds", async () => {
+    writeConfig(basic())
+    const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'
+    const other = process.arch === 'arm64' ? 'linux/amd64' : 'linux/arm64'
+    await registry.index('ci/busy', '1', 'own-only', own)
+    const reference = `${registry.host}/ci/busy:own-only`
+    const id = session()
+    try {
+      const files = { '.devcontainer.json': JSON.stringify({ image: reference, runArgs: [`--platform=${other}`] }) }
+      const err = await rejection(workspaces.create({ projectDir: project(files), sessionId: id }))
+      expect(err.code, err.message).toBe('IMAGE_NOT_FOUND')
+      expect(err.message).toContain(`image '${reference}' for platform '${other}'`)
+      expect(err.message).toContain(`its index holds no image for ${other}, only for ${own}`)
+      expect(containersOf(id)).toBe('')
+      console.log(`[pull] index without the platform: ${err.message}`)
+    } finally {
+      dropLocal(reference)
+    }
+  })
+
   it('a registry that cannot be reached is REGISTRY_UNREACHABLE: a name under .invalid, a loopback port nothing listens on', async () => {
     writeConfig({})
     const port = await closedPort()

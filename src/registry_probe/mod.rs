@@ -2,13 +2,15 @@
 //! manifest: the distribution API's `/v2/` ping, its authentication (the challenge, then
 //! basic credentials or the token handshake) with the credentials a pull uses, then
 //! `HEAD /v2/<name>/manifests/<reference>` with the manifest media types, and a `GET` for
-//! the error body when that is not a success. A failed pull is read by this answer (its
-//! HTTP status and the error codes of its body) rather than by the engine's wording.
+//! the error body when that is not a success (and for an index, when a platform is asked
+//! for, whether it holds an image for it). A failed pull is read by this answer (its HTTP
+//! status and the error codes of its body) rather than by the engine's wording.
 //!
 //! TLS always, verified, except for a registry the engine itself reaches insecurely (its
 //! insecure registries: loopback by default), which is tried as the engine tries it: TLS
 //! unverified first, then plain HTTP.
 
+mod platform_match;
 mod probe_client;
 mod probe_outcome;
 mod registry_answer;
@@ -27,6 +29,7 @@ use oci_client::manifest::{
 use reqwest::{Client, Method, StatusCode};
 use url::Url;
 
+use platform_match::{is_index, missing_platform, Platform, INDEX_LIMIT};
 use probe_client::{client_for, read_bounded, Scheme};
 use registry_answer::BODY_LIMIT;
 use token_handshake::{authorize, challenge_of, Authorization, Challenge};
@@ -41,6 +44,8 @@ pub struct ProbeTarget<'a> {
     pub path: &'a str,
     /// A tag or a digest.
     pub reference: &'a str,
+    /// `os/arch[/variant]` the pull asked for, if any.
+    pub platform: Option<&'a str>,
     pub credentials: Option<&'a RegistryCredentials>,
     /// Whether the engine reaches this registry without verified TLS.
     pub insecure: bool,
@@ -229,19 +234,45 @@ async fn ask_manifest(
         }
         break head;
     };
-    if head.status().is_success() {
+    let wanted = target.platform.and_then(Platform::parse);
+    if head.status().is_success() && !(wanted.is_some() && is_index(content_type(&head))) {
         return ProbeOutcome::Present;
     }
     let got = match manifest_request(client, Method::GET, &url, authorization.as_ref()).await {
         Ok(response) => response,
         Err(outcome) => return outcome,
     };
-    if got.status().is_success() {
-        return ProbeOutcome::Present;
+    if !got.status().is_success() {
+        return match answer_of(Step::Manifest, got).await {
+            Ok(answer) => ProbeOutcome::Answered(answer),
+            Err(outcome) => outcome,
+        };
     }
-    match answer_of(Step::Manifest, got).await {
-        Ok(answer) => ProbeOutcome::Answered(answer),
-        Err(outcome) => outcome,
+    match wanted {
+        Some(wanted) if is_index(content_type(&got)) => platform_in_index(got, &wanted).await,
+        _ => ProbeOutcome::Present,
+    }
+}
+
+fn content_type(response: &reqwest::Response) -> &str {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+/// Present, unless the index holds no image for `wanted`.
+async fn platform_in_index(index: reqwest::Response, wanted: &Platform) -> ProbeOutcome {
+    let Ok(body) = read_bounded(index, INDEX_LIMIT).await else {
+        return ProbeOutcome::Present;
+    };
+    match missing_platform(&body, wanted) {
+        Some(held) => ProbeOutcome::WithoutPlatform {
+            wanted: wanted.to_string(),
+            held: held.iter().map(Platform::to_string).collect(),
+        },
+        None => ProbeOutcome::Present,
     }
 }
 
@@ -255,6 +286,7 @@ mod tests {
             host: "127.0.0.1:5000",
             path,
             reference,
+            platform: None,
             credentials: None,
             insecure: true,
             bound: Duration::from_secs(1),

@@ -14,6 +14,8 @@ pub enum ProbeOutcome {
     Answered(RegistryAnswer),
     /// The manifest is there: the registry does not explain the engine's failure.
     Present,
+    /// The manifest is an index that holds no image for the platform asked for.
+    WithoutPlatform { wanted: String, held: Vec<String> },
     /// No connection: the name does not resolve, nothing listens, TLS fails.
     Unreachable(String),
     /// Connected, but no answer within the bound.
@@ -38,6 +40,7 @@ impl ProbeOutcome {
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             ProbeOutcome::Answered(answer) => answer.code(),
+            ProbeOutcome::WithoutPlatform { .. } => Some(ErrorCode::ImageNotFound),
             ProbeOutcome::Unreachable(_) => Some(ErrorCode::RegistryUnreachable),
             ProbeOutcome::TimedOut(_) => Some(ErrorCode::Timeout),
             ProbeOutcome::Present | ProbeOutcome::Inconclusive(_) => None,
@@ -49,6 +52,10 @@ impl ProbeOutcome {
         match self {
             ProbeOutcome::Answered(answer) => answer.reason(),
             ProbeOutcome::Present => "the manifest is there".into(),
+            ProbeOutcome::WithoutPlatform { wanted, held } => format!(
+                "its index holds no image for {wanted}, only for {}",
+                held.join(", ")
+            ),
             ProbeOutcome::Unreachable(why) | ProbeOutcome::Inconclusive(why) => why.clone(),
             ProbeOutcome::TimedOut(bound) => {
                 format!("no answer within {} ms", bound.as_millis())

@@ -51,6 +51,7 @@ impl PullContext<'_> {
             host: &host,
             path: &path,
             reference: &self.reference.tag,
+            platform: self.platform,
             credentials: self.credentials,
             insecure: engine_insecure(engine, registry).await,
             bound: engine.timeout(),
@@ -181,6 +182,14 @@ mod tests {
             ),
             (answered(405, ""), true, ErrorCode::EngineError),
             (ProbeOutcome::Present, true, ErrorCode::EngineError),
+            (
+                ProbeOutcome::WithoutPlatform {
+                    wanted: "linux/s390x".into(),
+                    held: vec!["linux/amd64".into()],
+                },
+                true,
+                ErrorCode::ImageNotFound,
+            ),
             (
                 ProbeOutcome::Unreachable("dns error".into()),
                 true,
