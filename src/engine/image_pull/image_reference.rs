@@ -67,6 +67,14 @@ impl ImageReference {
         if repository.is_empty() || tag.is_empty() || repository.ends_with('/') {
             return Err(invalid());
         }
+        // Both engines refuse it too (dockerd with a 400, Podman with a 500).
+        let path = split_registry(repository).map_or(repository, |(_, p)| p);
+        if path.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(Error::invalid_argument(format!(
+                "image '{}': a repository name must be lowercase",
+                image.escape_debug()
+            )));
+        }
         Ok(ImageReference {
             repository: repository.to_string(),
             tag: tag.to_string(),
@@ -127,6 +135,8 @@ mod tests {
             "reg:5000/",
             "a\nb",
             "/abs",
+            "Node:20",
+            "127.0.0.1:5000/Ci/busy:1",
         ] {
             assert!(ImageReference::parse(bad).is_err(), "{bad:?}");
         }

@@ -89,15 +89,25 @@ pub async fn run_pull(
 /// that brought no message within the engine's timeout.
 async fn failure(engine: &Engine, context: &PullContext<'_>, err: B) -> crate::error::Error {
     match err {
+        // dockerd's refusal of the request itself (a malformed reference or platform): no
+        // registry was asked.
+        B::DockerResponseServerError {
+            status_code: 400, ..
+        } => redacted(context, from_bollard(err, &subject(context))),
         B::DockerResponseServerError { message, .. } => context.failed(engine, &message).await,
         B::DockerStreamError { error } => context.failed(engine, &error).await,
         B::RequestTimeoutError => context.stalled(engine.timeout()),
-        other => {
-            let mut err = from_bollard(other, &format!("pull of image '{}'", context.image));
-            if let Some(c) = context.credentials {
-                err.message = c.redact(&err.message);
-            }
-            err
-        }
+        other => redacted(context, from_bollard(other, &subject(context))),
     }
+}
+
+fn subject(context: &PullContext<'_>) -> String {
+    format!("pull of image '{}'", context.image)
+}
+
+fn redacted(context: &PullContext<'_>, mut err: crate::error::Error) -> crate::error::Error {
+    if let Some(c) = context.credentials {
+        err.message = c.redact(&err.message);
+    }
+    err
 }
