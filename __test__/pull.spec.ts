@@ -11,7 +11,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isPodman, rejection, tempDir } from './helpers'
-import { ANSWERS, startAnsweringRegistry } from './answering-registry'
+import { ANSWERS, GARBLED, startAnsweringRegistry } from './answering-registry'
 import { startFaultyEngine } from './faulty-engine'
 import { type Registry, pushRandomImage, startRegistry } from './registry'
 import { startServedRegistry, startSilentRegistry } from './served-registry'
@@ -283,17 +283,42 @@ describe('pulling images', () => {
         expect(await workspaces.get(id)).toBeUndefined()
         console.log(`[pull] ${answer.status} for the manifest: ${err.code} in ${ms} ms: ${err.message}`)
       }
+      // The manifest is there: the registry explains nothing, the failure is the engine's.
+      const garbled = `${answering.host}/${GARBLED}:1`
+      const engineSide = await rejection(runtime.create(sandbox({ image: garbled })))
+      expect(engineSide.code, engineSide.message).toBe('ENGINE_ERROR')
+      expect(engineSide.message).toContain(garbled)
+      expect(engineSide.message).toContain('the manifest is there')
+      console.log(`[pull] 200 for the manifest, unreadable: ${engineSide.code}: ${engineSide.message}`)
       // The host asked the registry itself, through its token handshake, before deciding.
       const probes = answering.requests().filter((r) => r.userAgent.includes('registry probe'))
       expect(probes.some((r) => r.path === '/token')).toBe(true)
       const manifests = probes.filter((r) => r.path.includes('/manifests/'))
-      expect(manifests.length).toBeGreaterThanOrEqual(4)
+      expect(manifests.length).toBeGreaterThanOrEqual(5)
       expect(manifests.every((r) => r.bearer)).toBe(true)
       expect(new Set(manifests.map((r) => r.method))).toEqual(new Set(['HEAD', 'GET']))
     } finally {
       await answering.stop()
     }
   }, 120_000)
+
+  it('an identity token in the docker config is exchanged at the token service as a refresh token, by the engine and by the host alike', async () => {
+    const answering = await startAnsweringRegistry()
+    const refresh = `ci-refresh-${process.pid}-${Math.random().toString(36).slice(2)}`
+    writeConfig({ auths: { [answering.host]: { identitytoken: refresh } } })
+    try {
+      const reference = `${answering.host}/ci/missing:1`
+      const err = await rejection(runtime.create(sandbox({ image: reference })))
+      expect(err.code, err.message).toBe('IMAGE_NOT_FOUND')
+      expect(err.message).not.toContain(refresh)
+      const posts = answering.requests().filter((r) => r.path === '/token' && r.method === 'POST')
+      const probe = posts.find((r) => r.userAgent.includes('registry probe'))
+      expect(probe?.form).toMatchObject({ grant_type: 'refresh_token', refresh_token: refresh, scope: 'repository:ci/missing:pull' })
+      expect(posts.some((r) => !r.userAgent.includes('registry probe') && r.form?.refresh_token === refresh)).toBe(true)
+    } finally {
+      await answering.stop()
+    }
+  })
 
   it("an index without the platform runArgs --platform asks for is IMAGE_NOT_FOUND, naming the platforms it holds", async () => {
     writeConfig(basic())

@@ -321,4 +321,49 @@ mod tests {
             );
         }
     }
+
+    fn target(host: &str, insecure: bool) -> ProbeTarget<'_> {
+        ProbeTarget {
+            host,
+            path: "ci/busy",
+            reference: "1",
+            platform: None,
+            credentials: None,
+            insecure,
+            bound: Duration::from_secs(10),
+        }
+    }
+
+    #[tokio::test]
+    async fn tls_that_fails_and_a_port_nothing_listens_on_are_unreachable() {
+        use tokio::io::AsyncWriteExt;
+        // A server that answers a TLS hello in plain text.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let plain = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+            }
+        });
+        match probe_manifest(&target(&plain, false)).await {
+            ProbeOutcome::Unreachable(why) => {
+                assert!(why.contains(&format!("https://{plain}/v2/")), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().to_string()
+        };
+        match probe_manifest(&target(&closed, true)).await {
+            ProbeOutcome::Unreachable(why) => {
+                assert!(why.contains("https://") && why.contains("http://"), "{why}");
+                assert_eq!(
+                    ProbeOutcome::Unreachable(why).code(),
+                    Some(crate::error::ErrorCode::RegistryUnreachable)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
