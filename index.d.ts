@@ -159,8 +159,8 @@ export declare class DockerFileIO {
 /**
  * Lace's `ContainerRuntime` on Docker or Podman through the Engine API. Rejections carry
  * stable codes: `ENGINE_UNAVAILABLE`, `IMAGE_NOT_FOUND`, `REGISTRY_AUTH`,
- * `CONTAINER_NOT_FOUND`, `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`,
- * `ENGINE_ERROR`.
+ * `REGISTRY_RATE_LIMITED`, `REGISTRY_ERROR`, `REGISTRY_UNREACHABLE`, `CONTAINER_NOT_FOUND`,
+ * `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
  */
 export declare class DockerRuntime {
   /**

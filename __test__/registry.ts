@@ -45,6 +45,11 @@ export interface Registry {
   storage: string
   /** Uploads `layer` as a feature's artifact and tags it; returns the layer's and the manifest's digests. */
   publish(repository: string, tag: string, layer: Buffer): Promise<{ layer: string; manifest: string }>
+  /**
+   * Tags as `indexTag` an index (OCI index, or Docker manifest list, after the manifest's
+   * own kind) that holds `repository:tag`'s manifest for `platform` (`os/arch`) alone.
+   */
+  index(repository: string, tag: string, indexTag: string, platform: string): Promise<void>
   /** The path of a blob's data in the storage. */
   blobPath(digest: string): string
   stop(): Promise<void>
@@ -140,6 +145,30 @@ export async function startRegistry(auth?: { user: string; password: string }): 
       })
       if (put.status !== 201) throw new Error(`manifest: ${put.status} ${await put.text()}`)
       return { layer: layerDigest, manifest: sha256(body) }
+    },
+    async index(repository, tag, indexTag, platform) {
+      const accept = ['application/vnd.oci.image.manifest.v1+json', 'application/vnd.docker.distribution.manifest.v2+json'].join(', ')
+      const got = await fetch(`${base}/v2/${repository}/manifests/${tag}`, { headers: { ...headers, accept } })
+      if (got.status !== 200) throw new Error(`manifest: ${got.status}`)
+      const mediaType = (got.headers.get('content-type') ?? '').split(';')[0]
+      const manifest = Buffer.from(await got.arrayBuffer())
+      const [os, architecture] = platform.split('/')
+      const indexType = mediaType.includes('oci')
+        ? 'application/vnd.oci.image.index.v1+json'
+        : 'application/vnd.docker.distribution.manifest.list.v2+json'
+      const body = Buffer.from(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: indexType,
+          manifests: [{ mediaType, digest: sha256(manifest), size: manifest.length, platform: { os, architecture } }],
+        }),
+      )
+      const put = await fetch(`${base}/v2/${repository}/manifests/${indexTag}`, {
+        method: 'PUT',
+        headers: { ...headers, 'content-type': indexType },
+        body: new Uint8Array(body),
+      })
+      if (put.status !== 201) throw new Error(`index: ${put.status} ${await put.text()}`)
     },
     blobPath(digest) {
       const hex = digest.replace('sha256:', '')

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { OutputLine } from '../index'
@@ -62,16 +63,25 @@ describe('create', () => {
     expect(again.code).toBe('EEXIST')
   })
 
-  it("rejects a missing image with IMAGE_NOT_FOUND: with pull 'never' at once, else once its registry has none", async () => {
+  it("rejects a missing image with IMAGE_NOT_FOUND under pull 'never'; a pull whose registry cannot be reached is not read as a missing image", async () => {
     const image = 'container-isolation-test:absent'
     const never = await rejection(runtime.create({ image, pull: 'never', workingDirectory: '/', mounts: [] }))
     expect(never.code).toBe('IMAGE_NOT_FOUND')
     expect(never.message).toContain(image)
     expect(never.message).toContain("pull is 'never'")
-    // Docker Hub has no such repository (or cannot be reached): not there either way.
-    const pulled = await rejection(runtime.create({ image, workingDirectory: '/', mounts: [] }))
-    expect(pulled.code).toBe('IMAGE_NOT_FOUND')
-    expect(pulled.message).toContain('could not be pulled from registry docker.io')
+    // A loopback port nothing listens on: the engine's pull fails, and the registry asked
+    // from this machine cannot be reached either. An engine on another machine has a
+    // loopback of its own, which this machine cannot see: its failure stays the engine's.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number }
+        server.close(() => resolve(port))
+      })
+    })
+    const nowhere = `127.0.0.1:${port}/ci/absent:1`
+    const pulled = await rejection(runtime.create({ image: nowhere, workingDirectory: '/', mounts: [] }))
+    expect(pulled.code, pulled.message).toBe(isRemote ? 'ENGINE_ERROR' : 'REGISTRY_UNREACHABLE')
+    expect(pulled.message).toContain(nowhere)
   })
 
   it('rejects malformed configs with INVALID_ARGUMENT before touching the engine', async () => {

@@ -44,6 +44,14 @@ pub enum ErrorCode {
     /// An image registry refused the credentials the host's docker config gives (or asked
     /// for some and it gives none), or a credential helper failed.
     RegistryAuth,
+    /// An image registry refused a pull for the rate of its requests (HTTP 429,
+    /// `TOOMANYREQUESTS`).
+    RegistryRateLimited,
+    /// An image registry answered a pull with a server error (HTTP 5xx).
+    RegistryError,
+    /// An image registry cannot be reached at all: its name does not resolve, the
+    /// connection is refused, TLS with it fails.
+    RegistryUnreachable,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -75,6 +83,9 @@ impl ErrorCode {
             ErrorCode::GitAuth => "GIT_AUTH",
             ErrorCode::GitPushRejected => "GIT_PUSH_REJECTED",
             ErrorCode::RegistryAuth => "REGISTRY_AUTH",
+            ErrorCode::RegistryRateLimited => "REGISTRY_RATE_LIMITED",
+            ErrorCode::RegistryError => "REGISTRY_ERROR",
+            ErrorCode::RegistryUnreachable => "REGISTRY_UNREACHABLE",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

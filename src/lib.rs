@@ -22,6 +22,7 @@ pub mod progress;
 pub mod project_dir;
 pub mod reaper;
 pub mod registry_auth;
+pub mod registry_probe;
 pub mod runtime;
 pub mod shell;
 pub mod tar_extract;

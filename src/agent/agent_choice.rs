@@ -8,41 +8,46 @@ use std::sync::Arc;
 use bollard::models::ContainerInspectResponse;
 
 use super::agent_binary::{agent_binary, disabled, AgentBinary, SWITCHED_OFF};
-use crate::engine::Engine;
+use crate::engine::{find_image, Engine};
+use crate::error::Result;
 
-/// The agent for a running container, or why there is none.
+/// The agent for a running container, or why there is none (the engine's failure to tell
+/// its architecture among the reasons).
 pub async fn agent_for_container(
     engine: &Engine,
     inspected: &ContainerInspectResponse,
-) -> Result<Arc<AgentBinary>, String> {
+) -> std::result::Result<Arc<AgentBinary>, String> {
     if disabled() {
         return Err(SWITCHED_OFF.into());
     }
-    agent_binary(&container_arch(engine, inspected).await)
+    let arch = container_arch(engine, inspected)
+        .await
+        .map_err(|e| e.message)?;
+    agent_binary(&arch)
 }
 
 /// The agent for a container about to be created from `image` (for `platform`, if given), or
-/// why there is none.
+/// why there is none; an engine that cannot say what the image is, is an error.
 pub async fn agent_for_new_container(
     engine: &Engine,
     image: &str,
     platform: Option<&str>,
-) -> Result<Arc<AgentBinary>, String> {
+) -> Result<std::result::Result<Arc<AgentBinary>, String>> {
     if disabled() {
-        return Err(SWITCHED_OFF.into());
+        return Ok(Err(SWITCHED_OFF.into()));
     }
     let arch = match platform.and_then(platform_arch) {
         Some(arch) => arch,
         None => image_arch(engine, image)
-            .await
+            .await?
             .unwrap_or_else(|| engine.info().arch.clone()),
     };
-    agent_binary(&arch)
+    Ok(agent_binary(&arch))
 }
 
 /// The architecture `inspected` runs as: its image manifest's platform (engines with a
 /// multi-platform image store), else its image's, else the engine's.
-async fn container_arch(engine: &Engine, inspected: &ContainerInspectResponse) -> String {
+async fn container_arch(engine: &Engine, inspected: &ContainerInspectResponse) -> Result<String> {
     let manifest = inspected
         .image_manifest_descriptor
         .as_ref()
@@ -50,24 +55,23 @@ async fn container_arch(engine: &Engine, inspected: &ContainerInspectResponse) -
         .and_then(|p| p.architecture.clone())
         .filter(|a| !a.is_empty());
     if let Some(arch) = manifest {
-        return arch;
+        return Ok(arch);
     }
     if let Some(image) = inspected.image.as_deref().filter(|i| !i.is_empty()) {
-        if let Some(arch) = image_arch(engine, image).await {
-            return arch;
+        if let Some(arch) = image_arch(engine, image).await? {
+            return Ok(arch);
         }
     }
-    engine.info().arch.clone()
+    Ok(engine.info().arch.clone())
 }
 
-/// The `Architecture` of `image` (a name or an id), if the engine knows the image.
-pub async fn image_arch(engine: &Engine, image: &str) -> Option<String> {
-    let subject = format!("image '{image}'");
-    let inspected = engine
-        .call(&subject, engine.docker().inspect_image(image))
-        .await
-        .ok()?;
-    inspected.architecture.filter(|a| !a.is_empty())
+/// The `Architecture` of `image` (a name or an id); `None` when the engine has no such
+/// image or does not say.
+pub async fn image_arch(engine: &Engine, image: &str) -> Result<Option<String>> {
+    let inspected = find_image(engine, image).await?;
+    Ok(inspected
+        .and_then(|i| i.architecture)
+        .filter(|a| !a.is_empty()))
 }
 
 /// The architecture in a platform string: `os/arch[/variant]`, or an architecture alone.

@@ -38,39 +38,39 @@ pub fn from_bollard(err: BollardError, subject: &str) -> Error {
     }
 }
 
-/// The code a server error stands for, read from its status and (for 404s) its wording,
-/// which differs between Docker ("No such container") and Podman ("no such container").
+/// The code a server error stands for: its status decides first. Words are read only
+/// within a status that stands for several things, where the engines say which in words
+/// alone: what a 404 is about (dockerd "No such container" / "No such image", Podman "no
+/// such container" / "image not known"), what a 409 conflicts with (a name in use, a
+/// container not running), and Podman's 500s for what dockerd answers with a 404 or a 409.
 pub fn code_for_status(status: u16, message: &str) -> ErrorCode {
     let lower = message.to_ascii_lowercase();
-    // Podman answers these with a 500 and its own wording.
-    if lower.contains("already in use") {
-        return ErrorCode::Eexist;
-    }
-    // Podman, while another client removes the container: a 500 "… does not exist in
-    // database: no such container".
-    if status == 500 && lower.contains("does not exist in database: no such container") {
-        return ErrorCode::ContainerNotFound;
-    }
-    if lower.contains("container state improper")
-        || lower.contains("can only create exec sessions on running containers")
-    {
-        return ErrorCode::ContainerNotRunning;
-    }
+    let says = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    let not_running = [
+        "container state improper",
+        "can only create exec sessions on running containers",
+    ];
     match status {
-        404 if lower.contains("no such image")
-            || lower.contains("image not known")
-            || lower.contains("unable to find image")
-            || lower.contains("pull access denied") =>
+        400 => ErrorCode::InvalidArgument,
+        404 if says(&[
+            "no such image",
+            "image not known",
+            "unable to find image",
+            "pull access denied",
+        ]) =>
         {
             ErrorCode::ImageNotFound
         }
-        404 if lower.contains("no such container") => ErrorCode::ContainerNotFound,
-        404 if lower.contains("no such exec") => ErrorCode::EngineError,
+        404 if says(&["no such container"]) => ErrorCode::ContainerNotFound,
+        404 if says(&["no such exec"]) => ErrorCode::EngineError,
         404 => ErrorCode::Enoent,
-        409 if lower.contains("not running") || lower.contains("is paused") => {
-            ErrorCode::ContainerNotRunning
+        409 | 500 if says(&["already in use"]) => ErrorCode::Eexist,
+        409 | 500 if says(&not_running) => ErrorCode::ContainerNotRunning,
+        409 if says(&["not running", "is paused"]) => ErrorCode::ContainerNotRunning,
+        // Podman, while another client removes the container.
+        500 if says(&["does not exist in database: no such container"]) => {
+            ErrorCode::ContainerNotFound
         }
-        400 => ErrorCode::InvalidArgument,
         _ => ErrorCode::EngineError,
     }
 }

@@ -9,6 +9,7 @@ mod detection;
 mod docker_context;
 mod endpoint;
 mod engine_error;
+mod image_lookup;
 mod image_pull;
 mod info;
 mod local_probe;
@@ -24,8 +25,9 @@ pub use connection::{detect, Engine};
 pub use detection::{candidates, Candidate, DetectionEnv};
 pub use endpoint::Endpoint;
 pub use engine_error::{code_for_status, describe, from_bollard};
+pub use image_lookup::{find_image, image_present};
 pub use image_pull::{
-    ensure_image, image_present, not_pulled, pull_image, ImageReference, ImageRequest, PullPolicy,
+    ensure_image, not_pulled, pull_image, ImageReference, ImageRequest, PullPolicy,
 };
 pub use info::EngineInfo;
 pub use local_probe::PROBE_LABEL;

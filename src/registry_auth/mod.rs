@@ -12,7 +12,7 @@ mod server_name;
 pub use cred_helper::{run_helper, HELPER_OUTPUT_LIMIT, HELPER_TIMEOUT};
 pub use credentials::RegistryCredentials;
 pub use docker_config::{config_path, DockerConfig};
-pub use server_name::{canonical_host, is_docker_hub, server_url};
+pub use server_name::{api_host, canonical_host, is_docker_hub, server_url};
 
 use crate::error::Result;
 

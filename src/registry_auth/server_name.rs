@@ -38,6 +38,16 @@ pub fn server_url(host: &str) -> String {
     }
 }
 
+/// The host the registry's distribution API answers at: Docker Hub's API host for any of
+/// its names, else `host[:port]` itself.
+pub fn api_host(host: &str) -> String {
+    if is_docker_hub(host) {
+        HUB_NAMES[2].to_string()
+    } else {
+        hostname_of(host).to_string()
+    }
+}
+
 /// Whether a docker config key names the registry at `host`.
 pub fn names_registry(key: &str, host: &str) -> bool {
     canonical_host(key) == canonical_host(host)
@@ -68,5 +78,7 @@ mod tests {
         assert!(!names_registry("127.0.0.1:5001", "127.0.0.1:5000"));
         assert!(!names_registry("ghcr.io", "docker.io"));
         assert!(!is_docker_hub("docker.io.evil.example"));
+        assert_eq!(api_host("docker.io"), HUB_NAMES[2]);
+        assert_eq!(api_host("127.0.0.1:5000"), "127.0.0.1:5000");
     }
 }

@@ -25,21 +25,25 @@ pub enum AgentDelivery {
 
 impl AgentDelivery {
     /// The mount where the engine is on this machine and a private copy can be made, else
-    /// the upload; or why no agent exists for a container of `image` at all.
+    /// the upload; or why no agent exists for a container of `image` at all. An engine that
+    /// does not answer is the outer error.
     pub async fn choose(
         engine: &Engine,
         base_dir: &Path,
         image: &str,
         platform: Option<&str>,
         upload: bool,
-    ) -> std::result::Result<AgentDelivery, String> {
-        let binary = agent_for_new_container(engine, image, platform).await?;
+    ) -> Result<std::result::Result<AgentDelivery, String>> {
+        let binary = match agent_for_new_container(engine, image, platform).await? {
+            Ok(binary) => binary,
+            Err(why) => return Ok(Err(why)),
+        };
         if engine.is_local() && !upload {
             if let Some(copy) = binary.private_copy(base_dir) {
-                return Ok(AgentDelivery::Mount(copy));
+                return Ok(Ok(AgentDelivery::Mount(copy)));
             }
         }
-        Ok(AgentDelivery::Upload(binary))
+        Ok(Ok(AgentDelivery::Upload(binary)))
     }
 
     /// Adds the mount, or the label that says the agent is uploaded, to a create request.

@@ -182,7 +182,7 @@ impl ContainerRuntime for DockerRuntime {
             true => {
                 let platform = config.platform.as_deref();
                 let upload = self.agent_upload;
-                AgentDelivery::choose(&engine, &self.base_dir, &image, platform, upload).await
+                AgentDelivery::choose(&engine, &self.base_dir, &image, platform, upload).await?
             }
             false => Err(String::new()),
         };

@@ -60,7 +60,7 @@ pub(super) async fn ensure_for_platform(
     let Some(wanted) = request.platform.and_then(platform_arch) else {
         return Ok(());
     };
-    let present = image_arch(engine, request.image).await;
+    let present = image_arch(engine, request.image).await?;
     if policy != PullPolicy::Always && present.is_some_and(|arch| same_arch(&arch, &wanted)) {
         return Ok(());
     }

@@ -18,7 +18,7 @@ use super::image_build::run_build;
 use super::image_supply::{DerivedKind, ImageSupply};
 use super::remote_env::process_env;
 use super::session_settings::SessionSettings;
-use crate::engine::{from_bollard, Engine};
+use crate::engine::{find_image, image_present, Engine};
 use crate::error::{Error, ErrorCode, Result};
 
 pub const METADATA_LABEL: &str = "devcontainer.metadata";
@@ -104,11 +104,15 @@ struct BaseImage {
 
 async fn inspect_base(engine: &Engine, name: &str) -> Result<BaseImage> {
     let subject = format!("image {name}");
-    let image = engine
-        .docker()
-        .inspect_image(name)
-        .await
-        .map_err(|e| engine.annotate(from_bollard(e, &subject)))?;
+    let image = find_image(engine, name).await?.ok_or_else(|| {
+        Error::new(
+            ErrorCode::ImageNotFound,
+            format!(
+                "{subject}: the engine {} has no such image",
+                engine.endpoint()
+            ),
+        )
+    })?;
     let config = image.config.unwrap_or_default();
     let env = process_env(config.env);
     let label = config
@@ -291,7 +295,7 @@ pub async fn ensure_feature_image(
     let remote = settings.remote_user().unwrap_or("root");
     let container = settings.container_user.as_deref().unwrap_or("root");
     let recipe = recipe(&base_image, &features, (remote, container))?;
-    if engine.docker().inspect_image(&recipe.tag).await.is_ok() {
+    if image_present(engine, &recipe.tag).await? {
         return Ok(recipe.tag);
     }
     let mut metadata = base_image.metadata.clone();

@@ -15,7 +15,7 @@ use bollard::query_parameters::{
 };
 
 use super::workspaces::Workspaces;
-use crate::engine::Engine;
+use crate::engine::{image_present, Engine};
 use crate::error::Result;
 use crate::runtime::labels;
 
@@ -130,8 +130,9 @@ async fn images_in_use(engine: &Engine) -> Result<HashSet<String>> {
 }
 
 /// Removes the image's tags (its id when it has none); `false`, with its tags put back,
-/// when the engine keeps it (another image is built on it, a container appeared).
-async fn remove(engine: &Engine, image: &Candidate) -> bool {
+/// when the engine keeps it (another image is built on it, a container appeared). An
+/// engine that cannot say whether the image is gone gets its tags back too, and the error.
+async fn remove(engine: &Engine, image: &Candidate) -> Result<bool> {
     let options = || RemoveImageOptionsBuilder::default().build();
     let names = if image.tags.is_empty() {
         vec![image.id.clone()]
@@ -144,8 +145,9 @@ async fn remove(engine: &Engine, image: &Candidate) -> bool {
             .remove_image(name, Some(options()), None)
             .await;
     }
-    if engine.docker().inspect_image(&image.id).await.is_err() {
-        return true;
+    let present = image_present(engine, &image.id).await;
+    if let Ok(false) = present {
+        return Ok(true);
     }
     for tag in &image.tags {
         if let Some((repo, tag)) = tag.rsplit_once(':') {
@@ -156,7 +158,7 @@ async fn remove(engine: &Engine, image: &Candidate) -> bool {
             let _ = engine.docker().tag_image(&image.id, Some(options)).await;
         }
     }
-    false
+    present.map(|_| false)
 }
 
 impl Workspaces {
@@ -176,7 +178,7 @@ impl Workspaces {
         let mut report = PruneReport::default();
         for image in found {
             let removable = !used.contains(&image.id) && !young(&image);
-            let removed = removable && (request.dry_run || remove(&engine, &image).await);
+            let removed = removable && (request.dry_run || remove(&engine, &image).await?);
             if removed {
                 report.images_removed.push(image.name());
             } else {

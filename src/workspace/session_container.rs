@@ -16,7 +16,7 @@ use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::egress::Egress;
-use crate::engine::{Engine, PullPolicy};
+use crate::engine::{find_image, image_present, Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Phase;
 use crate::runtime::exec::{run_buffered, ExecRequest};
@@ -62,8 +62,7 @@ pub async fn prepare_image(
     let platform = settings.platform.as_deref();
     match &settings.image {
         ImageChoice::Built { tag, build } => {
-            let present = engine.docker().inspect_image(tag).await.is_ok();
-            if rebuild || !present {
+            if rebuild || !image_present(engine, tag).await? {
                 supply.ensure_bases(engine, build, platform).await?;
                 let kind = (supply, DerivedKind::Build);
                 build_image(engine, build, tag, platform, kind).await?;
@@ -141,12 +140,8 @@ impl SessionContainer<'_> {
             .any(|v| v.contains("${containerEnv:"))
         {
             // `containerEnv` refers to the image's environment: the container has none yet.
-            let image = self
-                .engine
-                .docker()
-                .inspect_image(self.settings.featured_image())
-                .await;
-            let env = process_env(image.ok().and_then(|i| i.config).and_then(|c| c.env));
+            let image = find_image(self.engine, self.settings.featured_image()).await?;
+            let env = process_env(image.and_then(|i| i.config).and_then(|c| c.env));
             for value in config.environment.values_mut() {
                 *value = substitute_container_env(value, &env);
             }

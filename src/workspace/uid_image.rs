@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::image_build::build_image;
 use super::image_supply::{DerivedKind, ImageSupply};
 use crate::devcontainer::BuildConfig;
-use crate::engine::Engine;
+use crate::engine::{image_present, Engine};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Leaves the image alone when the user is not in its passwd, is root, already has the ids, or
@@ -79,7 +79,7 @@ impl UidImage {
 
     /// Builds the image from `base` (which must be present) unless it is there already.
     pub async fn ensure(&self, engine: &Engine, base: &str, supply: &ImageSupply) -> Result<()> {
-        if engine.docker().inspect_image(&self.tag).await.is_ok() {
+        if image_present(engine, &self.tag).await? {
             return Ok(());
         }
         let inspected = engine

@@ -3,7 +3,7 @@
 //! when neither is given: an engine asked for a name alone would pull every tag).
 
 use crate::error::{Error, Result};
-use crate::registry_auth::canonical_host;
+use crate::registry_auth::{canonical_host, is_docker_hub};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageReference {
@@ -15,18 +15,30 @@ pub struct ImageReference {
     pub registry: String,
 }
 
-/// docker's rule: a first component is a registry when it has a `.` or a `:`, or is
-/// `localhost`.
+/// The registry component and the rest, by docker's rule: a first component is a registry
+/// when it has a `.` or a `:`, or is `localhost`.
+fn split_registry(repository: &str) -> Option<(&str, &str)> {
+    repository
+        .split_once('/')
+        .filter(|(first, _)| first.contains(['.', ':']) || *first == "localhost")
+}
+
 fn registry_of(repository: &str) -> String {
-    match repository.split_once('/') {
-        Some((first, _)) if first.contains(['.', ':']) || first == "localhost" => {
-            canonical_host(first)
-        }
-        _ => "docker.io".to_string(),
-    }
+    split_registry(repository).map_or_else(|| "docker.io".to_string(), |(r, _)| canonical_host(r))
 }
 
 impl ImageReference {
+    /// The repository at its registry: without the registry's host, and under `library/`
+    /// for a Docker Hub name of one component (`node` is `library/node`).
+    pub fn path(&self) -> String {
+        let path = split_registry(&self.repository).map_or(self.repository.as_str(), |(_, p)| p);
+        if is_docker_hub(&self.registry) && !path.contains('/') {
+            format!("library/{path}")
+        } else {
+            path.to_string()
+        }
+    }
+
     pub fn parse(image: &str) -> Result<ImageReference> {
         let invalid = || {
             Error::invalid_argument(format!(
@@ -54,6 +66,14 @@ impl ImageReference {
         };
         if repository.is_empty() || tag.is_empty() || repository.ends_with('/') {
             return Err(invalid());
+        }
+        // Both engines refuse it too (dockerd with a 400, Podman with a 500).
+        let path = split_registry(repository).map_or(repository, |(_, p)| p);
+        if path.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(Error::invalid_argument(format!(
+                "image '{}': a repository name must be lowercase",
+                image.escape_debug()
+            )));
         }
         Ok(ImageReference {
             repository: repository.to_string(),
@@ -94,6 +114,11 @@ mod tests {
             s("localhost/x", "latest", "localhost")
         );
         assert_eq!(parts("index.docker.io/library/node:20").2, "docker.io");
+        let path = |image: &str| ImageReference::parse(image).unwrap().path();
+        assert_eq!(path("node:20"), "library/node");
+        assert_eq!(path("mona/tool:1"), "mona/tool");
+        assert_eq!(path("127.0.0.1:5000/ci/busy:1"), "ci/busy");
+        assert_eq!(path("localhost/x"), "x");
         assert_eq!(parts("GHCR.io/o/i:t").2, "ghcr.io");
         let digest = format!("sha256:{}", "a".repeat(64));
         assert_eq!(
@@ -109,6 +134,8 @@ mod tests {
             "reg:5000/",
             "a\nb",
             "/abs",
+            "Node:20",
+            "127.0.0.1:5000/Ci/busy:1",
         ] {
             assert!(ImageReference::parse(bad).is_err(), "{bad:?}");
         }

@@ -8,10 +8,12 @@ mod image_reference;
 mod layer_progress;
 mod pull_failure;
 mod pull_run;
+mod registry_access;
 
 pub use image_reference::ImageReference;
 
 use super::connection::Engine;
+use super::image_lookup::image_present;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 
@@ -53,19 +55,6 @@ pub struct ImageRequest<'a> {
     /// `os/arch[/variant]`; the engine's own when `None`.
     pub platform: Option<&'a str>,
     pub progress: &'a Progress,
-}
-
-/// Whether the engine has `image` (by name, whatever its platform).
-pub async fn image_present(engine: &Engine, image: &str) -> Result<bool> {
-    let subject = format!("image '{image}'");
-    match engine
-        .call(&subject, engine.docker().inspect_image(image))
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(err) if matches!(err.code, ErrorCode::ImageNotFound | ErrorCode::Enoent) => Ok(false),
-        Err(err) => Err(err),
-    }
 }
 
 /// The `IMAGE_NOT_FOUND` of an image the policy does not let be pulled.

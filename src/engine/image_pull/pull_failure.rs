@@ -1,56 +1,29 @@
-//! What a failed pull rejects with: the registry's reason read into a stable code
-//! (`REGISTRY_AUTH` for refused or missing credentials, `TIMEOUT`, else `IMAGE_NOT_FOUND`:
-//! the image is not in the engine and could not be brought there), in a message that
-//! names the image and the registry and never holds a secret.
+//! What a failed pull rejects with. The engine's pull stream gives only words, so the facts
+//! come from the registry itself: it is asked from this machine for the image's manifest,
+//! with the pull's credentials (`registry_probe`), and its answer decides the code —
+//! `REGISTRY_AUTH` (401/403), `IMAGE_NOT_FOUND` (404 for the manifest),
+//! `REGISTRY_RATE_LIMITED` (429), `REGISTRY_ERROR` (5xx), `REGISTRY_UNREACHABLE` (no
+//! connection), `TIMEOUT` (no answer). Where the answer explains nothing (the manifest is
+//! there now, or the engine is on another machine and this one cannot reach the registry)
+//! the failure is the engine's: `ENGINE_ERROR` with its message. Messages name the image
+//! and the registry, carry the registry's reason, and never a secret.
 
 use std::time::Duration;
 
+use super::image_reference::ImageReference;
+use super::registry_access::engine_insecure;
+use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
-use crate::registry_auth::RegistryCredentials;
+use crate::registry_auth::{api_host, RegistryCredentials};
+use crate::registry_probe::{probe_manifest, ProbeOutcome, ProbeTarget};
 
 /// What a failure message is about.
 pub struct PullContext<'a> {
     pub image: &'a str,
-    pub registry: &'a str,
+    pub reference: &'a ImageReference,
     pub platform: Option<&'a str>,
     pub endpoint: String,
     pub credentials: Option<&'a RegistryCredentials>,
-}
-
-/// The code a registry's (or engine's) reason for a failed pull stands for. Docker Hub
-/// answers "pull access denied" for a repository that does not exist as well: that stays
-/// `IMAGE_NOT_FOUND`.
-pub fn code_for_reason(reason: &str) -> ErrorCode {
-    let lower = reason.to_ascii_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    if has(&[
-        "pull access denied",
-        "manifest unknown",
-        "name unknown",
-        "not found",
-    ]) {
-        return ErrorCode::ImageNotFound;
-    }
-    if has(&[
-        "unauthorized",
-        "authentication required",
-        "no basic auth credentials",
-        "incorrect username or password",
-        "invalid username/password",
-        "denied",
-        "forbidden",
-    ]) {
-        return ErrorCode::RegistryAuth;
-    }
-    if has(&[
-        "i/o timeout",
-        "timeout exceeded",
-        "deadline exceeded",
-        "handshake timeout",
-    ]) {
-        return ErrorCode::Timeout;
-    }
-    ErrorCode::ImageNotFound
 }
 
 impl PullContext<'_> {
@@ -68,30 +41,76 @@ impl PullContext<'_> {
         }
     }
 
-    /// The pull failed for `reason`, as the registry or the engine gave it.
-    pub fn failed(&self, reason: &str) -> Error {
-        let reason = self.redact(reason.trim());
-        let code = code_for_reason(&reason);
-        let (subject, registry) = (self.subject(), self.registry);
+    /// The engine reported the pull failed for `reason`: the registry is asked what it
+    /// answers for the image, within the engine's timeout, and the answer decides.
+    pub async fn failed(&self, engine: &Engine, reason: &str) -> Error {
+        let registry = &self.reference.registry;
+        let host = api_host(registry);
+        let path = self.reference.path();
+        let target = ProbeTarget {
+            host: &host,
+            path: &path,
+            reference: &self.reference.tag,
+            platform: self.platform,
+            credentials: self.credentials,
+            insecure: engine_insecure(engine, registry).await,
+            bound: engine.timeout(),
+        };
+        let outcome = probe_manifest(&target).await;
+        self.verdict(&outcome, reason, engine.is_local())
+    }
+
+    /// The error for the engine's `reason` and what the registry answered this machine;
+    /// `local`: the engine shares this machine's network, so a registry this machine
+    /// cannot reach is one the engine could not reach either.
+    pub fn verdict(&self, outcome: &ProbeOutcome, reason: &str, local: bool) -> Error {
+        let engine_said = self.redact(reason.trim());
+        let found = self.redact(&outcome.reason());
+        let (subject, registry) = (self.subject(), &self.reference.registry);
+        let code = match outcome.code() {
+            Some(ErrorCode::RegistryUnreachable | ErrorCode::Timeout) if !local => None,
+            code => code,
+        };
+        let Some(code) = code else {
+            let place = if local {
+                ""
+            } else {
+                " (the engine is on another machine)"
+            };
+            return Error::new(
+                ErrorCode::EngineError,
+                format!(
+                    "pull of {subject} failed in the engine {}: {engine_said}; registry {registry}, asked from this machine{place}: {found}",
+                    self.endpoint
+                ),
+            );
+        };
         let message = match code {
             ErrorCode::RegistryAuth => match self.credentials {
                 Some(c) => format!(
-                    "pull of {subject}: registry {registry} refused the credentials from the {} (user '{}'): {reason}",
+                    "pull of {subject}: registry {registry} refused the credentials from the {} (user '{}'): {found}",
                     c.source, c.username
                 ),
                 None => format!(
-                    "pull of {subject}: registry {registry} asks for credentials and the docker config has none for it (`docker login {registry}`, or a credential helper): {reason}"
+                    "pull of {subject}: registry {registry} asks for credentials and the docker config has none for it (`docker login {registry}`, or a credential helper; a registry may answer so for a repository it does not have, too): {found}"
                 ),
             },
-            ErrorCode::Timeout => {
-                format!("pull of {subject} from registry {registry} timed out: {reason}")
-            }
-            _ => format!(
-                "{subject} is not present in the engine {} and could not be pulled from registry {registry}: {reason}",
+            ErrorCode::ImageNotFound => format!(
+                "{subject} is not present in the engine {} and registry {registry} does not have it: {found}",
                 self.endpoint
             ),
+            ErrorCode::RegistryRateLimited => {
+                format!("pull of {subject}: registry {registry} limits the rate of pulls: {found}")
+            }
+            ErrorCode::RegistryError => {
+                format!("pull of {subject}: registry {registry} failed on its side: {found}")
+            }
+            ErrorCode::RegistryUnreachable => {
+                format!("pull of {subject}: registry {registry} cannot be reached: {found}")
+            }
+            _ => format!("pull of {subject}: registry {registry} did not answer: {found}"),
         };
-        Error::new(code, message)
+        Error::new(code, format!("{message}; the engine said: {engine_said}"))
     }
 
     /// No message from the engine for `bound`: the pull is abandoned.
@@ -99,7 +118,7 @@ impl PullContext<'_> {
         Error::timeout(format!(
             "pull of {} from registry {}: no progress for {} ms (the registry or the engine stalled); abandoned",
             self.subject(),
-            self.registry,
+            self.reference.registry,
             bound.as_millis()
         ))
     }
@@ -108,35 +127,116 @@ impl PullContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry_probe::{RegistryAnswer, Step};
 
-    fn context<'a>(credentials: Option<&'a RegistryCredentials>) -> PullContext<'a> {
+    const IMAGE: &str = "127.0.0.1:5000/ci/busy:1";
+
+    fn reference() -> ImageReference {
+        ImageReference::parse(IMAGE).unwrap()
+    }
+
+    fn context<'a>(
+        reference: &'a ImageReference,
+        credentials: Option<&'a RegistryCredentials>,
+    ) -> PullContext<'a> {
         PullContext {
-            image: "127.0.0.1:5000/ci/busy:1",
-            registry: "127.0.0.1:5000",
+            image: IMAGE,
+            reference,
             platform: None,
             endpoint: "unix:///var/run/docker.sock".into(),
             credentials,
         }
     }
 
+    fn answered(status: u16, body: &str) -> ProbeOutcome {
+        ProbeOutcome::Answered(RegistryAnswer::new(
+            Step::Manifest,
+            status,
+            body.as_bytes(),
+            None,
+        ))
+    }
+
     #[test]
-    fn docker_and_podman_reasons_map_to_codes() {
-        for (reason, code) in [
-            ("unauthorized: authentication required", ErrorCode::RegistryAuth),
-            ("Head \"http://r/v2/x/manifests/1\": no basic auth credentials", ErrorCode::RegistryAuth),
-            ("denied: requested access to the resource is denied", ErrorCode::RegistryAuth),
-            ("manifest for r/x:1 not found: manifest unknown: manifest unknown", ErrorCode::ImageNotFound),
-            ("initializing source docker://r/x:1: reading manifest 1 in r/x: manifest unknown", ErrorCode::ImageNotFound),
-            ("pull access denied for nope, repository does not exist or may require 'docker login': denied", ErrorCode::ImageNotFound),
-            ("dial tcp: lookup registry-1.docker.io: no such host", ErrorCode::ImageNotFound),
-            ("net/http: TLS handshake timeout", ErrorCode::Timeout),
+    fn the_registrys_answer_decides_whatever_the_engine_said() {
+        let r = reference();
+        let anonymous = context(&r, None);
+        let manifest_unknown =
+            r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#;
+        // The same words from dockerd and Podman for a missing tag, or for a full disk:
+        // only the registry's answer tells them apart.
+        let engine_says = "initializing source docker://127.0.0.1:5000/ci/busy:1: reading manifest 1 in 127.0.0.1:5000/ci/busy: manifest unknown";
+        for (outcome, local, code) in [
+            (
+                answered(404, manifest_unknown),
+                true,
+                ErrorCode::ImageNotFound,
+            ),
+            (answered(401, "{}"), true, ErrorCode::RegistryAuth),
+            (answered(429, "{}"), true, ErrorCode::RegistryRateLimited),
+            (answered(500, ""), true, ErrorCode::RegistryError),
+            (
+                answered(404, manifest_unknown),
+                false,
+                ErrorCode::ImageNotFound,
+            ),
+            (answered(405, ""), true, ErrorCode::EngineError),
+            (ProbeOutcome::Present, true, ErrorCode::EngineError),
+            (
+                ProbeOutcome::WithoutPlatform {
+                    wanted: "linux/s390x".into(),
+                    held: vec!["linux/amd64".into()],
+                },
+                true,
+                ErrorCode::ImageNotFound,
+            ),
+            (
+                ProbeOutcome::Unreachable("dns error".into()),
+                true,
+                ErrorCode::RegistryUnreachable,
+            ),
+            (
+                ProbeOutcome::TimedOut(Duration::from_secs(2)),
+                true,
+                ErrorCode::Timeout,
+            ),
+            // A remote engine may reach what this machine cannot.
+            (
+                ProbeOutcome::Unreachable("dns error".into()),
+                false,
+                ErrorCode::EngineError,
+            ),
+            (
+                ProbeOutcome::TimedOut(Duration::from_secs(2)),
+                false,
+                ErrorCode::EngineError,
+            ),
+            (
+                ProbeOutcome::Inconclusive("not a registry".into()),
+                true,
+                ErrorCode::EngineError,
+            ),
         ] {
-            assert_eq!(code_for_reason(reason), code, "{reason}");
+            let err = anonymous.verdict(&outcome, engine_says, local);
+            assert_eq!(err.code, code, "{outcome:?} local={local}: {}", err.message);
+            assert!(err.message.contains(IMAGE), "{}", err.message);
+            assert!(err.message.contains("127.0.0.1:5000"), "{}", err.message);
+            assert!(err.message.contains(&outcome.reason()), "{}", err.message);
+            assert!(err.message.contains(engine_says), "{}", err.message);
         }
+        let missing = anonymous.verdict(&answered(404, manifest_unknown), engine_says, true);
+        assert!(
+            missing
+                .message
+                .contains("MANIFEST_UNKNOWN: manifest unknown"),
+            "{}",
+            missing.message
+        );
     }
 
     #[test]
     fn messages_name_image_and_registry_and_never_the_secret() {
+        let r = reference();
         let credentials = RegistryCredentials {
             username: "ci".into(),
             password: "hunter22".into(),
@@ -144,23 +244,29 @@ mod tests {
             server_address: "127.0.0.1:5000".into(),
             source: "auths of the docker config".into(),
         };
-        let err = context(Some(&credentials)).failed("unauthorized: bad password hunter22");
+        let refused = answered(
+            401,
+            r#"{"errors":[{"code":"UNAUTHORIZED","message":"bad password hunter22"}]}"#,
+        );
+        let err = context(&r, Some(&credentials)).verdict(&refused, "unauthorized: hunter22", true);
         assert_eq!(err.code, ErrorCode::RegistryAuth);
         for part in [
-            "127.0.0.1:5000/ci/busy:1",
+            IMAGE,
             "registry 127.0.0.1:5000",
             "auths of the docker config",
+            "UNAUTHORIZED",
         ] {
             assert!(err.message.contains(part), "{}", err.message);
         }
         assert!(!err.message.contains("hunter22"), "{}", err.message);
-        let anonymous = context(None).failed("no basic auth credentials");
+        let anonymous =
+            context(&r, None).verdict(&answered(401, "{}"), "no basic auth credentials", true);
         assert!(
             anonymous.message.contains("has none for it"),
             "{}",
             anonymous.message
         );
-        let stalled = context(None).stalled(Duration::from_millis(1500));
+        let stalled = context(&r, None).stalled(Duration::from_millis(1500));
         assert_eq!(stalled.code, ErrorCode::Timeout);
         assert!(stalled.message.contains("1500 ms"), "{}", stalled.message);
     }

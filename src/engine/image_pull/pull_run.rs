@@ -5,6 +5,7 @@
 //! `TIMEOUT` and the rest of its stream is dropped, which cancels it in the engine.
 
 use bollard::auth::DockerCredentials;
+use bollard::errors::Error as B;
 use bollard::query_parameters::CreateImageOptionsBuilder;
 use futures_util::StreamExt;
 
@@ -37,7 +38,7 @@ pub async fn run_pull(
     let credentials = credentials_for(&reference.registry).await?;
     let context = PullContext {
         image,
-        registry: &reference.registry,
+        reference: &reference,
         platform,
         endpoint: engine.endpoint().to_string(),
         credentials: credentials.as_ref(),
@@ -68,38 +69,45 @@ pub async fn run_pull(
                     layers.read(&info);
                     progress.stream(Phase::Pull, image, Some(layers.bytes()));
                 }
-                Some(Err(err)) => break Some(failure(&context, err, bound)),
+                Some(Err(err)) => break Some(err),
             },
             _ = tick.tick() => progress.flush(Phase::Pull),
-            _ = tokio::time::sleep_until(deadline) => break Some(context.stalled(bound)),
+            _ = tokio::time::sleep_until(deadline) => break Some(B::RequestTimeoutError),
         }
     };
     drop(stream);
     if let Some(err) = failed {
         progress.finish(Phase::Pull, None);
-        return Err(err);
+        return Err(failure(engine, &context, err).await);
     }
     let (_, total) = layers.bytes();
     progress.finish(Phase::Pull, Some((image, Some((total, total)))));
     Ok(())
 }
 
-fn failure(
-    context: &PullContext<'_>,
-    err: bollard::errors::Error,
-    bound: std::time::Duration,
-) -> crate::error::Error {
-    use bollard::errors::Error as B;
+/// The coded error of a pull the engine failed (the registry asked what it answers), or
+/// that brought no message within the engine's timeout.
+async fn failure(engine: &Engine, context: &PullContext<'_>, err: B) -> crate::error::Error {
     match err {
-        B::DockerResponseServerError { message, .. } => context.failed(&message),
-        B::DockerStreamError { error } => context.failed(&error),
-        B::RequestTimeoutError => context.stalled(bound),
-        other => {
-            let mut err = from_bollard(other, &format!("pull of image '{}'", context.image));
-            if let Some(c) = context.credentials {
-                err.message = c.redact(&err.message);
-            }
-            err
-        }
+        // dockerd's refusal of the request itself (a malformed reference or platform): no
+        // registry was asked.
+        B::DockerResponseServerError {
+            status_code: 400, ..
+        } => redacted(context, from_bollard(err, &subject(context))),
+        B::DockerResponseServerError { message, .. } => context.failed(engine, &message).await,
+        B::DockerStreamError { error } => context.failed(engine, &error).await,
+        B::RequestTimeoutError => context.stalled(engine.timeout()),
+        other => redacted(context, from_bollard(other, &subject(context))),
     }
+}
+
+fn subject(context: &PullContext<'_>) -> String {
+    format!("pull of image '{}'", context.image)
+}
+
+fn redacted(context: &PullContext<'_>, mut err: crate::error::Error) -> crate::error::Error {
+    if let Some(c) = context.credentials {
+        err.message = c.redact(&err.message);
+    }
+    err
 }
