@@ -1,100 +1,21 @@
 // `container-isolation mcp` driven as an MCP client drives it: the SDK's own Client over
-// StdioClientTransport spawns the server, lists its tools and their annotations, and works
-// in isolated sessions of a temporary git project — files, search, commands with progress
-// and cancellation, changes and export (only under the export prefix, force only when
-// allowed), questions to the user (elicitation), malformed calls — and of a folder that is
-// not a git repository, which stays byte-for-byte the same; and checks that nothing of the
-// server's is left in the engine once the client has closed.
+// StdioClientTransport (mcp-harness.ts) spawns the server, lists its tools and their
+// annotations, and works in isolated sessions of a temporary git project — files, search,
+// commands with progress and cancellation, changes and export, questions to the user
+// (elicitation), malformed calls — and checks that nothing of the server's is left in the
+// engine once the client has closed. The exits (export prefix, force, plain folders) are
+// mcp-exits.spec.ts.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, realpathSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { PassThrough } from 'node:stream'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { engine, engineCli, folderManifest, git, gitProject, IMAGES, plainFolder, tempDir } from './helpers'
+import { engine, engineCli, git, gitProject, IMAGES } from './helpers'
+import { cliPath, closeAndTime, closeServers, containersOf, dirs, type Server, startServer, text, timings } from './mcp-harness'
 
-const cliPath = join(__dirname, '..', 'bin', 'container-isolation.js')
-const LABEL = 'dev.container-isolation.base-dir'
-
-type Content = { type: string; text?: string }
-type ToolResult = { isError?: boolean; content: Content[]; structuredContent?: any }
-
-const timings = new Map<string, number[]>()
 const measured: Record<string, number> = {}
-const dirs: Array<{ cleanup: () => void }> = []
-const servers: Server[] = []
-
-interface Server {
-  client: Client
-  transport: StdioClientTransport
-  base: string
-  stderr: () => string
-  /** What the client reported as protocol errors (a progress notification it could not place). */
-  errors: string[]
-  call(name: string, args: Record<string, unknown>, opts?: Parameters<Client['callTool']>[2]): Promise<ToolResult>
-}
-
-const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n')
-
-/** A server on `project`, with its own base directory, and a client connected to it. */
-async function startServer(project: string, args: string[], capabilities: Record<string, unknown> = {}): Promise<Server> {
-  const base = tempDir('mcp-base')
-  dirs.push(base)
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, 'mcp', '--project', project, '--base-dir', base.path, ...args],
-    env: { ...(process.env as Record<string, string>), DOCKER_HOST: `unix://${engine.socketPath}` },
-    stderr: 'pipe',
-  })
-  let stderr = ''
-  transport.stderr?.on('data', (chunk) => (stderr += chunk))
-  const client = new Client({ name: 'mcp-spec', version: '1.0.0' }, { capabilities })
-  const errors: string[] = []
-  await client.connect(transport)
-  client.onerror = (err) => errors.push(err.message)
-  const server: Server = {
-    client,
-    transport,
-    base: base.path,
-    stderr: () => stderr,
-    errors,
-    async call(name, toolArgs, opts) {
-      const started = performance.now()
-      const result = (await client.callTool({ name, arguments: toolArgs }, undefined, opts)) as ToolResult
-      const list = timings.get(name) ?? []
-      list.push(performance.now() - started)
-      timings.set(name, list)
-      return result
-    },
-  }
-  servers.push(server)
-  return server
-}
-
-/** The ids of the engine's containers of a server's base directory, stopped ones too. */
-const containersOf = (base: string) => engineCli('ps', '-aq', '--filter', `label=${LABEL}=${base}`).split('\n').filter(Boolean)
-
-/** Closes the client; resolves how long until the server process had exited. */
-async function closeAndTime(server: Server): Promise<number> {
-  const pid = server.transport.pid
-  const started = performance.now()
-  await server.client.close()
-  while (pid && alive(pid)) await new Promise((r) => setTimeout(r, 20))
-  return performance.now() - started
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 const APP_JS = 'export const greet = (name) => `hello ${name}`\n'
 const UTIL_JS = 'export const twice = (x) => x * 2\n'
@@ -104,9 +25,7 @@ const devProject = gitProject('mcp-devcontainer', { '.devcontainer.json': `{ "im
 dirs.push(devProject)
 
 afterAll(async () => {
-  for (const s of servers) await s.client.close().catch(() => {})
-  for (const s of servers) for (const id of containersOf(s.base)) engineCli('rm', '-f', id)
-  dirs.forEach((d) => d.cleanup())
+  await closeServers()
   const rows = [...timings].map(([name, ms]) => `${name.padEnd(16)} n=${String(ms.length).padStart(2)}  median ${median(ms).toFixed(1).padStart(7)} ms  max ${Math.max(...ms).toFixed(1).padStart(7)} ms`)
   console.log(`[mcp] tool-call latencies (client round trip)\n${rows.join('\n')}\n[mcp] ${JSON.stringify(measured)}`)
 })
@@ -449,139 +368,6 @@ describe('container-isolation mcp --keep', () => {
     expect(containersOf(server.base)).toEqual([])
   })
 })
-
-describe('container-isolation mcp annotations follow the server', () => {
-  it('run_command is not open-world with --egress none; session_export is destructive where force can be used; session_close is not with --keep', async () => {
-    const annotationsOf = async (server: Server) => Object.fromEntries((await server.client.listTools()).tools.map((t) => [t.name, t.annotations]))
-    const closed = await annotationsOf(await startServer(project.path, ['--image', IMAGES.debian, '--egress', 'none', '--allow-force-export', '--keep']))
-    expect(closed.run_command).toMatchObject({ openWorldHint: false, destructiveHint: true })
-    expect(closed.session_export).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false })
-    expect(closed.session_close).toMatchObject({ destructiveHint: false })
-    // A client that can ask the user: force can be used (asked each time).
-    const asking = await annotationsOf(await startServer(project.path, ['--image', IMAGES.debian], { elicitation: { form: {} } }))
-    expect(asking.session_export).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false })
-    expect(asking.run_command).toMatchObject({ openWorldHint: true })
-  })
-})
-
-describe('container-isolation mcp exports only where the person starting it allows', () => {
-  /** A git project with branches of the user's own, and their commit. */
-  function userProject(name: string, branches: string[]) {
-    const proj = gitProject(name, { 'a.txt': 'a\n' })
-    dirs.push(proj)
-    for (const b of branches) git(proj.path, 'branch', b)
-    return { path: proj.path, tip: git(proj.path, 'rev-parse', 'main') }
-  }
-  const unmoved = (proj: { path: string; tip: string }, branches: string[]) => {
-    for (const b of branches) expect(git(proj.path, 'rev-parse', b), b).toBe(proj.tip)
-  }
-
-  it('a branch outside session/, or force without permission, is refused before anything is made or written; the default session/<id> works', async () => {
-    const branches = ['main', 'feature', 'session/mine']
-    const proj = userProject('mcp-exports', ['feature', 'session/mine'])
-    const server = await startServer(proj.path, ['--image', IMAGES.debian])
-    for (const args of [{ branch: 'feature' }, { branch: 'feature', force: true }, { branch: 'main' }, { branch: 'session/' }]) {
-      const r = await server.call('session_export', args)
-      expect(text(r), JSON.stringify(args)).toMatch(/^INVALID_ARGUMENT: branch '[^']*' is outside session\/: this server exports only to branches under session\/ .*--export-prefix$/)
-    }
-    const forced = await server.call('session_export', { branch: 'session/mine', force: true })
-    expect(text(forced)).toMatch(/^INVALID_ARGUMENT: force is not allowed \(this client cannot ask the user\): .*--allow-force-export/)
-    // Refused before any session was opened.
-    expect(containersOf(server.base)).toEqual([])
-
-    expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
-    const session = (await server.call('session_list', {})).structuredContent.sessions[0].session
-    expect(text(await server.call('session_export', { branch: 'session/mine' }))).toMatch(/^EEXIST: /)
-    expect(text(await server.call('session_export', { branch: 'session/mine', force: true }))).toMatch(/^INVALID_ARGUMENT: force is not allowed/)
-    expect(text(await server.call('session_export', { branch: 'feature' }))).toMatch(/^INVALID_ARGUMENT: branch 'feature' is outside session\//)
-    unmoved(proj, branches)
-
-    const exported = await server.call('session_export', {})
-    expect(exported.isError, text(exported)).toBeFalsy()
-    expect(exported.structuredContent).toMatchObject({ branch: `session/${session}`, projectDir: proj.path, snapshotOf: null })
-    expect(git(proj.path, 'show', `session/${session}:b.txt`)).toBe('b')
-    unmoved(proj, branches)
-    await closeAndTime(server)
-  })
-
-  it('--export-prefix agent/ --allow-force-export: an existing branch under agent/ is moved with force; session/ is outside', async () => {
-    const proj = userProject('mcp-exports-agent', ['agent/existing', 'session/mine'])
-    const server = await startServer(proj.path, ['--image', IMAGES.debian, '--export-prefix', 'agent/', '--allow-force-export'])
-    expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
-    expect(text(await server.call('session_export', { branch: 'session/mine', force: true }))).toMatch(/^INVALID_ARGUMENT: branch 'session\/mine' is outside agent\/: /)
-    expect(text(await server.call('session_export', { branch: 'agent/existing' }))).toMatch(/^EEXIST: /)
-    unmoved(proj, ['main', 'agent/existing', 'session/mine'])
-    const moved = await server.call('session_export', { branch: 'agent/existing', force: true })
-    expect(moved.isError, text(moved)).toBeFalsy()
-    expect(moved.structuredContent).toMatchObject({ branch: 'agent/existing', previous: proj.tip })
-    expect(git(proj.path, 'rev-parse', 'agent/existing')).toBe(moved.structuredContent.commit)
-    const session = (await server.call('session_list', {})).structuredContent.sessions[0].session
-    const byDefault = await server.call('session_export', {})
-    expect(byDefault.structuredContent).toMatchObject({ branch: `agent/${session}` })
-    unmoved(proj, ['main', 'session/mine'])
-    await closeAndTime(server)
-  })
-
-  it('force through the client: the user is asked each time; no leaves the branch where it was, yes moves it', async () => {
-    const proj = userProject('mcp-exports-ask', ['session/mine'])
-    const server = await startServer(proj.path, ['--image', IMAGES.debian], { elicitation: { form: {} } })
-    const asks: string[] = []
-    let answer: 'accept' | 'decline' = 'decline'
-    server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      asks.push(request.params.message)
-      return answer === 'accept' ? { action: 'accept', content: { allow: true } } : { action: 'decline' }
-    })
-    expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
-    const declined = await server.call('session_export', { branch: 'session/mine', force: true })
-    expect(text(declined)).toMatch(/^INVALID_ARGUMENT: force is not allowed \(the user did not allow it\)/)
-    expect(asks).toHaveLength(1)
-    expect(asks[0]).toMatch(/^Let the isolated session "default" \(default-[0-9a-f]{6}\) move the branch session\/mine of /)
-    expect(asks[0]).toContain(proj.path)
-    unmoved(proj, ['main', 'session/mine'])
-    answer = 'accept'
-    const moved = await server.call('session_export', { branch: 'session/mine', force: true })
-    expect(moved.isError, text(moved)).toBeFalsy()
-    expect(asks).toHaveLength(2)
-    expect(git(proj.path, 'rev-parse', 'session/mine')).toBe(moved.structuredContent.commit)
-    expect(git(proj.path, 'rev-parse', 'main')).toBe(proj.tip)
-    await closeAndTime(server)
-  })
-})
-
-describe('container-isolation mcp on a folder that is not a git repository', () => {
-  it('a whole session — open, list and read, write, run, export, close — leaves the folder byte-for-byte the same', async () => {
-    const folder = plainFolder('mcp-plain')
-    dirs.push(folder)
-    const before = folderManifest(folder.path)
-    const server = await startServer(folder.path, ['--image', IMAGES.debian])
-    expect(text(await server.call('session_open', { title: 'bad ref', ref: 'main' }))).toMatch(/^GIT_REF_NOT_FOUND: /)
-    const opened = await server.call('session_open', { title: 'plain' })
-    expect(opened.isError, text(opened)).toBeFalsy()
-    const session = opened.structuredContent.session
-
-    const listed = await server.call('list_directory', { session })
-    expect(listed.structuredContent.entries.map((e: { name: string }) => e.name).sort()).toEqual(
-      ['.git', '.gitignore', 'README.md', 'app-link', 'dangling-link', 'docs', 'outside-link', 'run.sh', 'src'],
-    )
-    expect(text(await server.call('read_file', { session, path: 'docs/guide.md' }))).toBe('# guide\n')
-    expect((await server.call('write_file', { session, path: 'src/new.js', content: 'export const added = 1\n' })).isError).toBeFalsy()
-    const ran = await server.call('run_command', { session, command: 'readlink outside-link app-link; ./run.sh; git status --porcelain' })
-    expect(text(ran).split('\n').slice(1)).toEqual(['/etc/hostname', 'src/app.js', 'ran', '?? src/new.js'])
-
-    const exported = await server.call('session_export', { session })
-    expect(exported.isError, text(exported)).toBeFalsy()
-    const own = join(server.base, 'repositories', `session-${session}`)
-    expect(exported.structuredContent).toMatchObject({ branch: `session/${session}`, projectDir: own, snapshotOf: realpathSync(folder.path) })
-    expect(text(exported)).toContain(`git fetch ${own} session/${session}`)
-    expect(text(exported)).toContain('is not a git repository and is never written')
-    expect(git(own, 'show', `session/${session}:src/new.js`)).toBe('export const added = 1')
-    expect((await server.call('session_close', { session })).isError).toBeFalsy()
-    await closeAndTime(server)
-    expect(containersOf(server.base)).toEqual([])
-    expect(folderManifest(folder.path)).toEqual(before)
-  })
-})
-
 describe('the stdio transport', () => {
   it('skips a message over its bound and answers it as an error, then reads the next', async () => {
     const { LineTransport } = createRequire(import.meta.url)('../lib/mcp/stdio-transport.js')

@@ -1,18 +1,14 @@
 // Images that arrive by themselves: pulls from a registry of the test's own (Debian's
 // docker-registry on 127.0.0.1, basic auth) with credentials from a DOCKER_CONFIG the test
 // writes (auths, credsStore and credHelpers helpers written as scripts on PATH), progress
-// events, the policies, refused and stalled pulls bounded, failed pulls coded by the
-// registry's own answer (a registry of the suite's that answers 401, 404, 429 or 500; one
-// that cannot be reached), an engine that stops answering never read as "image absent",
-// and prune of derived images.
+// events, the policies, refused and stalled pulls bounded, and prune of derived images.
+// Failures coded by the registry's answer: pull-answers.spec.ts; an engine that stops
+// answering: engine-silence.spec.ts.
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isPodman, rejection, tempDir } from './helpers'
-import { ANSWERS, GARBLED, startAnsweringRegistry } from './answering-registry'
-import { startFaultyEngine } from './faulty-engine'
 import { type Registry, pushRandomImage, startRegistry } from './registry'
 import { startServedRegistry, startSilentRegistry } from './served-registry'
 
@@ -78,15 +74,6 @@ async function liveInGroup(pgid: string): Promise<string> {
     await sleep(100)
   }
   return live
-}
-
-/** A loopback port nothing listens on (one just closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 function writeConfig(config: object) {
@@ -257,69 +244,6 @@ describe('pulling images', () => {
     console.log(`[pull] wrong password: ${wrong.message}`)
   })
 
-  it("each answer of the registry gives its own code, the same on dockerd and Podman: only the manifest's 404 is IMAGE_NOT_FOUND", async () => {
-    writeConfig({})
-    const answering = await startAnsweringRegistry()
-    const expected: Record<keyof typeof ANSWERS, string> = {
-      'ci/unauthorized': 'REGISTRY_AUTH',
-      'ci/missing': 'IMAGE_NOT_FOUND',
-      'ci/limited': 'REGISTRY_RATE_LIMITED',
-      'ci/broken': 'REGISTRY_ERROR',
-    }
-    try {
-      for (const [repository, code] of Object.entries(expected) as Array<[keyof typeof ANSWERS, string]>) {
-        const reference = `${answering.host}/${repository}:1`
-        const id = session()
-        const started = Date.now()
-        const err = await rejection(workspaces.create({ projectDir: project(), sessionId: id, image: reference, devcontainer: false }))
-        const ms = Date.now() - started
-        expect(err.code, err.message).toBe(code)
-        expect(err.message).toContain(reference)
-        expect(err.message).toContain(`registry ${answering.host}`)
-        const answer = ANSWERS[repository]
-        expect(err.message).toContain(`answered ${answer.status}`)
-        expect(err.message).toContain(`${answer.code}: ${answer.message}`)
-        expect(containersOf(id)).toBe('')
-        expect(await workspaces.get(id)).toBeUndefined()
-        console.log(`[pull] ${answer.status} for the manifest: ${err.code} in ${ms} ms: ${err.message}`)
-      }
-      // The manifest is there: the registry explains nothing, the failure is the engine's.
-      const garbled = `${answering.host}/${GARBLED}:1`
-      const engineSide = await rejection(runtime.create(sandbox({ image: garbled })))
-      expect(engineSide.code, engineSide.message).toBe('ENGINE_ERROR')
-      expect(engineSide.message).toContain(garbled)
-      expect(engineSide.message).toContain('the manifest is there')
-      console.log(`[pull] 200 for the manifest, unreadable: ${engineSide.code}: ${engineSide.message}`)
-      // The host asked the registry itself, through its token handshake, before deciding.
-      const probes = answering.requests().filter((r) => r.userAgent.includes('registry probe'))
-      expect(probes.some((r) => r.path === '/token')).toBe(true)
-      const manifests = probes.filter((r) => r.path.includes('/manifests/'))
-      expect(manifests.length).toBeGreaterThanOrEqual(5)
-      expect(manifests.every((r) => r.bearer)).toBe(true)
-      expect(new Set(manifests.map((r) => r.method))).toEqual(new Set(['HEAD', 'GET']))
-    } finally {
-      await answering.stop()
-    }
-  }, 120_000)
-
-  it('an identity token in the docker config is exchanged at the token service as a refresh token, by the engine and by the host alike', async () => {
-    const answering = await startAnsweringRegistry()
-    const refresh = `ci-refresh-${process.pid}-${Math.random().toString(36).slice(2)}`
-    writeConfig({ auths: { [answering.host]: { identitytoken: refresh } } })
-    try {
-      const reference = `${answering.host}/ci/missing:1`
-      const err = await rejection(runtime.create(sandbox({ image: reference })))
-      expect(err.code, err.message).toBe('IMAGE_NOT_FOUND')
-      expect(err.message).not.toContain(refresh)
-      const posts = answering.requests().filter((r) => r.path === '/token' && r.method === 'POST')
-      const probe = posts.find((r) => r.userAgent.includes('registry probe'))
-      expect(probe?.form).toMatchObject({ grant_type: 'refresh_token', refresh_token: refresh, scope: 'repository:ci/missing:pull' })
-      expect(posts.some((r) => !r.userAgent.includes('registry probe') && r.form?.refresh_token === refresh)).toBe(true)
-    } finally {
-      await answering.stop()
-    }
-  })
-
   it("an index without the platform runArgs --platform asks for is IMAGE_NOT_FOUND, naming the platforms it holds", async () => {
     writeConfig(basic())
     const own = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64'
@@ -339,19 +263,6 @@ describe('pulling images', () => {
       dropLocal(reference)
     }
   })
-
-  it('a registry that cannot be reached is REGISTRY_UNREACHABLE: a name under .invalid, a loopback port nothing listens on', async () => {
-    writeConfig({})
-    const port = await closedPort()
-    for (const reference of [`ci-nowhere-${process.pid}.invalid/ci/busy:1`, `127.0.0.1:${port}/ci/busy:1`]) {
-      const started = Date.now()
-      const err = await rejection(runtime.create(sandbox({ image: reference })))
-      expect(err.code, err.message).toBe('REGISTRY_UNREACHABLE')
-      expect(err.message).toContain(reference)
-      expect(err.message).toContain('cannot be reached')
-      console.log(`[pull] unreachable registry: ${err.code} in ${Date.now() - started} ms: ${err.message}`)
-    }
-  }, 60_000)
 
   it('credentials come from a credsStore helper, or the registry’s credHelpers entry over it', async () => {
     const seen = join(bin.path, 'seen-url')
@@ -516,74 +427,5 @@ const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'lib', 'in
     expect(output).toMatch(/LAST [1-9]/)
     expect(Date.now() - lastLineAt).toBeLessThan(1500)
     console.log(`[pull] onProgress process exited ${Date.now() - lastLineAt} ms after its last line (${output.trim()})`)
-  })
-})
-
-describe('an engine that does not answer is never read as "image absent"', () => {
-  const named = /^container-isolation-test:busybox$/
-  const made = (requests: string[]) =>
-    requests.filter((r) => ['POST /images/create', 'POST /build', 'POST /containers/create'].some((call) => r.startsWith(call)))
-
-  it('an image inspect cut off rejects ENGINE_UNAVAILABLE, pulling and creating nothing (Workspaces and DockerRuntime)', async () => {
-    writeConfig({})
-    const cut = await startFaultyEngine(engine.socketPath, { inspect: named, how: 'close' })
-    try {
-      const through = { socketPath: cut.socketPath }
-      const ws = new addon.Workspaces({ baseDir: base.path, engine: through })
-      const id = session()
-      const err = await rejection(ws.create({ projectDir: project(), sessionId: id, image: IMAGES.busybox, devcontainer: false }))
-      expect(err.code, err.message).toBe('ENGINE_UNAVAILABLE')
-      expect(err.message).toContain(IMAGES.busybox)
-      expect(await workspaces.get(id)).toBeUndefined()
-      const rt = new addon.DockerRuntime({ engine: through, baseDir: base.path })
-      const direct = await rejection(rt.create(sandbox({ image: IMAGES.busybox })))
-      expect(direct.code, direct.message).toBe('ENGINE_UNAVAILABLE')
-      const seen = cut.requests()
-      expect(seen.filter((r) => r === `GET /images/${IMAGES.busybox}/json`).length).toBeGreaterThanOrEqual(2)
-      expect(made(seen)).toEqual([])
-      console.log(`[pull] inspect cut off: ${err.message}`)
-    } finally {
-      await cut.stop()
-    }
-  })
-
-  it('an image inspect never answered rejects TIMEOUT on the engine timeout, pulling nothing', async () => {
-    writeConfig({})
-    const silent = await startFaultyEngine(engine.socketPath, { inspect: named, how: 'silent' })
-    try {
-      const ws = new addon.Workspaces({ baseDir: base.path, engine: { socketPath: silent.socketPath, timeoutMs: 2000 } })
-      const started = Date.now()
-      const err = await rejection(ws.create({ projectDir: project(), sessionId: session(), image: IMAGES.busybox, devcontainer: false }))
-      const ms = Date.now() - started
-      expect(err.code, err.message).toBe('TIMEOUT')
-      expect(err.message).toContain(IMAGES.busybox)
-      expect(made(silent.requests())).toEqual([])
-      console.log(`[pull] inspect never answered: TIMEOUT after ${ms} ms (timeoutMs 2000)`)
-    } finally {
-      await silent.stop()
-    }
-  })
-
-  it("the features image's inspect cut off rejects ENGINE_UNAVAILABLE instead of building it again", async () => {
-    writeConfig({})
-    const cut = await startFaultyEngine(engine.socketPath, { inspect: /^container-isolation-features-/, how: 'close' })
-    try {
-      const ws = new addon.Workspaces({ baseDir: base.path, engine: { socketPath: cut.socketPath } })
-      const files = {
-        '.devcontainer/devcontainer.json': JSON.stringify({ image: IMAGES.busybox, features: { './tool': {} } }),
-        '.devcontainer/tool/devcontainer-feature.json': JSON.stringify({ id: 'tool' }),
-        '.devcontainer/tool/install.sh': '#!/bin/sh\necho tool > /tool\n',
-      }
-      const id = session()
-      const err = await rejection(ws.create({ projectDir: project(files), sessionId: id }))
-      expect(err.code, err.message).toBe('ENGINE_UNAVAILABLE')
-      expect(err.message).toContain('container-isolation-features-')
-      const seen = cut.requests()
-      expect(seen.some((r) => /^GET \/images\/container-isolation-features-[0-9a-f]+:latest\/json$/.test(r))).toBe(true)
-      expect(made(seen)).toEqual([])
-      expect(await workspaces.get(id)).toBeUndefined()
-    } finally {
-      await cut.stop()
-    }
   })
 })
