@@ -1,22 +1,36 @@
 //! The agent's entry point: `serve` (the default) speaks the protocol on stdin/stdout;
 //! `reaper-kill` is what a command's reaper execs to kill its tree when `serve` is gone;
 //! `relay` carries the session's network connections (see `relay`).
+//!
+//! The binary runs only inside Linux containers (a static executable uploaded or mounted
+//! into each one): it is built of Linux's own calls (`prctl` subreapers, `signalfd`,
+//! `setfsuid`, `O_PATH`, `O_TMPFILE`, `close_range`, `getdents64`). Built for any other
+//! system, as a darwin check of the workspace does, it is a stub that refuses to run; the
+//! crate's library (the protocol and temporary names the host shares) builds everywhere.
 
-mod creds;
-mod detached;
-mod files;
-mod frame_out;
-mod launch;
-mod process;
-mod reaper;
-mod reaper_report;
-mod relay;
-mod relay_stream;
-mod reply_window;
-mod serve;
-mod tree;
-mod write;
+/// Declares each module for Linux only.
+macro_rules! linux_only {
+    ($($module:item)*) => { $( #[cfg(target_os = "linux")] $module )* };
+}
 
+linux_only! {
+    mod creds;
+    mod detached;
+    mod files;
+    mod frame_out;
+    mod launch;
+    mod process;
+    mod reaper;
+    mod reaper_report;
+    mod relay;
+    mod relay_stream;
+    mod reply_window;
+    mod serve;
+    mod tree;
+    mod write;
+}
+
+#[cfg(target_os = "linux")]
 fn main() {
     let mode = std::env::args().nth(1);
     let code = match mode.as_deref() {
@@ -37,4 +51,10 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    eprintln!("container-isolation-agent runs only inside Linux containers");
+    std::process::exit(2);
 }

@@ -4,6 +4,11 @@
 //! cut short by its process's death leaves one behind; the next write in that directory
 //! removes it, and never a file whose writer still runs. Names made in another pid
 //! namespace (the host's, a container's) are left to a sweeper of that namespace.
+//!
+//! Linux only: macOS has no pid namespaces and no `/proc`, and nothing there writes these
+//! files (the agent runs in Linux containers, and the host path that writes into a
+//! container's files from the host is Linux's alone, `ContainerRoot`). Built for macOS,
+//! names say namespace 0, which no sweeper claims, and a sweep removes nothing.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
@@ -19,6 +24,7 @@ struct Owner {
 }
 
 /// The inode of a pid namespace link (`pid:[4026531836]`).
+#[cfg(target_os = "linux")]
 fn pid_namespace(pid: &str) -> Option<u64> {
     let link = std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok()?;
     let text = link.to_str()?;
@@ -32,6 +38,7 @@ fn start_time(pid: &str) -> Option<u64> {
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
+#[cfg(target_os = "linux")]
 fn this_process() -> Option<Owner> {
     Some(Owner {
         ns: pid_namespace("self")?,
@@ -40,10 +47,26 @@ fn this_process() -> Option<Owner> {
     })
 }
 
+/// Off on macOS (see the module's comment): no identity, so no sweep.
+#[cfg(not(target_os = "linux"))]
+fn this_process() -> Option<Owner> {
+    None
+}
+
+#[cfg(target_os = "linux")]
 fn random() -> u64 {
     let mut bits = 0u64;
     // SAFETY: fills a u64 from the kernel's random source.
     unsafe { libc::getrandom((&mut bits as *mut u64).cast(), 8, 0) };
+    bits
+}
+
+/// macOS has no `getrandom`; `getentropy` reads the same kind of source (at most 256 bytes).
+#[cfg(not(target_os = "linux"))]
+fn random() -> u64 {
+    let mut bits = 0u64;
+    // SAFETY: fills a u64 from the kernel's random source.
+    unsafe { libc::getentropy((&mut bits as *mut u64).cast(), 8) };
     bits
 }
 
@@ -165,7 +188,10 @@ pub fn sweep_once(dir: RawFd) -> usize {
     if swept.len() >= SWEPT_KEPT {
         swept.clear();
     }
-    match swept.insert((st.st_dev, st.st_ino)) {
+    // `st_dev` is a `u64` on Linux, an `i32` on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    let dev = st.st_dev as u64;
+    match swept.insert((dev, st.st_ino)) {
         true => sweep(dir),
         false => 0,
     }

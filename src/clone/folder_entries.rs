@@ -218,6 +218,9 @@ impl FolderDir {
         }
     }
 
+    /// macOS has no `O_PATH` to look before opening (nor `/proc/self/fd` to reopen by):
+    /// the name is opened `O_NONBLOCK` and what was opened is checked, so a FIFO there is
+    /// opened but never waited on or read.
     #[cfg(not(target_os = "linux"))]
     fn open_regular(&self, name: &CStr) -> io::Result<Option<OwnedFd>> {
         self.open_by_name(name)

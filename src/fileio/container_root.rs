@@ -6,11 +6,18 @@
 //! container); the root is opened again from it for every operation. Once that process is
 //! gone (the container stopped, or was recreated under the same name), the open fails
 //! instead of reaching a recycled pid or a file system no container uses any more.
+//!
+//! Linux only. Off on macOS by design: there is no `/proc`, and the engine (Docker
+//! Desktop's) runs in a VM whose processes and file systems the Mac cannot see; there the
+//! session agent or the engine answers every file operation, and `open` is always `None`.
 
 use std::ffi::CString;
+#[cfg(target_os = "linux")]
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
+
+use super::fd_ops::HOLD_DIR;
 
 #[derive(Clone)]
 pub struct ContainerRoot {
@@ -30,6 +37,7 @@ fn open_in(dir: libc::c_int, name: &str, flags: libc::c_int) -> std::io::Result<
 }
 
 /// A small procfs file, read through an fd (bounded: these are a few lines at most).
+#[cfg(target_os = "linux")]
 fn read_proc(dir: libc::c_int, name: &str) -> Option<String> {
     let file = open_in(dir, name, libc::O_RDONLY).ok()?;
     let mut text = String::new();
@@ -40,6 +48,7 @@ fn read_proc(dir: libc::c_int, name: &str) -> Option<String> {
     Some(text)
 }
 
+#[cfg(target_os = "linux")]
 fn id_map(text: &str) -> Vec<Vec<&str>> {
     text.lines()
         .map(|line| line.split_whitespace().collect())
@@ -48,6 +57,7 @@ fn id_map(text: &str) -> Vec<Vec<&str>> {
 
 impl ContainerRoot {
     /// `None` when host process `pid` is not visible here or is not in `container_id`.
+    #[cfg(target_os = "linux")]
     pub fn open(pid: u32, container_id: &str) -> Option<ContainerRoot> {
         if container_id.is_empty() {
             return None;
@@ -58,6 +68,13 @@ impl ContainerRoot {
             .then_some(root)
     }
 
+    /// Off on macOS (see the module's comment).
+    #[cfg(not(target_os = "linux"))]
+    pub fn open(_pid: u32, _container_id: &str) -> Option<ContainerRoot> {
+        None
+    }
+
+    #[cfg(target_os = "linux")]
     fn of_process(pid: u32) -> Option<ContainerRoot> {
         if pid == 0 {
             return None;
@@ -90,15 +107,11 @@ impl ContainerRoot {
 
     /// The container's root directory, as an `O_PATH` descriptor to resolve paths beneath.
     pub fn open_root(&self) -> std::io::Result<OwnedFd> {
-        open_in(
-            self.proc_dir.as_raw_fd(),
-            "root",
-            libc::O_PATH | libc::O_DIRECTORY,
-        )
+        open_in(self.proc_dir.as_raw_fd(), "root", HOLD_DIR)
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -1,11 +1,19 @@
 //! Thin, safe wrappers over the descriptor-relative system calls the host path uses:
 //! `openat2` confined to a root, and the `*at` calls on one name inside a held directory
 //! (which resolve nothing beyond that name).
+//!
+//! `openat2`, `O_PATH` and `/proc/self/fd` are Linux's. Their only caller that needs them
+//! is the container-root path (`host_files`), which is off on macOS (`ContainerRoot`): there
+//! `open_in_root` and `reopen` answer `ENOSYS`, which that path takes as "let the engine
+//! answer". The `*at` calls are POSIX and serve on both.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// How often an `openat2` that raced a rename (`EAGAIN`) is tried again.
+#[cfg(target_os = "linux")]
 const RACE_RETRIES: usize = 16;
 
 /// Linux's limit on symlinks followed in one resolution.
@@ -32,9 +40,26 @@ fn owned(fd: libc::c_int) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
+/// Holds a file to inspect it (`fstat`, `fstatfs`) without opening it for I/O. macOS has
+/// no `O_PATH`; its stand-in there only builds, since the code holding files this way runs
+/// on Linux alone (see the module's comment).
+#[cfg(target_os = "linux")]
+pub const O_PATH: libc::c_int = libc::O_PATH;
+#[cfg(not(target_os = "linux"))]
+pub const O_PATH: libc::c_int = libc::O_RDONLY | libc::O_NONBLOCK;
+
+/// Holds a directory to resolve names beneath it. Linux holds it with `O_PATH` (search
+/// permission is enough); macOS opens it for reading, so there the directory must be
+/// readable too.
+#[cfg(target_os = "linux")]
+pub const HOLD_DIR: libc::c_int = libc::O_PATH | libc::O_DIRECTORY;
+#[cfg(not(target_os = "linux"))]
+pub const HOLD_DIR: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY;
+
 /// Opens `path` as if `root` were `/`: absolute symlinks and `..` stay beneath it, magic
 /// links (`/proc/*/fd/*`, `/proc/*/root`) are refused, and mount points inside it are
 /// crossed. `follow` decides whether a final symlink is followed.
+#[cfg(target_os = "linux")]
 pub fn open_in_root(
     root: &OwnedFd,
     path: &str,
@@ -69,6 +94,17 @@ pub fn open_in_root(
     Err(errno(libc::EAGAIN))
 }
 
+/// Off on macOS: no `openat2` (nor any resolution confined to a root by the kernel).
+#[cfg(not(target_os = "linux"))]
+pub fn open_in_root(
+    _root: &OwnedFd,
+    _path: &str,
+    _flags: libc::c_int,
+    _follow: bool,
+) -> std::io::Result<OwnedFd> {
+    Err(errno(libc::ENOSYS))
+}
+
 /// Opens one `name` inside `dir`, never following a symlink there.
 pub fn open_at(
     dir: RawFd,
@@ -90,11 +126,18 @@ pub fn open_at(
 
 /// A new descriptor for what an `O_PATH` descriptor names, opened for I/O. The inode is
 /// the one already held: nothing is resolved again.
+#[cfg(target_os = "linux")]
 pub fn reopen(fd: &OwnedFd, flags: libc::c_int) -> std::io::Result<OwnedFd> {
     let path = cstr(&format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
     // SAFETY: a NUL-terminated path naming our own descriptor.
     let fd = check(unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) })?;
     Ok(owned(fd))
+}
+
+/// Off on macOS: it has no `O_PATH` descriptors to reopen.
+#[cfg(not(target_os = "linux"))]
+pub fn reopen(_fd: &OwnedFd, _flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    Err(errno(libc::ENOSYS))
 }
 
 pub fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {

@@ -4,6 +4,11 @@
 //! file system has no `O_TMPFILE` the file is named from the start. Either name records
 //! its owning process (`temp_names`); a process's first write into a directory sweeps it
 //! of those left by a process that died.
+//!
+//! macOS has no `O_TMPFILE` (nor `AT_EMPTY_PATH`): there the file is named from the start,
+//! the path Linux takes on a file system without `O_TMPFILE` (tested here through
+//! `replace_file_with`). Nothing on macOS calls this today: its one caller, the
+//! container-root path, is Linux's alone.
 
 use std::ffi::CString;
 use std::io::Write;
@@ -11,7 +16,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use container_isolation_agent::temp_names;
 
-use super::fd_ops::{chown_mod, cstr, open_at, rename_at, unlink_at};
+#[cfg(target_os = "linux")]
+use super::fd_ops::cstr;
+use super::fd_ops::{chown_mod, open_at, rename_at, unlink_at};
 
 /// A file being written in `dir`: unnamed, or named `Some(name)`.
 struct Pending {
@@ -19,6 +26,7 @@ struct Pending {
     named: Option<CString>,
 }
 
+#[cfg(target_os = "linux")]
 fn check(rc: libc::c_int) -> std::io::Result<()> {
     if rc < 0 {
         Err(std::io::Error::last_os_error())
@@ -27,9 +35,21 @@ fn check(rc: libc::c_int) -> std::io::Result<()> {
     }
 }
 
-/// An unnamed file in `dir`, or a named one where the file system refuses `O_TMPFILE`.
-fn open_pending(dir: RawFd) -> std::io::Result<Pending> {
-    match open_at(dir, &cstr(".")?, libc::O_TMPFILE | libc::O_WRONLY, 0o600) {
+/// An unnamed file in `dir` (`O_TMPFILE`).
+#[cfg(target_os = "linux")]
+fn open_unnamed(dir: RawFd) -> std::io::Result<OwnedFd> {
+    open_at(dir, &cstr(".")?, libc::O_TMPFILE | libc::O_WRONLY, 0o600)
+}
+
+/// macOS has no unnamed files: `EOPNOTSUPP`, as from a Linux file system without them.
+#[cfg(not(target_os = "linux"))]
+fn open_unnamed(_dir: RawFd) -> std::io::Result<OwnedFd> {
+    Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+}
+
+/// An unnamed file in `dir` from `unnamed`, or a named one where it is refused.
+fn open_pending(dir: RawFd, unnamed: OpenUnnamed) -> std::io::Result<Pending> {
+    match unnamed(dir) {
         Ok(file) => Ok(Pending { file, named: None }),
         Err(e)
             if matches!(
@@ -51,6 +71,7 @@ fn open_pending(dir: RawFd) -> std::io::Result<Pending> {
 
 /// Gives the unnamed `file` a temporary name in `dir`: by the descriptor where this process
 /// may (`CAP_DAC_READ_SEARCH`), else through its `/proc/self/fd` link.
+#[cfg(target_os = "linux")]
 fn link_unnamed(file: RawFd, dir: RawFd) -> std::io::Result<CString> {
     let name = temp_names::temp_name();
     // SAFETY: links our own open file into the held directory under a fresh name.
@@ -75,6 +96,12 @@ fn link_unnamed(file: RawFd, dir: RawFd) -> std::io::Result<CString> {
     Ok(name)
 }
 
+/// Never reached on macOS, where no file is unnamed.
+#[cfg(not(target_os = "linux"))]
+fn link_unnamed(_file: RawFd, _dir: RawFd) -> std::io::Result<CString> {
+    Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+}
+
 /// Writes `content` to a new file in `dir`, owned `uid:gid` with `mode`, and renames it
 /// over `name`.
 pub fn replace_file(
@@ -85,8 +112,25 @@ pub fn replace_file(
     gid: u32,
     mode: u32,
 ) -> std::io::Result<()> {
+    replace_file_with(dir, name, content, uid, gid, mode, open_unnamed)
+}
+
+/// Opens an unnamed file in a directory, or says why not.
+type OpenUnnamed = fn(RawFd) -> std::io::Result<OwnedFd>;
+
+/// `replace_file` with the unnamed file's maker given: the seam the macOS path (no unnamed
+/// files) is tested through on Linux.
+fn replace_file_with(
+    dir: RawFd,
+    name: &CString,
+    content: &[u8],
+    uid: u32,
+    gid: u32,
+    mode: u32,
+    unnamed: OpenUnnamed,
+) -> std::io::Result<()> {
     temp_names::sweep_once(dir);
-    let Pending { file, named } = open_pending(dir)?;
+    let Pending { file, named } = open_pending(dir, unnamed)?;
     let mut file = std::fs::File::from(file);
     let written = chown_mod(file.as_raw_fd(), uid, gid, mode).and_then(|()| {
         file.write_all(content)?;
@@ -112,17 +156,32 @@ pub fn replace_file(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fd_ops::cstr;
     use super::*;
+
+    /// What a macOS file system answers for an unnamed file.
+    fn no_unnamed_files(_dir: RawFd) -> std::io::Result<OwnedFd> {
+        Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+    }
 
     #[test]
     fn a_replaced_file_has_the_new_content_and_mode_and_nothing_else_is_left() {
+        replaced_whole(open_unnamed);
+    }
+
+    #[test]
+    fn without_unnamed_files_as_on_macos_the_named_path_leaves_nothing_either() {
+        replaced_whole(no_unnamed_files);
+    }
+
+    fn replaced_whole(unnamed: OpenUnnamed) {
         let dir = std::env::temp_dir().join(format!("ci-fr-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join("f"), b"old").unwrap();
         let held = std::fs::File::open(&dir).unwrap();
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let name = cstr("f").unwrap();
-        replace_file(held.as_raw_fd(), &name, b"new", uid, gid, 0o640).unwrap();
+        replace_file_with(held.as_raw_fd(), &name, b"new", uid, gid, 0o640, unnamed).unwrap();
         let names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())

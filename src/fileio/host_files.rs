@@ -9,6 +9,9 @@
 //! is first opened `O_PATH` and inspected, and a FIFO, socket, device node, or a file of
 //! procfs/sysfs is left to the engine (`Fallback`), as is anything this process may not
 //! do in the container's place.
+//!
+//! Linux only: built for macOS, it is never reached there, since no `ContainerRoot` can be
+//! opened on a Mac (and `open_in_root` would answer `ENOSYS`, a `Fallback`).
 
 use std::ffi::CString;
 use std::io::Read;
@@ -138,7 +141,7 @@ impl HostFiles {
     /// Follows symlinks. `None` for a missing path (or one under a file).
     pub fn stat(&self, path: &str) -> Result<Host<Option<HostStat>>> {
         let found = self
-            .open(path, libc::O_PATH, true)
+            .open(path, O_PATH, true)
             .and_then(|fd| fstat(fd.as_raw_fd()));
         match found {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
@@ -150,7 +153,7 @@ impl HostFiles {
 
     /// `path` opened for reading when it is a regular file of an ordinary file system.
     fn open_data(&self, path: &str) -> std::io::Result<Option<(OwnedFd, libc::stat)>> {
-        let held = self.open(path, libc::O_PATH, true)?;
+        let held = self.open(path, O_PATH, true)?;
         let st = fstat(held.as_raw_fd())?;
         match file_type(&st) {
             libc::S_IFREG => {}
@@ -226,7 +229,7 @@ impl HostFiles {
             let Some((parent, name)) = split(&target) else {
                 return Err(errno(libc::EISDIR));
             };
-            let dir = self.open(&parent, libc::O_PATH | libc::O_DIRECTORY, true)?;
+            let dir = self.open(&parent, HOLD_DIR, true)?;
             let name = cstr(&name)?;
             let st = match lstat_at(dir.as_raw_fd(), &name) {
                 Ok(st) => st,
@@ -270,14 +273,14 @@ impl HostFiles {
         let path = normalize(path);
         let names: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
         let mut here = String::from("/");
-        let mut dir = match self.open("/", libc::O_PATH | libc::O_DIRECTORY, true) {
+        let mut dir = match self.open("/", HOLD_DIR, true) {
             Ok(dir) => dir,
             Err(e) => return self.settle(Err(e), &path),
         };
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             here = join(&here, name);
-            let made = match self.open(&here, libc::O_PATH | libc::O_DIRECTORY, true) {
+            let made = match self.open(&here, HOLD_DIR, true) {
                 Ok(next) => Ok(next),
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                     make_dir(dir.as_raw_fd(), name, uid, gid)
@@ -317,9 +320,7 @@ fn make_dir(dir: RawFd, name: &str, uid: u32, gid: u32) -> std::io::Result<Owned
             Ok(made)
         }
         // Made meanwhile by someone else: use theirs.
-        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-            open_at(dir, &name, libc::O_PATH | libc::O_DIRECTORY, 0)
-        }
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => open_at(dir, &name, HOLD_DIR, 0),
         Err(e) => Err(e),
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::runtime::labels;
-use crate::runtime::{process_start_ticks, OwnerIdentity};
+use crate::runtime::{process_start, OwnerIdentity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnerStatus {
@@ -28,7 +28,7 @@ pub fn owner_status(container_labels: &HashMap<String, String>, me: &OwnerIdenti
         // Same host, another boot: every process of that boot is gone.
         return OwnerStatus::Gone;
     }
-    match process_start_ticks(pid) {
+    match process_start(pid) {
         Some(start) if start == label(labels::OWNER_START) => OwnerStatus::Alive,
         _ => OwnerStatus::Gone,
     }
@@ -46,7 +46,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn this_process_is_alive_and_a_reused_pid_is_not() {
         let me = OwnerIdentity::current();
         assert_eq!(owner_status(&labels_of(me), me), OwnerStatus::Alive);
@@ -56,7 +55,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn other_boots_are_gone_and_other_hosts_unknown() {
         let me = OwnerIdentity::current();
         let mut rebooted = labels_of(me);

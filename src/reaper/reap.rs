@@ -197,7 +197,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn lifetimes_decide() {
         let me = OwnerIdentity::current();
         let dead = OwnerIdentity {

@@ -45,7 +45,7 @@ pub use known_mounts::KnownMounts;
 pub use logs::LogsRequest;
 pub use mount_source::ensure_mount_source;
 pub use naming::{compute_container_name, container_name, validate_name};
-pub use owner::{process_start_ticks, OwnerIdentity};
+pub use owner::{process_start, OwnerIdentity};
 pub use path_exists::path_exists;
 pub use path_translation::{translate, Direction};
 pub use port_mapping::{PortMapping, DEFAULT_HOST_IP};

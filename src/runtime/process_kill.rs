@@ -176,6 +176,8 @@ async fn signal_from_host(
     .flatten()
 }
 
+/// Off on macOS: there is no `/proc` to find the tree in, and Docker Desktop's processes run
+/// in its VM, out of the Mac's reach; the signal goes from inside the container.
 #[cfg(not(target_os = "linux"))]
 async fn signal_from_host(
     _engine: &Engine,
@@ -216,6 +218,7 @@ pub fn in_container_signal_command(token: &str, signal: Signal) -> Vec<String> {
 /// engine is local, else by an exec inside the container (a remote engine); `None` when
 /// neither can tell (no `/bin/sh` in the container).
 pub async fn tree_alive(engine: &Engine, container: &str, token: &str) -> Option<bool> {
+    // Linux only, like `signal_from_host`: macOS asks inside the container.
     #[cfg(target_os = "linux")]
     if engine.is_local() {
         let container_id = engine

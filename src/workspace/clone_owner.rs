@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -30,6 +30,8 @@ fn open_dir_at(dir: libc::c_int, name: &CString) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// The names in `dir`, listed through its `/proc/self/fd` link.
+#[cfg(target_os = "linux")]
 fn entry_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
     let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))?;
     let mut names = Vec::new();
@@ -37,6 +39,43 @@ fn entry_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
         let name = entry?.file_name();
         names.push(CString::new(name.as_bytes()).map_err(io::Error::other)?);
     }
+    Ok(names)
+}
+
+/// macOS has no `/proc`: the held directory is listed itself.
+#[cfg(not(target_os = "linux"))]
+fn entry_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
+    names_by_readdir(dir)
+}
+
+/// The names in `dir` but `.` and `..`, read with `fdopendir` from a descriptor of its own
+/// (`openat(dir, ".")`): nothing is resolved but the held directory.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+fn names_by_readdir(dir: &OwnedFd) -> io::Result<Vec<CString>> {
+    let own = open_dir_at(dir.as_raw_fd(), &CString::from(c"."))?.into_raw_fd();
+    // SAFETY: `own` is an open directory; the stream owns it until `closedir`.
+    let stream = unsafe { libc::fdopendir(own) };
+    if stream.is_null() {
+        let err = io::Error::last_os_error();
+        // SAFETY: `own` is ours and still open.
+        unsafe { libc::close(own) };
+        return Err(err);
+    }
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: `stream` is open; the entry is copied before the next call.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: `d_name` is NUL-terminated.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        if name != c"." && name != c".." {
+            names.push(name.to_owned());
+        }
+    }
+    // SAFETY: closes the stream (and `own`'s descriptor) once.
+    unsafe { libc::closedir(stream) };
     Ok(names)
 }
 
@@ -88,6 +127,24 @@ pub fn give_clone(root: &Path, uid: u32, gid: u32) -> io::Result<u64> {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn the_listing_macos_uses_names_what_linux_lists() {
+        let root = std::env::temp_dir().join(format!("ci-co-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(root.join("f"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("link")).unwrap();
+        let path = CString::new(root.as_os_str().as_bytes()).unwrap();
+        let dir = open_dir_at(libc::AT_FDCWD, &path).unwrap();
+        let sorted = |mut names: Vec<CString>| {
+            names.sort();
+            names
+        };
+        let listed = sorted(names_by_readdir(&dir).unwrap());
+        assert_eq!(listed, sorted(entry_names(&dir).unwrap()));
+        assert_eq!(listed, [c"a", c"f", c"link"].map(CString::from));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn everything_inside_changes_and_nothing_a_symlink_points_to() {

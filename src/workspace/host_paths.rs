@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use crate::engine::{candidates, DetectionEnv, Endpoint, Engine, EngineOptions};
+use crate::fileio::fd_ops::HOLD_DIR;
 
 /// Where a bind mount's source is.
 pub enum HostPlace {
@@ -101,7 +102,7 @@ fn open_dir_at(dir: libc::c_int, name: &CString) -> std::io::Result<OwnedFd> {
         libc::openat(
             dir,
             name.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            HOLD_DIR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
         )
     };
     if fd < 0 {

@@ -4,7 +4,7 @@
 //! directory beside the clone, and exchanged with the clone in one rename. Without a
 //! container (removed, not yet made again) a reader container is made for the read.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -20,21 +20,12 @@ fn io_error(what: &Path, err: std::io::Error) -> Error {
     Error::new(ErrorCode::Eacces, format!("{}: {err}", what.display()))
 }
 
-/// Puts `fresh` at `clone` in one step; the old clone is then at `fresh`.
+/// Puts `fresh` at `clone` in one step; the old clone is then at `fresh`. Where `clone` is
+/// not there (yet), `fresh` is simply renamed to it.
 fn exchange(fresh: &Path, clone: &Path) -> std::io::Result<()> {
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
     let (a, b) = (c(fresh)?, c(clone)?);
-    // SAFETY: NUL-terminated paths; renameat2 with RENAME_EXCHANGE swaps two names.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    match rc {
+    match swap_names(&a, &b) {
         0 => Ok(()),
         _ => {
             let err = std::io::Error::last_os_error();
@@ -43,6 +34,38 @@ fn exchange(fresh: &Path, clone: &Path) -> std::io::Result<()> {
                 _ => Err(err),
             }
         }
+    }
+}
+
+/// Swaps two names atomically: `renameat2` with `RENAME_EXCHANGE`. Returns the call's
+/// result (errno set on failure).
+#[cfg(target_os = "linux")]
+fn swap_names(a: &CStr, b: &CStr) -> libc::c_int {
+    // SAFETY: NUL-terminated paths; renameat2 with RENAME_EXCHANGE swaps two names.
+    unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    }
+}
+
+/// macOS's counterpart: `renameatx_np` with `RENAME_SWAP` (APFS and HFS+; elsewhere
+/// `ENOTSUP`, an error as Linux's `EINVAL` is).
+#[cfg(target_os = "macos")]
+fn swap_names(a: &CStr, b: &CStr) -> libc::c_int {
+    // SAFETY: NUL-terminated paths; renameatx_np with RENAME_SWAP swaps two names.
+    unsafe {
+        libc::renameatx_np(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_SWAP,
+        )
     }
 }
 
@@ -110,5 +133,27 @@ impl Workspaces {
         .await
         .map_err(blocking_error)?;
         swapped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_swaps_the_two_folders_or_renames_where_there_is_no_clone() {
+        let base = std::env::temp_dir().join(format!("ci-rb-{}", uuid::Uuid::new_v4()));
+        let (fresh, clone) = (base.join("fresh"), base.join("clone"));
+        std::fs::create_dir_all(&fresh).unwrap();
+        std::fs::create_dir_all(&clone).unwrap();
+        std::fs::write(fresh.join("new"), "n").unwrap();
+        std::fs::write(clone.join("old"), "o").unwrap();
+        exchange(&fresh, &clone).unwrap();
+        assert!(clone.join("new").is_file() && !clone.join("old").exists());
+        assert!(fresh.join("old").is_file());
+        std::fs::remove_dir_all(&clone).unwrap();
+        exchange(&fresh, &clone).unwrap();
+        assert!(clone.join("old").is_file() && !fresh.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
