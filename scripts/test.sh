@@ -10,11 +10,22 @@ step "provisioning engines and test images"
 bash scripts/provision.sh
 bash scripts/sweep-test-containers.sh
 
+# The darwin checks (scripts/darwin-check.sh) run in the background beside the tests, in a
+# process group of their own (so that a failed run stops all of it), at the lowest priority.
+darwin_pid=""
+darwin_log=target/darwin-check.log
+stop_darwin_checks() {
+  if [ -n "$darwin_pid" ] && kill -0 "$darwin_pid" 2>/dev/null; then
+    kill -TERM -- "-$darwin_pid" 2>/dev/null || true
+  fi
+}
+
 # No test may stop or restart the machine's dockerd (the restart suite runs a private one): its
 # pid, from its pidfile (`pidof dockerd` also lists private daemons), must not change.
 machine_dockerd_pid=$(cat /var/run/docker.pid) || { echo "[test] no /var/run/docker.pid after provisioning" >&2; exit 1; }
 check_machine_dockerd() {
   local status=$? now
+  stop_darwin_checks
   now=$(cat /var/run/docker.pid 2>/dev/null) || now=""
   if [ "$now" != "$machine_dockerd_pid" ] || [ ! -d "/proc/$machine_dockerd_pid" ]; then
     echo "[test] FAIL: the machine's dockerd changed during the tests" \
@@ -36,6 +47,11 @@ bash scripts/build-standin-agents.sh
 
 step "building the addon (debug)"
 npx napi build --platform --no-const-enum
+
+step "darwin checks started in the background (aarch64/x86_64-apple-darwin; log: $darwin_log)"
+mkdir -p target
+setsid nice -n 19 bash scripts/darwin-check.sh >"$darwin_log" 2>&1 &
+darwin_pid=$!
 
 step "devcontainer.json conformance against the reference CLI's readings (tests/devcontainer-corpus)"
 node scripts/conformance.mjs
@@ -87,6 +103,17 @@ if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_pi
   step "vitest on podman, the hostile-container suite alone"
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts
 fi
+
+step "waiting for the darwin checks"
+darwin_status=0
+wait "$darwin_pid" || darwin_status=$?
+darwin_pid=""
+if [ "$darwin_status" -ne 0 ]; then
+  grep -v '^ *\(Compiling\|Checking\) ' "$darwin_log" >&2 || true
+  echo "[test] FAIL: the darwin checks failed (status $darwin_status; their log above, whole in $darwin_log)" >&2
+  exit 1
+fi
+grep '^\[darwin\]' "$darwin_log" >&2
 
 step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
 node scripts/check-packages.mjs --standins
