@@ -107,6 +107,21 @@ describe('egress', () => {
     expect((await curl(hostRange, `http://${PRIVATE.host}:${net.hostPrivatePort}/`)).text).toBe('canary-host-private')
   })
 
+  it("the engines' names for the host are refused under 'public' wherever they point, and opened only by an entry naming one", async () => {
+    // Pinned to the test internet's public address: the name alone refuses them.
+    const names = ['host.docker.internal', 'gateway.docker.internal', 'host.containers.internal']
+    const pinned = { ...hosts, ...Object.fromEntries(names.map((name) => [name, [PUBLIC.ns]])) }
+    const publicId = await session({ allow: ['*', '*.internal'], hosts: pinned })
+    for (const name of names) {
+      const r = await curl(publicId, `-i http://${name}/`)
+      expect(r.text, name).toContain(refusedLine(name, 80))
+      expect(r.text, name).toContain('only an allow entry naming it opens it')
+    }
+    const named = await session({ allow: ['host.docker.internal:80'], hosts: pinned })
+    expect((await curl(named, 'http://host.docker.internal/')).text).toBe('internet-ok')
+    expect((await curl(named, '-i http://gateway.docker.internal/')).text).toContain(refusedLine('gateway.docker.internal', 80))
+  })
+
   it('a program that ignores the proxy settings gets no connection and no name resolution', async () => {
     const id = await session({ allow: ['*'], hosts })
     expect((await run(id, `bash -c 'exec 3<>/dev/tcp/${PUBLIC.ns}/7'`)).exitCode).not.toBe(0)

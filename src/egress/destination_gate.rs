@@ -97,7 +97,7 @@ impl Gate {
         if policy.mode == EgressMode::None {
             return Err(Denied::Refused("the session's egress is 'none'".into()));
         }
-        if let Some(reason) = policy.rules.denies_name(host, port) {
+        if let Some(reason) = policy.rules.refuses_name(host, port) {
             return Err(Denied::Refused(reason));
         }
         let addresses = match known_addresses(host, port, &policy) {

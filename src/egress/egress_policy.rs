@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use super::egress_rule::Rule;
+use super::host_names::engine_host_name;
 
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
@@ -49,6 +50,17 @@ impl Rules {
             .map(|r| format!("denied by '{}'", r.text))
     }
 
+    /// Why `host` is refused by its name alone, before anything is resolved: a deny entry
+    /// names it, or it is an engine's name for the host that no allow entry names exactly.
+    pub fn refuses_name(&self, host: &str, port: u16) -> Option<String> {
+        if let Some(reason) = self.denies_name(host, port) {
+            return Some(reason);
+        }
+        let kind = engine_host_name(host)?;
+        let opened = self.allow.iter().any(|r| r.names_exactly(host, port));
+        (!opened).then(|| format!("'{host}' is {kind}; only an allow entry naming it opens it"))
+    }
+
     /// Whether an allow entry could let `host:port` through once its name is resolved: a
     /// name pattern that fits it, or an address entry whose port fits. When none could, the
     /// name needs no lookup (nor may it have one: a lookup carries the name to DNS).
@@ -65,7 +77,7 @@ impl Rules {
         addrs: &[IpAddr],
         special: &dyn Fn(IpAddr) -> Option<String>,
     ) -> Decision {
-        if let Some(reason) = self.denies_name(host, port) {
+        if let Some(reason) = self.refuses_name(host, port) {
             return Decision::Refuse(reason);
         }
         for addr in addrs {
@@ -170,6 +182,39 @@ mod tests {
         assert_eq!(
             decide(&open, "allowed.example", 443, &["8.8.8.8"]),
             Decision::Allow
+        );
+    }
+
+    #[test]
+    fn the_engines_names_for_the_host_are_refused_unless_an_entry_names_one() {
+        for host in [
+            "host.docker.internal",
+            "Gateway.Docker.Internal.",
+            "host.containers.internal",
+        ] {
+            let refused = decide(&Rules::public(), host, 80, &["8.8.8.8"]);
+            assert!(
+                matches!(&refused, Decision::Refuse(r) if r.contains("name for") && r.contains("allow entry naming it")),
+                "{host}: {refused:?}"
+            );
+            assert!(Rules::public().refuses_name(host, 80).is_some());
+        }
+        let wildcard = rules(&["*.docker.internal", "*"], &[]);
+        assert!(wildcard.refuses_name("host.docker.internal", 80).is_some());
+        let named = rules(&["host.docker.internal:8080"], &[]);
+        assert!(named.refuses_name("host.docker.internal", 8080).is_none());
+        assert!(named.refuses_name("host.docker.internal", 22).is_some());
+        // Named, it is still checked by address: the host's own are refused as ever.
+        assert!(
+            matches!(decide(&named, "host.docker.internal", 8080, &["127.0.0.1"]), Decision::Refuse(r) if r.contains("loopback"))
+        );
+        assert_eq!(
+            decide(&named, "host.docker.internal", 8080, &["8.8.8.8"]),
+            Decision::Allow
+        );
+        assert_eq!(
+            Rules::public().refuses_name("docker.internal.example", 80),
+            None
         );
     }
 

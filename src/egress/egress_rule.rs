@@ -60,6 +60,11 @@ impl Rule {
         }
     }
 
+    /// Whether this rule names exactly `host` (no `*`, no `*.suffix`) on `port`.
+    pub fn names_exactly(&self, host: &str, port: u16) -> bool {
+        self.port_matches(port) && self.target == Target::Name(normal_name(host))
+    }
+
     /// Whether this is an address rule that covers `addr` on `port`.
     pub fn covers_address(&self, addr: IpAddr, port: u16) -> bool {
         let Target::Net { addr: net, prefix } = self.target else {

@@ -4,7 +4,7 @@
 //! makes the connection itself. Inbound, the same channel carries forwarded ports.
 //!
 //! The pieces: `egress_rule` (the allow/deny grammar), `address_class` (which addresses are
-//! never public), `egress_policy` (a decision for one destination), `destination_gate`
+//! never public), `host_names` (the engines' names for the host), `egress_policy` (a decision for one destination), `destination_gate`
 //! (that decision with the lookup and the host's answer), `http_proxy` (every request on a
 //! proxy connection, its heads checked first by `request_guard`, `http_head` and
 //! `chunked_body`), `socks5` and `client_hello` (what a client in the container says
@@ -18,6 +18,7 @@ mod egress_policy;
 mod egress_rule;
 mod egress_settings;
 mod engine_gateways;
+mod host_names;
 mod http_head;
 mod http_proxy;
 mod origin_connection;
