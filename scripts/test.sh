@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: provision the engines and offline images (idempotent), build the addon,
-# then run the Rust tests, the type tests and the vitest suites against the real engine.
+# then run the Rust tests, the type tests and the vitest suites against the real engine,
+# with the darwin checks (scripts/darwin-check.sh) beside them in the background.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
