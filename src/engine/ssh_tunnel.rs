@@ -103,26 +103,50 @@ fn unavailable(message: String) -> Error {
     Error::new(ErrorCode::EngineUnavailable, message)
 }
 
-/// `ci-ssh-<pid>-<random>`, mode 0700, in `$XDG_RUNTIME_DIR` (else the temp folder); the
-/// folders of processes that are gone (killed before their tunnels ended) are removed first.
+/// `ci-ssh-<pid>-<random>`, mode 0700, in `$XDG_RUNTIME_DIR` (else the temp folder, see
+/// `folder_base`); the folders of processes that are gone (killed before their tunnels
+/// ended) are removed first.
 fn private_folder() -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|d| d.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    sweep_abandoned(&base);
     let name = format!(
         "ci-ssh-{}-{}",
         std::process::id(),
         uuid::Uuid::new_v4().simple()
     );
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir());
+    let base = folder_base(runtime_dir, std::env::temp_dir(), &name);
+    sweep_abandoned(&base);
     let folder = base.join(name);
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&folder)
         .map_err(|e| unavailable(format!("cannot create {}: {e}", folder.display())))?;
     Ok(folder)
+}
+
+/// The longest socket name in the folder: ssh binds its master's `mux-<n>` under a name
+/// 17 bytes longer (`.` and 16 random characters) before renaming it.
+const LONGEST_SOCKET_NAME: &str = "/mux-9999.0123456789abcdef";
+
+/// The first of `runtime_dir` and `temp` under which every socket of a folder `name` fits a
+/// unix socket's address (`sun_path`: 108 bytes on Linux, 104 on macOS), else `/tmp`. On
+/// macOS, where `$XDG_RUNTIME_DIR` is unset and the per-user temp folder is
+/// `/var/folders/<2>/<30>/T/`, the sockets would not fit: there the folder goes to `/tmp`
+/// (mode 0700 and a random name keep it private).
+fn folder_base(runtime_dir: Option<PathBuf>, temp: PathBuf, name: &str) -> PathBuf {
+    // SAFETY: sockaddr_un is plain data; only its field's length is read.
+    let address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    let fits = |base: &PathBuf| {
+        let path = base.join(name).into_os_string().len() + LONGEST_SOCKET_NAME.len();
+        path < address.sun_path.len()
+    };
+    runtime_dir
+        .into_iter()
+        .chain([temp])
+        .find(fits)
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
 
 /// Removes our own user's `ci-ssh-<pid>-…` folders whose process no longer runs.
@@ -327,6 +351,22 @@ mod tests {
         assert!(live.exists() && other.exists());
         std::fs::remove_dir_all(base).unwrap();
     }
+    #[test]
+    fn the_folder_goes_where_its_sockets_fit_as_on_macos_whose_temp_folder_is_long() {
+        let name = format!("ci-ssh-99999-{}", uuid::Uuid::new_v4().simple());
+        let run = PathBuf::from("/run/user/1000");
+        let tmp = PathBuf::from("/tmp");
+        assert_eq!(folder_base(Some(run.clone()), tmp.clone(), &name), run);
+        assert_eq!(folder_base(None, tmp.clone(), &name), tmp);
+        // A Mac's per-user temp folder, with $XDG_RUNTIME_DIR unset.
+        let mac_temp = PathBuf::from("/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/");
+        let long = PathBuf::from(format!("/{}", "x".repeat(60)));
+        assert_eq!(folder_base(None, mac_temp, &name), tmp);
+        assert_eq!(folder_base(Some(long.clone()), long, &name), tmp);
+        let fitted = tmp.join(&name).into_os_string().len() + LONGEST_SOCKET_NAME.len();
+        assert!(fitted < 104, "{fitted}");
+    }
+
     #[test]
     fn a_master_carries_at_most_eight_connections_and_seats_are_given_back() {
         let masters = Arc::new(Masters::new(PathBuf::from("/nonexistent")));
