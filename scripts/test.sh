@@ -98,13 +98,7 @@ step "vitest on a remote engine (tls, then ssh)"
 TEST_REMOTE_TRANSPORT=tls npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
 TEST_REMOTE_TRANSPORT=ssh npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
 
-step "vitest, serial suites (a private dockerd stopped and restarted; hostile containers, alone)"
-npx vitest run -c vitest.serial.config.ts
-if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
-  step "vitest on podman, the hostile-container suite alone"
-  TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts
-fi
-
+# Waited for before the serial suites, whose timing comparisons need a quiet machine.
 step "waiting for the darwin checks"
 darwin_status=0
 wait "$darwin_pid" || darwin_status=$?
@@ -115,6 +109,13 @@ if [ "$darwin_status" -ne 0 ]; then
   exit 1
 fi
 grep '^\[darwin\]' "$darwin_log" >&2
+
+step "vitest, serial suites (a private dockerd stopped and restarted; hostile containers, alone)"
+npx vitest run -c vitest.serial.config.ts
+if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
+  step "vitest on podman, the hostile-container suite alone"
+  TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts
+fi
 
 step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
 node scripts/check-packages.mjs --standins
