@@ -30,7 +30,7 @@ use reqwest::{Client, Method, StatusCode};
 use url::Url;
 
 use platform_match::{is_index, missing_platform, Platform, INDEX_LIMIT};
-use probe_client::{client_for, read_bounded, Scheme};
+use probe_client::{client_for, read_bounded, read_response, Scheme};
 use registry_answer::BODY_LIMIT;
 use token_handshake::{authorize, challenge_of, Authorization, Challenge};
 
@@ -155,20 +155,12 @@ async fn answer_of(
     step: Step,
     response: reqwest::Response,
 ) -> Result<RegistryAnswer, ProbeOutcome> {
-    let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let body = read_bounded(response, BODY_LIMIT)
-        .await
-        .map_err(|e| ProbeOutcome::from_transport(&e, "the manifest"))?;
+    let read = read_response(response, BODY_LIMIT, "the manifest").await?;
     Ok(RegistryAnswer::new(
         step,
-        status,
-        &body,
-        retry_after.as_deref(),
+        read.status.as_u16(),
+        &read.body,
+        read.retry_after.as_deref(),
     ))
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use reqwest::{redirect, Certificate, Client};
 
+use super::probe_outcome::ProbeOutcome;
 use crate::engine::describe;
 
 /// Where engines look for a registry's own CAs (`<dir>/<host[:port]>/*.crt`).
@@ -116,6 +117,35 @@ pub async fn read_bounded(
         }
     }
     Ok(body)
+}
+
+/// A response read: its status, its `Retry-After`, and its body within `limit`.
+pub struct ReadResponse {
+    pub status: reqwest::StatusCode,
+    pub retry_after: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Reads `response` (`what` names the request, for a transport failure).
+pub async fn read_response(
+    response: reqwest::Response,
+    limit: usize,
+    what: &str,
+) -> Result<ReadResponse, ProbeOutcome> {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = read_bounded(response, limit)
+        .await
+        .map_err(|e| ProbeOutcome::from_transport(&e, what))?;
+    Ok(ReadResponse {
+        status,
+        retry_after,
+        body,
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use reqwest::{Client, RequestBuilder};
 use serde::Deserialize;
 use url::Url;
 
-use super::probe_client::{is_loopback, read_bounded};
+use super::probe_client::{is_loopback, read_response, ReadResponse};
 use super::probe_outcome::ProbeOutcome;
 use super::registry_answer::{RegistryAnswer, Step, BODY_LIMIT};
 use crate::registry_auth::RegistryCredentials;
@@ -149,15 +149,11 @@ pub async fn authorize(
         .send()
         .await
         .map_err(|e| ProbeOutcome::from_transport(&e, "its token service"))?;
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let body = read_bounded(response, BODY_LIMIT)
-        .await
-        .map_err(|e| ProbeOutcome::from_transport(&e, "its token service"))?;
+    let ReadResponse {
+        status,
+        retry_after,
+        body,
+    } = read_response(response, BODY_LIMIT, "its token service").await?;
     if !status.is_success() {
         let answer =
             RegistryAnswer::new(Step::Token, status.as_u16(), &body, retry_after.as_deref());
