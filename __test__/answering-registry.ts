@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { listen, tracked } from './test-server'
 
 export interface AnsweredRequest {
   method: string
@@ -108,16 +109,8 @@ export async function startAnsweringRegistry(): Promise<AnsweringRegistry> {
     }
     json(res, answer.status, body, headers)
   })
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
-  host = `127.0.0.1:${(server.address() as { port: number }).port}`
+  server.on('connection', tracked(sockets))
+  host = await listen(server)
   return {
     host,
     requests: () => [...log],

@@ -7,6 +7,7 @@ import { request, createServer, type IncomingMessage, type ServerResponse } from
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { tempDir } from './helpers'
+import { listenAt, tracked } from './test-server'
 
 export interface FaultyEngine {
   socketPath: string
@@ -51,15 +52,8 @@ export async function startFaultyEngine(target: string, fault: { inspect: RegExp
     upstream.on('error', () => socket.destroy())
     socket.on('error', () => upstream.destroy())
   })
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(socketPath, () => resolve())
-  })
+  server.on('connection', tracked(sockets))
+  await listenAt(server, socketPath)
   return {
     socketPath,
     requests: () => [...log],

@@ -3,6 +3,7 @@
 // (so that engines report bytes as they come) or only half, and then nothing more.
 import { createServer as createHttpServer } from 'node:http'
 import { createServer, type Socket } from 'node:net'
+import { listen, tracked } from './test-server'
 
 export interface Stalling {
   host: string
@@ -11,22 +12,6 @@ export interface Stalling {
   /** When the engine closed its connections after the stall (0: not yet). */
   droppedAt(): number
   stop(): Promise<void>
-}
-
-function tracked(sockets: Set<Socket>) {
-  return (socket: Socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-  }
-}
-
-async function listen(server: { listen: Function; address: Function; once: Function }): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
-  return `127.0.0.1:${(server.address() as { port: number }).port}`
 }
 
 /** Accepts every connection and never writes a byte. */

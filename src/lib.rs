@@ -24,6 +24,8 @@ pub mod reaper;
 pub mod registry_auth;
 pub mod registry_probe;
 pub mod runtime;
+#[cfg(test)]
+mod scratch_dir;
 pub mod shell;
 pub mod tar_extract;
 pub mod workspace;

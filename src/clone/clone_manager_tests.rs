@@ -1,22 +1,7 @@
 //! Tests of session clones (`clone_manager.rs`).
 
 use super::*;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(prefix: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ci-{prefix}-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::scratch_dir::Scratch;
 
 fn plain_project(dir: &Path) {
     std::fs::write(dir.join("main.rs"), "fn main() {}\n").unwrap();

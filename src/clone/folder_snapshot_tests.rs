@@ -8,22 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::error::ErrorCode;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(prefix: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ci-{prefix}-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::scratch_dir::Scratch;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

@@ -16,25 +16,7 @@ use std::process::Command;
 use git2::{IndexAddOption, Oid, Repository, Signature};
 
 use super::{read_changes, Changes, ChangesOptions, Limits};
-
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "ci-delivery-{name}-{}",
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use crate::scratch_dir::Scratch;
 
 pub fn init(dir: &Path) -> Repository {
     let repo = Repository::init(dir).unwrap();
