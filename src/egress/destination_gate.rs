@@ -93,6 +93,27 @@ impl Gate {
 
     /// The addresses to connect to, or why not.
     pub async fn check(&self, host: &str, port: u16) -> Result<Cleared, Denied> {
+        self.check_at(host, port, None).await
+    }
+
+    /// As `check`, for a request that would go over a connection already open to
+    /// `address` (cleared for `host:port` before): the policy decides on that address
+    /// again, without a second lookup.
+    pub async fn recheck(
+        &self,
+        host: &str,
+        port: u16,
+        address: SocketAddr,
+    ) -> Result<Cleared, Denied> {
+        self.check_at(host, port, Some(vec![address])).await
+    }
+
+    async fn check_at(
+        &self,
+        host: &str,
+        port: u16,
+        connected: Option<Vec<SocketAddr>>,
+    ) -> Result<Cleared, Denied> {
         let policy = self.policy();
         if policy.mode == EgressMode::None {
             return Err(Denied::Refused("the session's egress is 'none'".into()));
@@ -100,7 +121,7 @@ impl Gate {
         if let Some(reason) = policy.rules.refuses_name(host, port) {
             return Err(Denied::Refused(reason));
         }
-        let addresses = match known_addresses(host, port, &policy) {
+        let addresses = match connected.or_else(|| known_addresses(host, port, &policy)) {
             Some(addresses) => addresses,
             None => {
                 if !policy.rules.lookup_could_allow(host, port) {

@@ -105,3 +105,24 @@ async fn on_request_is_asked_before_the_lookup_and_pins_need_none() {
         .starts_with(LOOKED_UP));
     assert_eq!(no.asked.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_request_over_an_open_connection_is_decided_on_its_address_without_a_lookup() {
+    let public: SocketAddr = "203.0.113.7:80".parse().unwrap();
+    let allowed = gate(EgressMode::Policy, &["localhost"], None);
+    let cleared = match allowed.recheck("localhost", 80, public).await {
+        Ok(cleared) => cleared,
+        Err(_) => panic!("the open connection's address was not cleared"),
+    };
+    assert_eq!(cleared.addresses, vec![public], "no lookup replaced it");
+    let loopback: SocketAddr = "127.0.0.1:80".parse().unwrap();
+    assert!(matches!(
+        allowed.recheck("localhost", 80, loopback).await,
+        Err(Denied::Refused(reason)) if reason.starts_with(LOOKED_UP)
+    ));
+    let none = gate(EgressMode::None, &[], None);
+    assert!(matches!(
+        none.recheck("localhost", 80, public).await,
+        Err(Denied::Refused(_))
+    ));
+}

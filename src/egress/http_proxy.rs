@@ -6,6 +6,7 @@
 //! server its own URI names, over a connection kept only while that stays the same.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::BodyExt;
@@ -72,10 +73,19 @@ impl Proxy {
         }
     }
 
-    /// The gate's clearance, or the answer that refuses (the outcome then says why).
-    async fn clear(&self, outcome: &mut Outcome) -> Result<Cleared, Response<ProxyBody>> {
+    /// The gate's clearance, or the answer that refuses (the outcome then says why); for a
+    /// request that would reuse a connection, decided on the address it is open to.
+    async fn clear(
+        &self,
+        outcome: &mut Outcome,
+        connected: Option<SocketAddr>,
+    ) -> Result<Cleared, Response<ProxyBody>> {
         let (host, port) = (outcome.host.as_str(), outcome.port);
-        match self.gate.check(host, port).await {
+        let checked = match connected {
+            Some(address) => self.gate.recheck(host, port, address).await,
+            None => self.gate.check(host, port).await,
+        };
+        match checked {
             Ok(cleared) => {
                 outcome.allowed = true;
                 Ok(cleared)
@@ -100,7 +110,7 @@ impl Proxy {
             Err(why) => return answer::bad_request(&why),
         };
         let mut outcome = Outcome::new(&host, port);
-        let cleared = match self.clear(&mut outcome).await {
+        let cleared = match self.clear(&mut outcome, None).await {
             Ok(cleared) => cleared,
             Err(refusal) => {
                 outcome.report(&self.gate);
@@ -143,7 +153,12 @@ impl Proxy {
         port: u16,
     ) -> Response<ProxyBody> {
         let mut outcome = Outcome::new(host, port);
-        let cleared = match self.clear(&mut outcome).await {
+        let kept = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let connected = kept
+            .as_ref()
+            .filter(|o| o.serves(host, port, &[o.address]))
+            .map(|o| o.address);
+        let cleared = match self.clear(&mut outcome, connected).await {
             Ok(cleared) => cleared,
             Err(refusal) => {
                 outcome.report(&self.gate);
@@ -154,7 +169,6 @@ impl Proxy {
             Ok(request) => request,
             Err(why) => return answer::bad_request(&why),
         };
-        let kept = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
         let sent = exchange(kept, request, host, port, &cleared).await;
         let (response, origin, from) = match sent {
             Ok(sent) => sent,
