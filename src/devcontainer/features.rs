@@ -68,11 +68,7 @@ impl OciRef {
 
     /// Whether the registry is this host, where plain HTTP is allowed.
     pub fn is_loopback(&self) -> bool {
-        let host = match self.registry.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or(v6),
-            None => self.registry.split(':').next().unwrap_or(&self.registry),
-        };
-        matches!(host, "127.0.0.1" | "localhost" | "::1")
+        crate::registry_probe::is_loopback(&self.registry)
     }
 }
 
