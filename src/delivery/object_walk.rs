@@ -111,11 +111,7 @@ impl<'a> ObjectWalk<'a> {
                 self.check_known(&next, kind)?;
                 continue;
             }
-            if self.trusted.exists(next.id) {
-                let (_, kind) = self
-                    .trusted
-                    .read_header(next.id)
-                    .map_err(|e| Error::git(&format!("object {}", next.id), e))?;
+            if let Some(kind) = self.trusted_kind(next.id)? {
                 self.checked.kinds.insert(next.id, kind);
                 self.check_known(&next, kind)?;
                 continue;
@@ -134,6 +130,15 @@ impl<'a> ObjectWalk<'a> {
             });
         }
         Ok(())
+    }
+
+    /// The type of `id` in the destination, in one lookup; `None` when it lacks it.
+    fn trusted_kind(&self, id: Oid) -> Result<Option<ObjectType>> {
+        match self.trusted.read_header(id) {
+            Ok((_, kind)) => Ok(Some(kind)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(Error::git(&format!("object {id}"), e)),
+        }
     }
 
     /// An object seen before (or in the destination): its type as named, and its contents
