@@ -4,10 +4,11 @@
 'use strict'
 
 const path = require('node:path')
+const { homedir, tmpdir } = require('node:os')
 
 const USAGE = `usage: container-isolation mcp [--project DIR] [--image IMG] [--egress none|public|JSON]
                              [--trust JSON] [--export-prefix P] [--allow-force-export]
-                             [--keep] [--base-dir D]
+                             [--keep] [--auto-session] [--base-dir D]
 
 An MCP server over stdio: every tool acts inside an isolated session (a git clone of the
 project in its own container), never on the project's files. Nothing is ever written into
@@ -29,8 +30,12 @@ go to the snapshot's repository under the base directory).
                   session_export may move an existing branch under the prefix (force);
                   without it the user is asked each time through the client (elicitation),
                   and a client that cannot ask gets a refusal
-  --keep          sessions outlive the server (stopped, for container-isolation ls/export);
-                  by default their containers go and clones go to trash when it ends
+  --keep          sessions outlive the server (stopped, with their command logs), for a
+                  later server on the same project (session_list shows them, session_open
+                  takes one up) or container-isolation ls/export; by default their
+                  containers, clones and logs go when it ends
+  --auto-session  a tool called without a session while none is open opens one (by
+                  default it answers NO_SESSION: the agent opens one with session_open)
   --base-dir D    state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
 
 Register with Claude Code: claude mcp add container-isolation -- npx container-isolation mcp --project .`
@@ -72,19 +77,26 @@ function exportPrefix(text) {
   return text
 }
 
+/** The library's own default: `$CONTAINER_ISOLATION_HOME`, else `~/.container-isolation`. */
+function defaultBaseDir() {
+  return process.env.CONTAINER_ISOLATION_HOME || path.join(process.env.HOME || homedir() || tmpdir(), '.container-isolation')
+}
+
 /**
  * @param {string[]} argv the arguments after `mcp`
  * @returns {{ help?: boolean, projectDir: string, image?: string, egress?: 'none' | 'public' | object,
- *   trust?: object, keep: boolean, baseDir?: string, exportPrefix: string, allowForceExport: boolean }}
+ *   trust?: object, keep: boolean, autoSession: boolean, baseDir: string, exportPrefix: string, allowForceExport: boolean }}
  */
 function parseMcpArgs(argv) {
   const raw = {}
   let keep = false
   let allowForceExport = false
+  let autoSession = false
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
-    if (a === '-h' || a === '--help') return { help: true, projectDir: '', keep, exportPrefix: DEFAULT_EXPORT_PREFIX, allowForceExport }
+    if (a === '-h' || a === '--help') return { help: true, projectDir: '', keep, autoSession, baseDir: '', exportPrefix: DEFAULT_EXPORT_PREFIX, allowForceExport }
     if (a === '--keep') keep = true
+    else if (a === '--auto-session') autoSession = true
     else if (a === '--allow-force-export') allowForceExport = true
     else if (VALUED.includes(a)) {
       if (i + 1 >= argv.length) throw new McpUsageError(`${a} needs a value`)
@@ -103,7 +115,8 @@ function parseMcpArgs(argv) {
     egress,
     trust: raw.trust === undefined ? undefined : jsonObject('--trust', raw.trust),
     keep,
-    baseDir: raw['base-dir'],
+    autoSession,
+    baseDir: path.resolve(raw['base-dir'] ?? defaultBaseDir()),
     exportPrefix: raw['export-prefix'] === undefined ? DEFAULT_EXPORT_PREFIX : exportPrefix(raw['export-prefix']),
     allowForceExport,
   }

@@ -1,7 +1,7 @@
 // read_file, write_file, edit_file, list_directory: the session's files through its FileIO
-// (inside its container, as the session's user), never the project's on the host. None is
-// read-only: called without a session, a tool opens the connection's default session;
-// write_file and edit_file replace what a file held.
+// (inside its container, as the session's user), never the project's on the host.
+// read_file and list_directory only read, unless the server opens a session for a call
+// without one (--auto-session); write_file and edit_file replace what a file held.
 'use strict'
 
 const { posix } = require('node:path')
@@ -9,7 +9,7 @@ const { z } = require('zod')
 const { ToolError, invalid, ok } = require('./results.js')
 const { resolveIn, shown } = require('./paths.js')
 const { mapLimit } = require('./map-limit.js')
-const { INSIDE, session, pathArg } = require('./tool-args.js')
+const { INSIDE, strict, reading, session, pathArg } = require('./tool-args.js')
 
 /** The most a file may hold for read_file/edit_file to load it, and write_file to write. */
 const MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -36,20 +36,31 @@ const isBinary = (bytes) => bytes.subarray(0, 8192).includes(0)
 const readFile = {
   name: 'read_file',
   title: 'Read a file of the session',
-  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
-  description: `Reads a text file of the session, whole or a range of lines (offset, limit), up to 256 KiB per call. ${INSIDE}`,
-  schema: z.object({
+  annotations: reading,
+  description: `Reads a text file of the session, whole or a range of lines (offset, limit), up to 256 KiB per call; a binary file (a NUL in its first 8 KiB) is reported, not shown. ${INSIDE}`,
+  schema: strict({
     session,
     path: pathArg,
     offset: z.number().int().min(1).optional().describe('The first line to return, from 1 (default 1)'),
     limit: z.number().int().min(1).max(100000).optional().describe('How many lines to return at most (default 2000)'),
+  }),
+  output: z.object({
+    path: z.string(),
+    size: z.number().int(),
+    binary: z.boolean(),
+    totalLines: z.number().int().optional(),
+    startLine: z.number().int().optional(),
+    endLine: z.number().int().optional(),
+    truncated: z.boolean().optional(),
+    content: z.string().optional().describe('The lines startLine to endLine, each but the file\'s last followed by a newline'),
+    note: z.string().optional(),
   }),
   async run(args, { sessions }) {
     const s = await sessions.get(args.session)
     const absolute = resolveIn(s.root, args.path)
     const rel = shown(s.root, absolute)
     const bytes = await load(s, absolute, rel)
-    if (isBinary(bytes)) return ok(`${rel}: a binary file of ${bytes.length} bytes (not shown)`, { path: rel, size: bytes.length, binary: true })
+    if (isBinary(bytes)) return ok({ path: rel, size: bytes.length, binary: true, note: 'a binary file: not shown (run_command with xxd or od shows bytes)' })
     const lines = bytes.toString('utf8').split('\n')
     const totalLines = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length
     const start = (args.offset ?? 1) - 1
@@ -62,9 +73,9 @@ const readFile = {
     // Every line but the file's last is followed by a newline.
     const content = lines.slice(start, end).join('\n') + (end > start && end < lines.length ? '\n' : '')
     const truncated = start > 0 || end < totalLines
-    const note = truncated ? `\n[lines ${start + 1}-${end} of ${totalLines}${end < totalLines ? `; read on with offset ${end + 1}` : ''}]` : ''
-    const text = content === '' && !truncated ? `(${rel} is empty)` : content + note
-    return ok(text, { path: rel, size: bytes.length, totalLines, startLine: start + 1, endLine: end, truncated, content })
+    const result = { path: rel, size: bytes.length, binary: false, totalLines, startLine: start + 1, endLine: end, truncated, content }
+    if (end < totalLines) result.note = `lines ${start + 1}-${end} of ${totalLines}: read on with offset ${end + 1}`
+    return ok(result)
   },
 }
 
@@ -73,12 +84,13 @@ const writeFile = {
   title: 'Write a file of the session',
   annotations: () => ({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }),
   description: `Writes a file of the session whole (creating missing parent folders), up to 16 MiB. ${INSIDE} The user gets the work through session_export.`,
-  schema: z.object({
+  schema: strict({
     session,
     path: pathArg,
     content: z.string().describe('The file\'s new content'),
     encoding: z.enum(['utf8', 'base64']).optional().describe('How content is given: utf8 text (default) or base64 bytes'),
   }),
+  output: z.object({ path: z.string(), bytes: z.number().int(), created: z.boolean() }),
   async run(args, { sessions }) {
     const length = args.encoding === 'base64' ? Math.floor((args.content.length * 3) / 4) : Buffer.byteLength(args.content)
     if (length > MAX_FILE_BYTES) throw new ToolError('LIMIT_EXCEEDED', `content is ${megabytes(length)}, over the ${megabytes(MAX_FILE_BYTES)} write_file takes`)
@@ -90,7 +102,7 @@ const writeFile = {
     await s.fileIO.mkdir(posix.dirname(absolute))
     const existed = await s.fileIO.fileExists(absolute)
     await s.fileIO.writeFile(absolute, bytes)
-    return ok(`wrote ${rel} (${bytes.length} bytes, ${existed ? 'replaced' : 'new file'})`, { path: rel, bytes: bytes.length, created: !existed })
+    return ok({ path: rel, bytes: bytes.length, created: !existed })
   },
 }
 
@@ -108,13 +120,14 @@ const editFile = {
   title: 'Edit a file of the session',
   annotations: () => ({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }),
   description: `Replaces an exact piece of text in a file of the session. oldText must occur exactly once (whitespace and line ends included) unless replaceAll is true; a missing match is EDIT_NO_MATCH, more than one EDIT_AMBIGUOUS, and the file is then left as it was. ${INSIDE}`,
-  schema: z.object({
+  schema: strict({
     session,
     path: pathArg,
     oldText: z.string().min(1).describe('The exact text to replace'),
     newText: z.string().describe('The text to put in its place'),
     replaceAll: z.boolean().optional().describe('Replace every occurrence (default false: exactly one must exist)'),
   }),
+  output: z.object({ path: z.string(), replacements: z.number().int(), line: z.number().int().describe('Where the first replacement starts') }),
   async run(args, { sessions }) {
     if (args.oldText === args.newText) throw invalid('newText is the same as oldText: nothing to change')
     const s = await sessions.get(args.session)
@@ -134,16 +147,22 @@ const editFile = {
     if (size > MAX_FILE_BYTES) throw new ToolError('LIMIT_EXCEEDED', `the edited ${rel} would be ${megabytes(size)}, over the ${megabytes(MAX_FILE_BYTES)} a file may be written`)
     await s.fileIO.writeFile(absolute, Buffer.from(edited))
     const line = lineOf(text, at[0])
-    return ok(`edited ${rel}: ${at.length} replacement${at.length === 1 ? '' : 's'}, first at line ${line}`, { path: rel, replacements: at.length, line })
+    return ok({ path: rel, replacements: at.length, line })
   },
 }
 
 const listDirectory = {
   name: 'list_directory',
   title: 'List a folder of the session',
-  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
+  annotations: reading,
   description: `Lists a folder of the session: names (dotfiles included), each a file with its size or a directory, up to 1000 entries. ${INSIDE}`,
-  schema: z.object({ session, path: pathArg.optional().describe("A folder relative to the session's workspace folder (default: the workspace folder)") }),
+  schema: strict({ session, path: pathArg.optional().describe("A folder relative to the session's workspace folder (default: the workspace folder)") }),
+  output: z.object({
+    path: z.string(),
+    entries: z.array(z.object({ name: z.string(), type: z.enum(['file', 'directory', 'other']), size: z.number().int().optional() })),
+    total: z.number().int(),
+    truncated: z.boolean(),
+  }),
   async run(args, { sessions }) {
     const s = await sessions.get(args.session)
     const absolute = resolveIn(s.root, args.path)
@@ -156,10 +175,7 @@ const listDirectory = {
       if (directory) return { name, type: 'directory' }
       return stat ? { name, type: 'file', size: stat.size } : { name, type: 'other' }
     })
-    const truncated = names.length > listed.length
-    const lines = entries.map((e) => (e.type === 'directory' ? `${e.name}/` : e.type === 'file' ? `${e.name}\t${e.size}` : `${e.name}\t(unreadable link)`))
-    const head = `${rel}: ${names.length} entr${names.length === 1 ? 'y' : 'ies'}${truncated ? ` (first ${MAX_ENTRIES} shown)` : ''}`
-    return ok([head, ...lines].join('\n'), { path: rel, entries, total: names.length, truncated })
+    return ok({ path: rel, entries, total: names.length, truncated: names.length > listed.length })
   },
 }
 

@@ -12,6 +12,9 @@ const { Sessions } = require('./sessions.js')
 const { AskUser } = require('./ask-user.js')
 const { ExportPolicy } = require('./export-policy.js')
 const { LineTransport } = require('./stdio-transport.js')
+const { SessionLogs } = require('./session-logs.js')
+const { KeptSessions } = require('./kept-sessions.js')
+const { Commands } = require('./command.js')
 
 /** After the sessions are closed the process exits by itself; this only reports a leak. */
 const EXIT_GRACE_MS = 5000
@@ -44,11 +47,19 @@ async function main(argv) {
   // watchdog on SIGKILL. Kept sessions outlive the server by design.
   const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep })
   const runtime = new DockerRuntime({ baseDir: opts.baseDir })
-  const { server, provide } = createServer({ exportPrefix: opts.exportPrefix })
+  const { server, provide } = createServer({ exportPrefix: opts.exportPrefix, autoSession: opts.autoSession })
   const ask = new AskUser(server)
   const exportPolicy = new ExportPolicy({ prefix: opts.exportPrefix, allowForce: opts.allowForceExport, ask })
-  const sessions = new Sessions({ workspaces, projectDir: opts.projectDir, image: opts.image, egress: opts.egress, trust: opts.trust, keep: opts.keep, baseDir: opts.baseDir, ask })
-  provide({ sessions, workspaces, runtime, exportPolicy, keep: opts.keep, egress: opts.egress })
+  const commands = new Commands()
+  const sessions = new Sessions({
+    ...opts,
+    workspaces,
+    ask,
+    commands,
+    logs: new SessionLogs(opts.baseDir),
+    kept: new KeptSessions(opts.baseDir),
+  })
+  provide({ sessions, workspaces, runtime, exportPolicy, commands, keep: opts.keep, egress: opts.egress })
   server.onerror = (err) => log(`protocol error: ${err.message}`)
 
   const transport = new LineTransport(process.stdin, process.stdout)

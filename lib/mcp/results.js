@@ -1,7 +1,9 @@
-// What a tool call answers: structured content plus a short text, or a tool error
+// What a tool call answers: the structured result, serialized whole as the text part too
+// (a client that ignores `structuredContent` still sees every field), or a tool error
 // (`isError: true`) whose text starts with the error's stable code — the library's own
 // (`ENOENT`, `DEVCONTAINER`, …) or this server's (`INVALID_ARGUMENT` for bad input,
-// `LIMIT_EXCEEDED` past a bound, `EDIT_NO_MATCH`, `EDIT_AMBIGUOUS`).
+// `LIMIT_EXCEEDED` past a bound, `EDIT_NO_MATCH`, `EDIT_AMBIGUOUS`, `NO_SESSION`,
+// `SESSION_AMBIGUOUS`, `SESSION_BUSY`, `COMMAND_NOT_FOUND`).
 'use strict'
 
 /** An error a tool reports to the client, with a stable `code`. */
@@ -20,26 +22,31 @@ class ToolError extends Error {
 const invalid = (message) => new ToolError('INVALID_ARGUMENT', message)
 
 /**
- * A successful result.
- * @param {string} text what the model reads
- * @param {Record<string, unknown>} structured the same, as fields
+ * A successful result: the fields, and the same fields as JSON text.
+ * @param {Record<string, unknown>} structured
  */
-function ok(text, structured) {
-  return { content: [{ type: 'text', text }], structuredContent: structured }
+function ok(structured) {
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }
 }
+
+/** Where a tool error's fields go: `_meta`, since clients check `structuredContent` against the tool's outputSchema even in an error. */
+const ERROR_META = 'dev.container-isolation/error'
 
 /**
  * A tool error for any failure: the library's and ours keep their code; anything
- * without one (a bug of ours) is `INTERNAL_ERROR`.
+ * without one (a bug of ours) is `INTERNAL_ERROR`. The text is `CODE: message`; the same
+ * fields (and `refusals` or `sessions` where the error has them) are in `_meta` under
+ * ERROR_META.
  * @param {unknown} err
  */
 function failure(err) {
-  const e = /** @type {{ code?: unknown, message?: unknown, refusals?: unknown }} */ (err ?? {})
+  const e = /** @type {{ code?: unknown, message?: unknown, refusals?: unknown, sessions?: unknown }} */ (err ?? {})
   const code = typeof e.code === 'string' && e.code ? e.code : 'INTERNAL_ERROR'
   const message = typeof e.message === 'string' ? e.message : String(err)
   const error = { code, message }
   if (Array.isArray(e.refusals)) error.refusals = e.refusals
-  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: { error }, isError: true }
+  if (Array.isArray(e.sessions)) error.sessions = e.sessions
+  return { content: [{ type: 'text', text: `${code}: ${message}` }], _meta: { [ERROR_META]: error }, isError: true }
 }
 
 /**
@@ -68,4 +75,4 @@ function clip(text, max) {
   return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
-module.exports = { ToolError, invalid, ok, failure, lastLines, clip }
+module.exports = { ToolError, invalid, ok, failure, lastLines, clip, ERROR_META }

@@ -12,7 +12,7 @@ const { ToolError, invalid, ok } = require('./results.js')
 const { resolveIn, shown } = require('./paths.js')
 const { globToRegExp } = require('./glob.js')
 const { mapLimit } = require('./map-limit.js')
-const { INSIDE, session } = require('./tool-args.js')
+const { INSIDE, strict, reading, session } = require('./tool-args.js')
 
 /** Paths `find` may list before the listing counts as cut. */
 const MAX_LISTED = 100_000
@@ -47,14 +47,15 @@ async function listFiles(runtime, s, absolute) {
 const findFiles = {
   name: 'find_files',
   title: 'Find files in the session',
-  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
+  annotations: reading,
   description: `Finds files of the session by glob ("**/*.ts", "src/*.json", "*.md" at any depth), matched against paths relative to the folder searched; .git folders are skipped; up to maxResults paths (default 1000). ${INSIDE}`,
-  schema: z.object({
+  schema: strict({
     session,
     pattern: z.string().min(1).describe('A glob: * and ? within a path segment, ** across segments, [abc], {a,b}'),
     path: folder,
     maxResults: z.number().int().min(1).max(10000).optional().describe('At most this many paths (default 1000)'),
   }),
+  output: z.object({ files: z.array(z.string()), total: z.number().int(), truncated: z.boolean() }),
   async run(args, { sessions, runtime }) {
     const s = await sessions.get(args.session)
     const base = resolveIn(s.root, args.path)
@@ -63,9 +64,7 @@ const findFiles = {
     const matched = paths.filter((p) => matcher.test(posix.relative(base, p)))
     const max = args.maxResults ?? 1000
     const files = matched.slice(0, max).map((p) => shown(s.root, p))
-    const truncated = listCut || matched.length > max
-    const head = `${matched.length} file${matched.length === 1 ? '' : 's'} match ${args.pattern} under ${shown(s.root, base)}${truncated ? ` (${files.length} shown; narrow the pattern or path)` : ''}`
-    return ok([head, ...files].join('\n'), { files, total: matched.length, truncated })
+    return ok({ files, total: matched.length, truncated: listCut || matched.length > max })
   },
 }
 
@@ -101,15 +100,21 @@ function matcherFor(re) {
 const searchText = {
   name: 'search_text',
   title: 'Search text in the session',
-  annotations: () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
+  annotations: reading,
   description: `Searches the session's text files for a JavaScript regular expression, line by line, optionally only files matching a glob; .git folders, binary files and files over 4 MiB are skipped; at most 5000 files, 64 MiB and maxMatches matches (default 100). ${INSIDE}`,
-  schema: z.object({
+  schema: strict({
     session,
     pattern: z.string().min(1).max(1000).describe('A JavaScript regular expression, e.g. "function\\\\s+\\\\w+" (no slashes, no flags)'),
     path: folder,
     glob: z.string().min(1).optional().describe('Only files whose path (relative to the folder searched) matches this glob, e.g. "*.ts"'),
     ignoreCase: z.boolean().optional().describe('Match without regard to case (default false)'),
     maxMatches: z.number().int().min(1).max(1000).optional().describe('At most this many matching lines (default 100)'),
+  }),
+  output: z.object({
+    matches: z.array(z.object({ path: z.string(), line: z.number().int(), text: z.string() })),
+    filesSearched: z.number().int(),
+    filesSkipped: z.number().int().describe('Binary, unreadable or over 4 MiB'),
+    truncated: z.boolean().describe('Stopped at a bound: narrow the pattern, path or glob'),
   }),
   async run(args, { sessions, runtime }) {
     let re
@@ -160,10 +165,7 @@ const searchText = {
         for (const [line, text] of found) matches.push({ path: rel, line, text })
       }
     }
-    const truncated = cut || matches.length >= max
-    const head = `${matches.length} match${matches.length === 1 ? '' : 'es'} in ${searched} file${searched === 1 ? '' : 's'} searched${skipped ? ` (${skipped} binary, unreadable or over 4 MiB skipped)` : ''}${truncated ? '; stopped at a bound: narrow the pattern, path or glob' : ''}`
-    const lines = matches.map((m) => `${m.path}:${m.line}: ${m.text}`)
-    return ok([head, ...lines].join('\n'), { matches, filesSearched: searched, filesSkipped: skipped, truncated })
+    return ok({ matches, filesSearched: searched, filesSkipped: skipped, truncated: cut || matches.length >= max })
   },
 }
 

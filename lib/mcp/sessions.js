@@ -1,46 +1,17 @@
-// The sessions one MCP connection works in: each a `Workspaces` session (a clone of the
-// project plus its container) with the FileIO and shells bound to it. A tool called
-// without a session id gets the connection's default session, opened on first use.
-// Without --keep sessions are `lifetime: 'process'` and go when the server ends; with it
-// they are `'session'`, stopped at the end and left for `container-isolation ls/export`.
+// The sessions one MCP server works in: each a `Workspaces` session (a clone of the
+// project plus its container) with the FileIO and shells bound to it. Which session a
+// call without a session id means is never a guess: the one open session; with none, a
+// NO_SESSION error saying to open one (or, with --auto-session, one opened); with several,
+// SESSION_AMBIGUOUS listing them. Without --keep sessions are `lifetime: 'process'` and
+// go when the server ends; with it they are `'session'`, stopped at the end, and a later
+// server lists them and attaches to them (`kept-sessions.js`).
 'use strict'
 
 const { randomBytes } = require('node:crypto')
 const { CloneManager, readDevcontainerConfig } = require('../index.js')
 const { ToolError, invalid } = require('./results.js')
 const { withGrants } = require('./ask-user.js')
-
-/** One open session: its workspace, its files, and shells, one per running command. */
-class Session {
-  constructor(id, title, info, env, workspaces) {
-    this.id = id
-    this.title = title
-    this.info = info
-    this.root = info.containerMountPath
-    this.fileIO = env.fileIO
-    this.workspaces = workspaces
-    this.idle = [env.shell]
-    this.running = new Set()
-    this.threads = 1
-  }
-
-  /** A shell no command is running in (`DockerShell` runs one command at a time). */
-  async acquireShell() {
-    const shell = this.idle.pop() ?? (await this.workspaces.environment(this.id, `mcp-${this.threads++}`)).shell
-    this.running.add(shell)
-    return shell
-  }
-
-  release(shell) {
-    this.running.delete(shell)
-    this.idle.push(shell)
-  }
-
-  /** Stops every running command's whole process tree. */
-  terminateAll() {
-    for (const shell of this.running) shell.terminate()
-  }
-}
+const { Session } = require('./session.js')
 
 /** A session id from a title: its words, then random hex (`fix-login-3f9a2c`). */
 function newSessionId(title) {
@@ -48,16 +19,22 @@ function newSessionId(title) {
   return `${words || 'mcp'}-${randomBytes(3).toString('hex')}`
 }
 
+const shuttingDown = () => new ToolError('CONTAINER_NOT_RUNNING', 'the server is shutting down')
+
 class Sessions {
   /**
    * @param {{ workspaces: any, projectDir: string, image?: string, egress?: string | object,
-   *   trust?: object, keep: boolean, baseDir?: string, ask: import('./ask-user.js').AskUser }} opts
+   *   trust?: object, keep: boolean, autoSession: boolean, baseDir?: string,
+   *   ask: import('./ask-user.js').AskUser, logs: import('./session-logs.js').SessionLogs,
+   *   kept: import('./kept-sessions.js').KeptSessions, commands: import('./command.js').Commands }} opts
    */
   constructor(opts) {
     this.opts = opts
     /** @type {Map<string, Session>} */
     this.open = new Map()
-    this.defaultSession = undefined
+    /** Opens under way: a call without a session waits for them before it decides. */
+    this.opening = new Set()
+    this.autoOpened = undefined
     this.closing = false
   }
 
@@ -68,13 +45,27 @@ class Sessions {
     return { ...egress, onRequest: (request) => ask.egress(request, this.open.get(request.sessionId)?.title) }
   }
 
+  /** `promise`, counted among the opens under way while it runs. */
+  async track(promise) {
+    this.opening.add(promise)
+    try {
+      return await promise
+    } finally {
+      this.opening.delete(promise)
+    }
+  }
+
   /**
    * Creates a session; a devcontainer.json asking beyond the session is put to the user,
    * and created again with what they grant.
    * @param {{ title: string, ref?: string }} request
    */
-  async openSession({ title, ref }) {
-    if (this.closing) throw new ToolError('CONTAINER_NOT_RUNNING', 'the server is shutting down')
+  openSession(request) {
+    return this.track(this.create(request))
+  }
+
+  async create({ title, ref }) {
+    if (this.closing) throw shuttingDown()
     const { workspaces, projectDir, image, keep } = this.opts
     if (!image && !(await readDevcontainerConfig(projectDir))) {
       throw invalid(`the project ${projectDir} has no devcontainer.json and the server no image: start it with --image IMG (or set CONTAINER_ISOLATION_IMAGE)`)
@@ -93,14 +84,60 @@ class Sessions {
       }
       throw err
     }
-    if (this.closing) {
-      await (keep ? workspaces.stop(id) : workspaces.destroy(id)).catch(() => {})
-      throw new ToolError('CONTAINER_NOT_RUNNING', 'the server is shutting down')
+    if (keep) {
+      this.opts.kept.write({ session: id, title, projectDir, createdAt: new Date().toISOString() })
+      this.opts.kept.hold(id)
     }
-    const env = await workspaces.environment(id, 'mcp-0')
-    const session = new Session(id, title, info, env, workspaces)
+    return this.bind(id, title, info, keep)
+  }
+
+  /** The session `id` made ready for tools: its first shell, its log folder, its entry. */
+  async bind(id, title, info, kept) {
+    if (this.closing) {
+      await this.end(id, kept).catch(() => {})
+      throw shuttingDown()
+    }
+    const logDir = this.opts.logs.dirFor(id, kept)
+    const session = new Session({ id, title, info, kept, logDir, workspaces: this.opts.workspaces })
+    await session.start()
     this.open.set(id, session)
     return session
+  }
+
+  /**
+   * Takes up a session an earlier server kept for this project (`session_open` with its id).
+   * @param {string} id
+   */
+  attach(id) {
+    return this.track(this.attachKept(id))
+  }
+
+  async attachKept(id) {
+    if (this.closing) throw shuttingDown()
+    if (this.open.has(id)) return this.open.get(id)
+    const record = this.opts.kept.read(id)
+    if (!record || record.projectDir !== this.opts.projectDir) {
+      throw invalid(`no session '${id}' was kept for ${this.opts.projectDir} (session_list lists the open and kept ones)`)
+    }
+    const info = await this.opts.workspaces.get(id)
+    if (!info) {
+      this.opts.kept.remove(id)
+      throw invalid(`the kept session '${id}' is gone (its container and clone were removed outside this server)`)
+    }
+    if (!this.opts.kept.hold(id)) throw new ToolError('SESSION_BUSY', `the kept session '${id}' is open in another server (pid ${this.opts.kept.holder(id)}); close it there first`)
+    try {
+      return await this.bind(id, record.title, info, true)
+    } catch (err) {
+      this.opts.kept.release(id)
+      throw err
+    }
+  }
+
+  /** Kept sessions of this project that no server has open, as `{ record, info }`. */
+  async keptElsewhere() {
+    const records = this.opts.kept.of(this.opts.projectDir).filter((r) => !this.open.has(r.session) && this.opts.kept.holder(r.session) === undefined)
+    const found = await Promise.all(records.map(async (record) => ({ record, info: await this.opts.workspaces.get(record.session).catch(() => undefined) })))
+    return found.filter((f) => f.info)
   }
 
   /**
@@ -121,48 +158,75 @@ class Sessions {
   }
 
   /**
-   * The session a tool acts in: the one named, else the connection's default session,
-   * opened on first use.
+   * The session a tool acts in: the one named; without a name the one open session (with
+   * --auto-session and none open, one opened, unless `mayOpen` is false).
    * @param {string | undefined} id
    */
-  async get(id) {
+  async get(id, mayOpen = true) {
     if (id !== undefined) {
       const session = this.open.get(id)
-      if (!session) throw invalid(`no session '${id}' is open in this server (session_list lists them; session_open opens one)`)
-      return session
+      if (session) return session
+      const kept = this.opts.kept.read(id)?.projectDir === this.opts.projectDir
+      throw invalid(`no session '${id}' is open in this server${kept ? ' (it is a kept session: session_open with session attaches it)' : ''}; session_list lists them`)
     }
-    this.defaultSession ??= this.openSession({ title: 'default' })
-    try {
-      return await this.defaultSession
-    } catch (err) {
-      this.defaultSession = undefined
-      throw err
+    while (this.opening.size) await Promise.allSettled([...this.opening])
+    const open = this.list()
+    if (open.length === 1) return open[0]
+    if (open.length > 1) {
+      throw Object.assign(new ToolError('SESSION_AMBIGUOUS', `${open.length} sessions are open: name one with session (${open.map((s) => `${s.id} "${s.title}"`).join(', ')})`), { sessions: open.map((s) => s.id) })
     }
+    if (!this.opts.autoSession || !mayOpen) throw new ToolError('NO_SESSION', 'no session is open: open one with session_open (session_list also shows sessions kept by an earlier server)')
+    this.autoOpened ??= this.openSession({ title: 'default' }).finally(() => (this.autoOpened = undefined))
+    return this.autoOpened
   }
 
   list() {
     return [...this.open.values()]
   }
 
-  /** Without --keep: container removed, clone to trash. With it: stopped, kept. */
+  /** What the session becomes: kept (stopped) or removed, its logs with it. */
+  async end(id, kept) {
+    if (kept) {
+      await this.opts.workspaces.stop(id)
+      this.opts.kept.release(id)
+      return
+    }
+    await this.opts.workspaces.destroy(id)
+    this.opts.kept.remove(id)
+    this.opts.logs.remove(id)
+  }
+
+  /**
+   * Closes a session (the one open, when none is named). Without --keep its container is
+   * removed and clone moved to trash; with it, stopped and kept.
+   */
   async close(id) {
-    const session = id === undefined ? await this.defaultSession?.catch(() => undefined) : await this.get(id)
-    if (!session) throw invalid('no session to close: name one (session_list lists them)')
+    const session = await this.get(id, false)
     this.open.delete(session.id)
-    if (this.defaultSession && (await this.defaultSession.catch(() => undefined)) === session) this.defaultSession = undefined
+    this.opts.commands.closeSession(session.id)
     session.terminateAll()
-    if (this.opts.keep) await this.opts.workspaces.stop(session.id)
-    else await this.opts.workspaces.destroy(session.id)
+    await this.end(session.id, this.opts.keep)
     return session
   }
 
-  /** Every session closed, as the server ends; failures are reported, not thrown. */
+  /**
+   * Every session closed, as the server ends: kept ones (--keep, or attached from an
+   * earlier server) stopped, the others removed; failures are reported, not thrown.
+   */
   async closeAll() {
     this.closing = true
-    await this.defaultSession?.catch(() => {})
-    const results = await Promise.allSettled(this.list().map((s) => this.close(s.id)))
+    await Promise.allSettled([...this.opening])
+    const results = await Promise.allSettled(
+      this.list().map(async (s) => {
+        this.open.delete(s.id)
+        this.opts.commands.closeSession(s.id)
+        s.terminateAll()
+        await this.end(s.id, s.kept)
+      }),
+    )
+    this.opts.logs.removeAll()
     return results.filter((r) => r.status === 'rejected').map((r) => r.reason)
   }
 }
 
-module.exports = { Sessions, Session, newSessionId }
+module.exports = { Sessions, newSessionId }

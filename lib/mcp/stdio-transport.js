@@ -2,11 +2,12 @@
 // StdioServerTransport, with what a server taking whole files needs: a message is
 // gathered in chunks and joined once (not copied per chunk), up to 64 MiB; a larger one
 // is skipped to its end and answered as an error, when its id can be found, instead of
-// closing the connection.
+// closing the connection. Every line is screened first (`jsonrpc-gate.js`): what is not a
+// well-formed message is answered with the JSON-RPC error it calls for.
 'use strict'
 
-const { JSONRPCMessageSchema } = require('@modelcontextprotocol/sdk/types.js')
 const { failure, ToolError } = require('./results.js')
+const { screen, idIn } = require('./jsonrpc-gate.js')
 
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 /** Bytes kept of each end of an oversized message, to find its id and method. */
@@ -65,25 +66,22 @@ class LineTransport {
     this.chunks = []
     this.size = 0
     if (!line.trim()) return
-    let message
-    try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line))
-    } catch (err) {
-      this.onerror?.(err)
-      return
-    }
-    this.onmessage?.(message)
+    const { message, answer, report } = screen(line)
+    if (answer) {
+      this.onerror?.(new Error(`answered ${answer.error.code}: ${answer.error.message}`))
+      this.send(answer).catch(() => {})
+    } else if (report) this.onerror?.(new Error(report))
+    else this.onmessage?.(message)
   }
 
   /** An answer to a message over the bound: a tool error for a tool call, else a JSON-RPC error. */
   refuse(head, tail) {
-    const idText = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(tail)?.[1] ?? /^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"]*"\s*,)*\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head)?.[1]
+    const id = idIn(head, tail)
     const why = `LIMIT_EXCEEDED: a message over ${this.max / 1024 / 1024} MiB was dropped`
-    if (idText === undefined) {
+    if (id === null) {
       this.onerror?.(new Error(`${why} (no id found to answer)`))
       return
     }
-    const id = JSON.parse(idText)
     const method = /"method"\s*:\s*"([^"]*)"/.exec(head)?.[1]
     const answer =
       method === 'tools/call'
