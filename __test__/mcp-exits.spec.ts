@@ -53,6 +53,8 @@ describe('container-isolation mcp exports only where the person starting it allo
     // Refused before any session was opened.
     expect(containersOf(server.base)).toEqual([])
 
+    expect(text(await server.call('write_file', { path: 'b.txt', content: 'b\n' }))).toMatch(/^NO_SESSION: /)
+    expect((await server.call('session_open', { title: 'exports' })).isError).toBeFalsy()
     expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
     const session = (await server.call('session_list', {})).structuredContent.sessions[0].session
     expect(text(await server.call('session_export', { branch: 'session/mine' }))).toMatch(/^EEXIST: /)
@@ -70,7 +72,7 @@ describe('container-isolation mcp exports only where the person starting it allo
 
   it('--export-prefix agent/ --allow-force-export: an existing branch under agent/ is moved with force; session/ is outside', async () => {
     const proj = userProject('mcp-exports-agent', ['agent/existing', 'session/mine'])
-    const server = await startServer(proj.path, ['--image', IMAGES.debian, '--export-prefix', 'agent/', '--allow-force-export'])
+    const server = await startServer(proj.path, ['--image', IMAGES.debian, '--export-prefix', 'agent/', '--allow-force-export', '--auto-session'])
     expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
     expect(text(await server.call('session_export', { branch: 'session/mine', force: true }))).toMatch(/^INVALID_ARGUMENT: branch 'session\/mine' is outside agent\/: /)
     expect(text(await server.call('session_export', { branch: 'agent/existing' }))).toMatch(/^EEXIST: /)
@@ -95,11 +97,12 @@ describe('container-isolation mcp exports only where the person starting it allo
       asks.push(request.params.message)
       return answer === 'accept' ? { action: 'accept', content: { allow: true } } : { action: 'decline' }
     })
+    expect((await server.call('session_open', { title: 'asked' })).isError).toBeFalsy()
     expect((await server.call('write_file', { path: 'b.txt', content: 'b\n' })).isError).toBeFalsy()
     const declined = await server.call('session_export', { branch: 'session/mine', force: true })
     expect(text(declined)).toMatch(/^INVALID_ARGUMENT: force is not allowed \(the user did not allow it\)/)
     expect(asks).toHaveLength(1)
-    expect(asks[0]).toMatch(/^Let the isolated session "default" \(default-[0-9a-f]{6}\) move the branch session\/mine of /)
+    expect(asks[0]).toMatch(/^Let the isolated session "asked" \(asked-[0-9a-f]{6}\) move the branch session\/mine of /)
     expect(asks[0]).toContain(proj.path)
     unmoved(proj, ['main', 'session/mine'])
     answer = 'accept'
@@ -127,17 +130,17 @@ describe('container-isolation mcp on a folder that is not a git repository', () 
     expect(listed.structuredContent.entries.map((e: { name: string }) => e.name).sort()).toEqual(
       ['.git', '.gitignore', 'README.md', 'app-link', 'dangling-link', 'docs', 'outside-link', 'run.sh', 'src'],
     )
-    expect(text(await server.call('read_file', { session, path: 'docs/guide.md' }))).toBe('# guide\n')
+    expect((await server.call('read_file', { session, path: 'docs/guide.md' })).structuredContent.content).toBe('# guide\n')
     expect((await server.call('write_file', { session, path: 'src/new.js', content: 'export const added = 1\n' })).isError).toBeFalsy()
     const ran = await server.call('run_command', { session, command: 'readlink outside-link app-link; ./run.sh; git status --porcelain' })
-    expect(text(ran).split('\n').slice(1)).toEqual(['/etc/hostname', 'src/app.js', 'ran', '?? src/new.js'])
+    expect(ran.structuredContent.output.map((l: { text: string }) => l.text)).toEqual(['/etc/hostname', 'src/app.js', 'ran', '?? src/new.js'])
 
     const exported = await server.call('session_export', { session })
     expect(exported.isError, text(exported)).toBeFalsy()
     const own = join(server.base, 'repositories', `session-${session}`)
     expect(exported.structuredContent).toMatchObject({ branch: `session/${session}`, projectDir: own, snapshotOf: realpathSync(folder.path) })
-    expect(text(exported)).toContain(`git fetch ${own} session/${session}`)
-    expect(text(exported)).toContain('is not a git repository and is never written')
+    expect(exported.structuredContent.howToGet).toContain(`git fetch ${own} session/${session}`)
+    expect(exported.structuredContent.howToGet).toContain('is not a git repository and is never written')
     expect(git(own, 'show', `session/${session}:src/new.js`)).toBe('export const added = 1')
     expect((await server.call('session_close', { session })).isError).toBeFalsy()
     await closeAndTime(server)

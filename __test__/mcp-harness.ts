@@ -12,7 +12,9 @@ export const cliPath = join(__dirname, '..', 'bin', 'container-isolation.js')
 const LABEL = 'dev.container-isolation.base-dir'
 
 type Content = { type: string; text?: string }
-export type ToolResult = { isError?: boolean; content: Content[]; structuredContent?: any }
+export type ToolResult = { isError?: boolean; content: Content[]; structuredContent?: any; _meta?: Record<string, any> }
+/** Where a tool error's code and fields are (`_meta`: clients check structuredContent against the outputSchema). */
+export const ERROR_META = 'dev.container-isolation/error'
 
 /** Each tool's client round trips, in ms. */
 export const timings = new Map<string, number[]>()
@@ -33,9 +35,9 @@ export interface Server {
 export const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n')
 
 /** A server on `project`, with its own base directory, and a client connected to it. */
-export async function startServer(project: string, args: string[], capabilities: Record<string, unknown> = {}): Promise<Server> {
-  const base = tempDir('mcp-base')
-  dirs.push(base)
+export async function startServer(project: string, args: string[], capabilities: Record<string, unknown> = {}, baseDir?: string): Promise<Server> {
+  const base = baseDir ? { path: baseDir } : tempDir('mcp-base')
+  if (!baseDir) dirs.push(base as { path: string; cleanup: () => void })
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [cliPath, 'mcp', '--project', project, '--base-dir', base.path, ...args],

@@ -8,12 +8,13 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { engine, engineCli, git, gitProject, IMAGES } from './helpers'
-import { cliPath, closeAndTime, closeServers, containersOf, dirs, type Server, startServer, text, timings } from './mcp-harness'
+import { ERROR_META, cliPath, closeAndTime, closeServers, containersOf, dirs, type Server, startServer, text, timings, type ToolResult } from './mcp-harness'
 
 const measured: Record<string, number> = {}
 
@@ -40,20 +41,23 @@ describe('container-isolation mcp', () => {
     main = await startServer(project.path, ['--image', IMAGES.debian])
   })
 
-  it('lists twelve tools, each with a JSON Schema object for its input and a description saying where it acts', async () => {
+  it('lists fourteen tools, each with JSON Schema objects for its input (unknown keys refused) and output, and a description saying where it acts', async () => {
     const { tools } = await main.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_close', 'session_export', 'session_list', 'session_open', 'write_file'],
+      ['command_kill', 'command_output', 'edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_close', 'session_export', 'session_list', 'session_open', 'write_file'],
     )
-    const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: ['title'], find_files: ['pattern'], search_text: ['pattern'], session_list: [] }
+    const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: [], find_files: ['pattern'], search_text: ['pattern'], session_list: [], command_output: ['commandId'], command_kill: ['commandId'] }
     for (const tool of tools) {
-      const schema = tool.inputSchema as { type: string; properties: Record<string, { type?: string }>; required: string[] }
+      const schema = tool.inputSchema as { type: string; properties: Record<string, { type?: string }>; required: string[]; additionalProperties?: boolean }
       expect(schema.type, tool.name).toBe('object')
+      expect(schema.additionalProperties, tool.name).toBe(false)
+      expect(tool.outputSchema?.type, tool.name).toBe('object')
+      expect(Object.keys(tool.outputSchema?.properties ?? {}).length, tool.name).toBeGreaterThan(0)
       expect(Array.isArray(schema.required), tool.name).toBe(true)
       for (const name of schema.required) expect(schema.properties[name], `${tool.name}.${name}`).toBeDefined()
       for (const [name, prop] of Object.entries(schema.properties)) expect(typeof prop.type, `${tool.name}.${name}`).toBe('string')
       if (required[tool.name]) expect([...schema.required].sort(), tool.name).toEqual(required[tool.name])
-      if (tool.name !== 'session_open' && tool.name !== 'session_list') expect(schema.properties.session?.type, tool.name).toBe('string')
+      if (tool.name !== 'session_list') expect(schema.properties.session?.type, tool.name).toBe('string')
       expect(tool.description, tool.name).toContain('inside the isolated session')
       expect(tool.description, tool.name).toContain("never on the user's own files")
     }
@@ -62,8 +66,8 @@ describe('container-isolation mcp', () => {
   it('annotates every tool with a title and what it really does', async () => {
     const { tools } = await main.client.listTools()
     const hints = (readOnlyHint: boolean, destructiveHint: boolean, idempotentHint: boolean, openWorldHint: boolean) => ({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint })
-    // Only session_list is read-only: the others open the default session when called without one.
-    const reads = hints(false, false, true, false)
+    // Without --auto-session no tool opens a session unasked: the reading ones only read.
+    const reads = hints(true, false, true, false)
     const expected: Record<string, ReturnType<typeof hints>> = {
       session_open: hints(false, false, false, false),
       session_list: hints(true, false, true, false),
@@ -77,6 +81,8 @@ describe('container-isolation mcp', () => {
       write_file: hints(false, true, true, false),
       edit_file: hints(false, true, false, false),
       run_command: hints(false, true, false, true),
+      command_output: reads,
+      command_kill: hints(false, true, true, false),
     }
     for (const tool of tools) {
       expect(tool.title, tool.name).toMatch(/^[A-Z].{5,}/)
@@ -93,7 +99,9 @@ describe('container-isolation mcp', () => {
     expect(opened.structuredContent).toMatchObject({ branch: `session-${session}`, workspaceFolder: '/workspace', lifetime: 'process' })
 
     const wrote = await main.call('write_file', { session, path: 'src/new/feature.js', content: 'export const feature = 1\nexport const other = 1\n' })
-    expect(text(wrote)).toBe('wrote src/new/feature.js (48 bytes, new file)')
+    expect(wrote.structuredContent).toEqual({ path: 'src/new/feature.js', bytes: 48, created: true })
+    // The text part is the structured result, serialized: a client that ignores structuredContent sees every field.
+    expect(JSON.parse(text(wrote))).toEqual(wrote.structuredContent)
     const ambiguous = await main.call('edit_file', { session, path: 'src/new/feature.js', oldText: '= 1', newText: '= 2' })
     expect(ambiguous.isError).toBe(true)
     expect(text(ambiguous)).toMatch(/^EDIT_AMBIGUOUS: oldText occurs 2 times in src\/new\/feature.js \(lines 1, 2\)/)
@@ -102,10 +110,10 @@ describe('container-isolation mcp', () => {
     const edited = await main.call('edit_file', { session, path: 'src/new/feature.js', oldText: 'other = 1', newText: 'other = 2' })
     expect(edited.structuredContent).toEqual({ path: 'src/new/feature.js', replacements: 1, line: 2 })
     const read = await main.call('read_file', { session, path: '/workspace/src/new/feature.js' })
-    expect(text(read)).toBe('export const feature = 1\nexport const other = 2\n')
+    expect(read.structuredContent.content).toBe('export const feature = 1\nexport const other = 2\n')
     const part = await main.call('read_file', { session, path: 'notes.md', offset: 2, limit: 1 })
     expect(part.structuredContent).toMatchObject({ content: 'TODO: one\n', totalLines: 3, startLine: 2, endLine: 2, truncated: true })
-    expect(text(part)).toContain('read on with offset 3')
+    expect(part.structuredContent.note).toContain('read on with offset 3')
 
     const listed = await main.call('list_directory', { session, path: 'src' })
     expect(listed.structuredContent.entries).toEqual([
@@ -143,14 +151,16 @@ describe('container-isolation mcp', () => {
     )
     const resolvedAt = performance.now()
     expect(result.isError, text(result)).toBeFalsy()
-    expect(result.structuredContent).toMatchObject({ exitCode: 0, signal: null, timedOut: false, omittedLines: 0 })
-    expect(text(result).split('\n').slice(1)).toEqual(['tick 1', 'tick 2', 'tick 3', 'tick 4', 'tick 5', 'done'])
+    expect(result.structuredContent).toMatchObject({ status: 'exited', exitCode: 0, signal: null, timedOut: false, fromOffset: 0, nextOffset: 6, totalLines: 6 })
+    const lines = (r: ToolResult) => r.structuredContent.output.map((l: { text: string }) => l.text)
+    expect(lines(result)).toEqual(['tick 1', 'tick 2', 'tick 3', 'tick 4', 'tick 5', 'done'])
     // Lines arrive as they are printed; those of the command's last moments come in the result only.
     expect(progress.length).toBeGreaterThanOrEqual(3)
     const streamed = progress.map((p) => p.message).join('\n').split('\n')
     expect(streamed.slice(0, 4)).toEqual(['tick 1', 'tick 2', 'tick 3', 'tick 4'])
-    expect(text(result).split('\n').slice(1, streamed.length + 1)).toEqual(streamed)
-    expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b))
+    expect(lines(result).slice(0, streamed.length)).toEqual(streamed)
+    // progress rises with every notification (the milliseconds waited), as MCP requires.
+    expect(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress)).toBe(true)
     expect(progress.every((p) => p.at <= resolvedAt)).toBe(true)
     expect(result.structuredContent.progressNotifications).toBe(progress.length)
     expect(main.errors).toEqual([])
@@ -158,11 +168,11 @@ describe('container-isolation mcp', () => {
     measured.firstProgressBeforeResultMs = Math.round(resolvedAt - progress[0].at)
 
     const inFolder = await main.call('run_command', { session, command: 'pwd; ls', cwd: 'src' })
-    expect(text(inFolder).split('\n').slice(1)).toEqual(['/workspace/src', 'app.js', 'new', 'util.js'])
+    expect(lines(inFolder)).toEqual(['/workspace/src', 'app.js', 'new', 'util.js'])
     const failing = await main.call('run_command', { session, command: 'echo oops >&2; exit 3' })
     expect(failing.structuredContent).toMatchObject({ exitCode: 3, output: [{ stream: 'stderr', text: 'oops' }] })
     const timedOut = await main.call('run_command', { session, command: 'sleep 30', timeoutMs: 500 })
-    expect(timedOut.structuredContent).toMatchObject({ timedOut: true })
+    expect(timedOut.structuredContent).toMatchObject({ status: 'timedOut', timedOut: true, running: false })
     expect(timedOut.structuredContent.durationMs).toBeLessThan(3000)
   })
 
@@ -179,18 +189,18 @@ describe('container-isolation mcp', () => {
     await running
     // The server answers other calls while the command runs, in a second shell too.
     const during = performance.now()
-    expect(text(await main.call('read_file', { session, path: 'notes.md', limit: 1 }))).toContain('# notes')
+    expect((await main.call('read_file', { session, path: 'notes.md', limit: 1 })).structuredContent.content).toContain('# notes')
     // The command's shell, its setsid child and its sleep (a grep for 'sleep 31[34]' is not one).
     const ps = await main.call('run_command', { session, command: "ps -eo args | grep -c 'sleep 31[34]'" })
     measured.callsWhileRunningMs = Math.round(performance.now() - during)
-    expect(text(ps).split('\n')[1]).toBe('3')
+    expect(ps.structuredContent.output[0].text).toBe('3')
 
     const cancelledAt = performance.now()
     controller.abort()
     await expect(long).rejects.toThrow()
     let remaining = '3'
     while (remaining !== '0' && performance.now() - cancelledAt < 5000) {
-      remaining = text(await main.call('run_command', { session, command: "ps -eo args | grep -c 'sleep 31[34]' || true" })).split('\n')[1]
+      remaining = (await main.call('run_command', { session, command: "ps -eo args | grep -c 'sleep 31[34]' || true" })).structuredContent.output[0].text
     }
     measured.cancelSettleMs = Math.round(performance.now() - cancelledAt)
     expect(remaining).toBe('0')
@@ -199,7 +209,7 @@ describe('container-isolation mcp', () => {
 
   it('session_changes reports the work, session_export writes it as a branch of the project', async () => {
     const commit = await main.call('run_command', { session, command: 'git add src && git -c user.name=A -c user.email=a@e commit -qm "add feature" && echo committed' })
-    expect(text(commit), text(commit)).toContain('committed')
+    expect(commit.structuredContent.output.map((l: { text: string }) => l.text), text(commit)).toContain('committed')
     const changes = await main.call('session_changes', { session, patch: true })
     expect(changes.isError, text(changes)).toBeFalsy()
     expect(changes.structuredContent.commits.map((c: { summary: string }) => c.summary)).toEqual(['add feature'])
@@ -222,9 +232,10 @@ describe('container-isolation mcp', () => {
 
   it('malformed calls are tool errors carrying a code, and the server goes on answering', async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-      ['no_such_tool', {}, /^INVALID_ARGUMENT: unknown tool 'no_such_tool'/],
       ['read_file', { session, path: 42 }, /^INVALID_ARGUMENT: read_file: path: .*expected string/],
       ['run_command', { session, command: 'true', timeoutMs: 'soon' }, /^INVALID_ARGUMENT: run_command: timeoutMs: /],
+      ['run_command', { session, command: 'true', timeout: 5 }, /^INVALID_ARGUMENT: run_command: unknown argument 'timeout' \(run_command takes session, command, cwd, timeoutMs, waitMs, background\)/],
+      ['command_output', { commandId: 'cmd-999' }, /^COMMAND_NOT_FOUND: no command 'cmd-999'/],
       ['write_file', { session }, /^INVALID_ARGUMENT: write_file: path: .*; content: /],
       ['read_file', { session, path: '../../etc/passwd' }, /^INVALID_ARGUMENT: path '..\/..\/etc\/passwd' leaves the session's workspace \/workspace/],
       ['write_file', { session, path: '/etc/passwd', content: 'x' }, /^INVALID_ARGUMENT: path '\/etc\/passwd' leaves/],
@@ -234,6 +245,7 @@ describe('container-isolation mcp', () => {
       ['read_file', { session, path: 'src' }, /^EISDIR: /],
       ['read_file', { session, path: 'notes.md', offset: 9 }, /^INVALID_ARGUMENT: offset 9 is past the end of notes.md \(3 lines\)/],
       ['read_file', { session: 'nobody', path: 'a' }, /^INVALID_ARGUMENT: no session 'nobody'/],
+      ['session_open', {}, /^INVALID_ARGUMENT: session_open: title is needed/],
       ['search_text', { session, pattern: '(' }, /^INVALID_ARGUMENT: pattern is not a JavaScript regular expression/],
       ['session_open', { title: 'bad ref', ref: 'no-such-branch' }, /^GIT_REF_NOT_FOUND: /],
     ]
@@ -241,15 +253,18 @@ describe('container-isolation mcp', () => {
       const r = await main.call(name, args)
       expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
       expect(text(r)).toMatch(expected)
-      expect(r.structuredContent.error.code).toBe(text(r).split(':')[0])
+      expect(r._meta?.[ERROR_META]).toMatchObject({ code: text(r).split(':')[0] })
+      expect(r.structuredContent).toBeUndefined()
     }
+    // An unknown tool is a protocol error, as MCP says: invalid params.
+    await expect(main.client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("unknown tool 'no_such_tool'") })
     const huge = 'x'.repeat(17 * 1024 * 1024)
     const started = performance.now()
     const tooLarge = await main.call('write_file', { session, path: 'huge.txt', content: huge })
     measured.hugeWriteRefusedMs = Math.round(performance.now() - started)
     expect(text(tooLarge)).toMatch(/^LIMIT_EXCEEDED: content is 17.0 MiB, over the 16.0 MiB write_file takes/)
     expect((await main.call('list_directory', { session })).structuredContent.entries.map((e: { name: string }) => e.name)).not.toContain('huge.txt')
-    expect(text(await main.call('read_file', { session, path: 'notes.md', limit: 1 }))).toContain('# notes')
+    expect((await main.call('read_file', { session, path: 'notes.md', limit: 1 })).structuredContent.content).toContain('# notes')
   })
 
   it('after the client closes, the server exits and no container of it remains; its clones are in the trash', async () => {
@@ -258,12 +273,19 @@ describe('container-isolation mcp', () => {
     const listed = await main.call('session_list', {})
     expect(listed.structuredContent.sessions.map((s: { title: string }) => s.title)).toEqual(['Edit the app', 'second'])
     expect(containersOf(main.base)).toHaveLength(2)
+    const logged = await main.call('run_command', { session, command: 'echo logged' })
+    const logFile: string = logged.structuredContent.logFilePath
+    expect(existsSync(logFile)).toBe(true)
     measured.exitAfterCloseMs = Math.round(await closeAndTime(main))
     // It closed its sessions itself and exited (the SDK's client sends SIGTERM after 2 s).
     expect(measured.exitAfterCloseMs).toBeLessThan(5000)
     expect(main.stderr()).toMatch(/closed 2 session\(s\) in \d+ ms; exiting/)
     expect(main.stderr()).not.toContain('still running')
     expect(containersOf(main.base)).toEqual([])
+    // Its command logs went with its sessions: the server's own log folder is gone.
+    expect(logFile.startsWith(tmpdir())).toBe(true)
+    expect(existsSync(logFile)).toBe(false)
+    expect(existsSync(logFile.slice(0, logFile.indexOf(`/${session}/`)))).toBe(false)
     expect(existsSync(join(main.base, 'sessions', `session-${session}`))).toBe(false)
     expect(spawnSync('find', [join(main.base, '.trash'), '-maxdepth', '2', '-name', `session-${session}`], { encoding: 'utf8' }).stdout).toContain(session)
   })
@@ -276,7 +298,8 @@ const curlCode = (host: string) => `curl -s -o /dev/null -w '%{http_code}' --max
 
 describe('container-isolation mcp killed', () => {
   it('with SIGKILL: the watchdog removes its containers', async () => {
-    const server = await startServer(project.path, ['--image', IMAGES.debian])
+    const server = await startServer(project.path, ['--image', IMAGES.debian, '--auto-session'])
+    // --auto-session: the first call without a session opens one.
     expect((await server.call('run_command', { command: 'true' })).isError).toBeFalsy()
     expect(containersOf(server.base)).toHaveLength(1)
     const killedAt = performance.now()
@@ -304,7 +327,7 @@ describe('container-isolation mcp asks the user through the client', () => {
     expect(refused.isError).toBe(true)
     expect(text(refused)).toMatch(/^DEVCONTAINER: /)
     expect(text(refused)).toContain(`The user did not allow it: start the server with --trust '{"capabilities":["SYS_PTRACE"]}'`)
-    expect(refused.structuredContent.error.refusals).toEqual([{ field: 'capAdd', what: 'capabilities SYS_PTRACE', allow: 'capabilities: ["SYS_PTRACE"]', trust: { capabilities: ['SYS_PTRACE'] } }])
+    expect(refused._meta?.[ERROR_META].refusals).toEqual([{ field: 'capAdd', what: 'capabilities SYS_PTRACE', allow: 'capabilities: ["SYS_PTRACE"]', trust: { capabilities: ['SYS_PTRACE'] } }])
     expect(asks[0]).toContain('- capAdd: capabilities SYS_PTRACE (trust.capabilities: ["SYS_PTRACE"])')
     answer = decided
     const opened = await server.call('session_open', { title: 'traced' })
@@ -315,12 +338,12 @@ describe('container-isolation mcp asks the user through the client', () => {
     const curl = (host: string) => server.call('run_command', { session, command: curlCode(host), timeoutMs: 60_000 })
     const before = asks.length
     const declined = await curl('declined.test')
-    expect(text(declined).split('\n')[1]).toBe('403')
+    expect(declined.structuredContent.output[0].text).toBe('403')
     expect(asks[before]).toMatch(/^Allow the isolated session "traced" \(traced-[0-9a-f]{6}\) to reach declined\.test:80\?/)
     const accepted = await curl('allowed.test')
     expect(asks[before + 1]).toContain('to reach allowed.test:80?')
     // Allowed: the host then resolves and connects itself; here the name does not exist.
-    expect(text(accepted).split('\n')[1]).not.toBe('403')
+    expect(accepted.structuredContent.output[0].text).not.toBe('403')
     // The answer holds for the session: no second question.
     await curl('declined.test')
     expect(asks).toHaveLength(before + 2)
@@ -331,9 +354,10 @@ describe('container-isolation mcp asks the user through the client', () => {
 
   it('without the elicitation capability: undecided hosts are refused unasked, and devcontainer.json asks are a tool error naming --trust', async () => {
     const plain = await startServer(project.path, ['--image', IMAGES.debian, '--egress', POLICY])
+    expect((await plain.call('session_open', { title: 'plain' })).isError).toBeFalsy()
     const refused = await plain.call('run_command', { command: curlCode('undecided.test'), timeoutMs: 60_000 })
     expect(refused.isError, text(refused)).toBeFalsy()
-    expect(text(refused).split('\n')[1]).toBe('403')
+    expect(refused.structuredContent.output[0].text).toBe('403')
     const dev = await startServer(devProject.path, [])
     const opened = await dev.call('session_open', { title: 'traced' })
     expect(text(opened)).toMatch(/^DEVCONTAINER: /)
@@ -350,20 +374,36 @@ describe('container-isolation mcp asks the user through the client', () => {
 })
 
 describe('container-isolation mcp --keep', () => {
-  it('leaves the sessions, stopped, for container-isolation ls and export', async () => {
+  it('leaves the sessions stopped with their logs; a later server lists them and takes one up; ls and export see them', async () => {
     const server = await startServer(project.path, ['--image', IMAGES.debian, '--keep'])
-    const opened = await server.call('write_file', { path: 'kept.txt', content: 'kept\n' })
-    expect(opened.isError, text(opened)).toBeFalsy()
-    const listed = await server.call('session_list', {})
-    const session = listed.structuredContent.sessions[0].session
-    expect(listed.structuredContent.sessions[0]).toMatchObject({ title: 'default', lifetime: 'session' })
+    const opened = await server.call('session_open', { title: 'kept work' })
+    expect(opened.structuredContent).toMatchObject({ lifetime: 'session', attached: false })
+    const session = opened.structuredContent.session
+    expect((await server.call('write_file', { path: 'kept.txt', content: 'kept\n' })).isError).toBeFalsy()
+    const ran = await server.call('run_command', { command: 'echo logged' })
+    const logFile = ran.structuredContent.logFilePath
+    expect(logFile.startsWith(join(server.base, 'mcp', 'logs', session))).toBe(true)
     await closeAndTime(server)
-    const ls = spawnSync(process.execPath, [cliPath, 'ls', '--json', '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    expect(existsSync(logFile)).toBe(true)
+
+    // A second server on the same project: the session is listed as kept, and taken up.
+    const later = await startServer(project.path, ['--image', IMAGES.debian, '--keep'], {}, server.base)
+    const listed = await later.call('session_list', {})
+    expect(listed.structuredContent.sessions).toEqual([expect.objectContaining({ session, title: 'kept work', state: 'stopped', open: false, lifetime: 'session' })])
+    expect(text(await later.call('read_file', { path: 'kept.txt' }))).toMatch(/^NO_SESSION: /)
+    const attached = await later.call('session_open', { session })
+    expect(attached.structuredContent).toMatchObject({ session, title: 'kept work', attached: true })
+    expect((await later.call('read_file', { path: 'kept.txt' })).structuredContent.content).toBe('kept\n')
+    expect((await later.call('session_list', {})).structuredContent.sessions).toEqual([expect.objectContaining({ session, state: 'running', open: true })])
+    await closeAndTime(later)
+
+    const env = { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` }
+    const ls = spawnSync(process.execPath, [cliPath, 'ls', '--json', '--base-dir', server.base], { encoding: 'utf8', env })
     expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ sessionId: session, state: 'stopped' })])
-    const exported = spawnSync(process.execPath, [cliPath, 'export', session, '--uncommitted', '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    const exported = spawnSync(process.execPath, [cliPath, 'export', session, '--uncommitted', '--base-dir', server.base], { encoding: 'utf8', env })
     expect(exported.status, exported.stderr).toBe(0)
     expect(git(project.path, 'show', `session/${session}:kept.txt`)).toBe('kept')
-    const down = spawnSync(process.execPath, [cliPath, 'down', session, '--base-dir', server.base], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: `unix://${engine.socketPath}` } })
+    const down = spawnSync(process.execPath, [cliPath, 'down', session, '--base-dir', server.base], { encoding: 'utf8', env })
     expect(down.status, down.stderr).toBe(0)
     expect(containersOf(server.base)).toEqual([])
   })
@@ -383,7 +423,7 @@ describe('the stdio transport', () => {
     await new Promise((r) => setImmediate(r))
     expect(received).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }])
     const answer = JSON.parse(output.read().toString())
-    expect(answer).toMatchObject({ id: 7, result: { isError: true, structuredContent: { error: { code: 'LIMIT_EXCEEDED' } } } })
+    expect(answer).toMatchObject({ id: 7, result: { isError: true, _meta: { [ERROR_META]: { code: 'LIMIT_EXCEEDED' } } } })
   })
 })
 

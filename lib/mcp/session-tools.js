@@ -70,7 +70,7 @@ const sessionClose = {
   name: 'session_close',
   title: 'Close a session',
   // Without --keep its container is removed and its clone goes to the trash.
-  annotations: ({ keep }) => ({ readOnlyHint: false, destructiveHint: !keep, idempotentHint: false, openWorldHint: false }),
+  annotations: ({ keep }) => ({ readOnlyHint: false, destructiveHint: !keep, idempotentHint: true, openWorldHint: false }),
   description: ({ keep }) =>
     `Closes a session and stops its commands: ${keep ? 'its container is stopped and the session kept, for a later server (session_list, session_open) or container-isolation ls/export' : 'its container is removed and its clone moved to the trash'}. Export its work first if the user wants it. ${INSIDE}`,
   schema: strict({ session }),
