@@ -427,6 +427,27 @@ describe('the stdio transport', () => {
   })
 })
 
+describe('the JSON-RPC gate', () => {
+  it('answers what is not one well-formed message with the error JSON-RPC and MCP name, with the id where one can be read', () => {
+    const { screen } = createRequire(import.meta.url)('../lib/mcp/jsonrpc-gate.js')
+    const error = (line: string) => screen(line).answer?.error && { id: screen(line).answer.id, code: screen(line).answer.error.code }
+    expect(error('{"jsonrpc":"2.0","id":"raw-1","method":')).toEqual({ id: 'raw-1', code: -32700 })
+    expect(error('not json')).toEqual({ id: null, code: -32700 })
+    expect(error('[{"jsonrpc":"2.0","id":1,"method":"ping"}]')).toEqual({ id: null, code: -32600 })
+    expect(error('42')).toEqual({ id: null, code: -32600 })
+    expect(error('{"id":3,"method":"ping"}')).toEqual({ id: 3, code: -32600 })
+    expect(error('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1]}')).toEqual({ id: 4, code: -32600 })
+    expect(error('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}')).toEqual({ id: null, code: -32600 })
+    expect(error('{"jsonrpc":"2.0","id":5,"method":7}')).toEqual({ id: 5, code: -32600 })
+    expect(error('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}')).toEqual({ id: 6, code: -32602 })
+    expect(screen('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}').answer.error.message).toBe('invalid params for tools/call: params.name: Invalid input: expected string, received undefined')
+    expect(error('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":[]}}')).toEqual({ id: 7, code: -32602 })
+    // A notification is never answered; a method MCP does not define is the SDK's -32601.
+    expect(screen('{"jsonrpc":"2.0","method":"notifications/cancelled","params":[]}')).toEqual({ report: expect.stringContaining('params must be an object') })
+    expect(screen('{"jsonrpc":"2.0","id":8,"method":"no/such","params":{}}')).toEqual({ message: { jsonrpc: '2.0', id: 8, method: 'no/such', params: {} } })
+  })
+})
+
 function readDirNames(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : []
 }

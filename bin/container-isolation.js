@@ -44,7 +44,7 @@ const USAGE = `usage: container-isolation <command> [options]
                                        agent for ssh; never from the session
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
-  mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep]
+  mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep] [--auto-session]
       [--export-prefix P] [--allow-force-export]
                                        an MCP server over stdio: any MCP agent gets isolated
                                        sessions, exports only under P (default session/), never
