@@ -183,6 +183,8 @@ class Connection:
             if "method" in message and "id" in message and message["id"] in self.errors:
                 error = self.errors[message["id"]]
                 return {"code": error.get("code"), "message": error.get("message")}
+        if not any("method" in m and "id" in m for m in sent):
+            return {"code": "CLIENT_REQUEST", "message": str(err)}
         if isinstance(err, MCPError) and err.code == types.REQUEST_TIMEOUT:
             return {"code": "CLIENT_TIMEOUT", "message": err.message}
         if isinstance(err, MCPError) and err.code == types.CONNECTION_CLOSED:

@@ -5,6 +5,7 @@
 // not shown, and to tell the server's JSON-RPC errors from the SDK's own).
 import type { ChildProcess } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
+import { StringDecoder } from 'node:string_decoder'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
@@ -129,9 +130,10 @@ class WireTap {
   /** The ids of the raw lines written (the SDK's own ids are numbers). */
   private readonly rawIds = new Set<string>()
   private buffer = ''
+  private readonly decoder = new StringDecoder('utf8')
 
   constructor(private readonly transport: StdioClientTransport) {
-    this.process.stdout?.on('data', (chunk: Buffer) => this.take(chunk.toString('utf8')))
+    this.process.stdout?.on('data', (chunk: Buffer) => this.take(this.decoder.write(chunk)))
     const deliver = transport.onmessage
     transport.onmessage = (message: JSONRPCMessage) => {
       if (!this.isRawAnswer(message as Wire)) deliver?.call(transport, message)
@@ -193,6 +195,7 @@ class WireTap {
       if (error) return { code: error.code, message: error.message }
     }
     const message = err instanceof McpError ? err.message.replace(/^MCP error -?\d+: /, '') : String((err as Error)?.message ?? err)
+    if (!sent.some((m) => m.method !== undefined && 'id' in m)) return { code: 'CLIENT_REQUEST', message }
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return { code: 'CLIENT_TIMEOUT', message }
     if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return { code: 'CLIENT_CLOSED', message }
     return { code: 'CLIENT_VALIDATION', message }

@@ -16,6 +16,9 @@ export const steps: Step[] = [
   { id: 'slow', op: 'call', tool: 'run_command', args: { session, command: 'sleep 5' }, timeoutMs: 1000 },
   { id: 'cancel', op: 'cancel', tool: 'run_command', args: { session, command: 'echo started; sleep 30' }, after: { progress: 1 } },
   { id: 'malformed', op: 'raw', line: '{"jsonrpc":"2.0","id":"raw-1","method":' },
+  { id: 'params-not-object', op: 'raw', line: '{"jsonrpc":"2.0","id":"raw-2","method":"tools/call","params":"read_file"}' },
+  // What the Python SDK's high-level Client sends first (2026-07-28); an error answer makes it fall back to initialize.
+  { id: 'discover', op: 'request', method: 'server/discover', params: {} },
   { id: 'unknown-tool', op: 'request', method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } },
   { id: 'no-name', op: 'request', method: 'tools/call', params: { arguments: {} } },
   { id: 'after-errors', op: 'call', tool: 'read_file', args: { session, path: 'notes/hello.txt' } },
@@ -52,8 +55,10 @@ export function check(transcript: Entry[]): void {
   expect(by.cancel).toMatchObject({ cancelled: true, notified: true })
   expect(lines(by.cancel.progress)[0]).toBe('started')
 
-  // Today: no answer / an isError result / -32603. Issue 35: -32700 / -32602 / -32602.
+  // Today: no answer / no answer / an isError result / -32603. Issue 35: -32700 / -32600 / -32602 / -32602.
   if (by.malformed.response !== null) expect(by.malformed.response).toMatchObject({ error: { code: -32700 } })
+  if (by['params-not-object'].response !== null) expect(by['params-not-object'].response).toMatchObject({ id: 'raw-2', error: { code: -32600 } })
+  expect(by.discover.error?.code, JSON.stringify(by.discover)).toBe(-32601)
   if (by['unknown-tool'].error) expect(by['unknown-tool'].error.code).toBe(-32602)
   else expect(by['unknown-tool'].result).toMatchObject({ isError: true })
   expect(typeof by['no-name'].error?.code, JSON.stringify(by['no-name'])).toBe('number')

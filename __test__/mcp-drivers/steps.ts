@@ -37,6 +37,8 @@ export interface Progress {
  * rewording); otherwise a client-side failure:
  * - `CLIENT_TIMEOUT`: the SDK's own request timeout ran out (no answer in time);
  * - `CLIENT_CLOSED`: the connection closed before an answer;
+ * - `CLIENT_REQUEST`: the SDK would not send the request (no request left the client; the
+ *   Python SDK's for `params` that is not an object);
  * - `CLIENT_VALIDATION`: the server answered, but the SDK refused the answer (a result not
  *   of the method's schema, structuredContent not of the tool's outputSchema, …);
  * - `DRIVER_PLACEHOLDER`: the step named a value no earlier entry has.
