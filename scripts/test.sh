@@ -42,6 +42,15 @@ if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.pa
   npm install --no-audit --no-fund
 fi
 
+# The MCP client suite drives the server from the official Python SDK too, in a virtualenv
+# of its own. In CI a failure to make it fails the run; elsewhere that suite fails alone,
+# naming this script.
+step "the Python MCP SDK for the MCP client suite (.venv-mcp)"
+if ! bash scripts/python-mcp.sh; then
+  [ "${CI:-}" != true ] || { echo "[test] FAIL: scripts/python-mcp.sh could not make .venv-mcp" >&2; exit 1; }
+  echo "[test] WARNING: scripts/python-mcp.sh could not make .venv-mcp: __test__/mcp-clients.spec.ts will fail" >&2
+fi
+
 step "building the session agent (static, release), and the hostile suite's stand-ins"
 bash scripts/build-agent.sh
 bash scripts/build-standin-agents.sh
@@ -78,7 +87,7 @@ ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.s
   __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
   __test__/egress-dns.spec.ts __test__/hostile-limits.spec.ts
   __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
-  __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
+  __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/mcp-clients.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
   __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts)
 if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
   step "vitest on podman"
