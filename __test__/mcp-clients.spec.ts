@@ -10,13 +10,14 @@ import { cliPath, containersOf } from './mcp-harness'
 import { runTypeScriptDriver } from './mcp-drivers/driver'
 import { normalise } from './mcp-drivers/normalise'
 import { runPythonDriver } from './mcp-drivers/python'
-import { check, steps } from './mcp-drivers/scenario'
+import { check, steps, timingDependent } from './mcp-drivers/scenario'
 import { canonicalJson, type DriverRun, type ServerCommand } from './mcp-drivers/steps'
 
 const CLIENTS = { ts: runTypeScriptDriver, python: runPythonDriver } as const
 type ClientName = keyof typeof CLIENTS
 
-const project = gitProject('mcp-clients', { 'src/app.js': 'export const app = 1\n' })
+// A project each: both export into theirs, and what an export copies depends on what is there.
+const projects = { ts: gitProject('mcp-clients-ts', { 'src/app.js': 'export const app = 1\n' }), python: gitProject('mcp-clients-py', { 'src/app.js': 'export const app = 1\n' }) }
 const bases = { ts: tempDir('mcp-clients-ts'), python: tempDir('mcp-clients-py') }
 const runs = new Map<ClientName, PromiseSettledResult<DriverRun>>()
 
@@ -24,24 +25,24 @@ const runs = new Map<ClientName, PromiseSettledResult<DriverRun>>()
  * The server each client starts: the environment is what a user would configure for a
  * client (the SDKs add only HOME, PATH and a few others of their own).
  */
-function serverCommand(base: string): ServerCommand {
+function serverCommand(project: string, base: string): ServerCommand {
   const env: Record<string, string> = { DOCKER_HOST: `unix://${engine.socketPath}` }
   for (const name of ['TMPDIR', 'CONTAINER_ISOLATION_AGENT']) if (process.env[name]) env[name] = process.env[name]!
-  return { command: process.execPath, args: [cliPath, 'mcp', '--project', project.path, '--base-dir', base, '--image', IMAGES.debian], env }
+  return { command: process.execPath, args: [cliPath, 'mcp', '--project', project, '--base-dir', base, '--image', IMAGES.debian], env }
 }
 
 beforeAll(async () => {
   const names = Object.keys(CLIENTS) as ClientName[]
-  const settled = await Promise.allSettled(names.map((name) => CLIENTS[name](serverCommand(bases[name].path), steps)))
+  const settled = await Promise.allSettled(names.map((name) => CLIENTS[name](serverCommand(projects[name].path, bases[name].path), steps)))
   names.forEach((name, i) => runs.set(name, settled[i]))
-}, 180_000)
+}, 240_000)
 
 afterAll(() => {
   for (const base of Object.values(bases)) {
     for (const id of containersOf(base.path)) engineCli('rm', '-f', id)
     base.cleanup()
   }
-  project.cleanup()
+  for (const project of Object.values(projects)) project.cleanup()
 })
 
 /** A client's run, or its failure (a missing Python SDK names scripts/python-mcp.sh). */
@@ -70,7 +71,9 @@ describe('one scenario through two MCP client implementations', () => {
     const ts = run('ts')
     const python = run('python')
     expect(python.protocol).toEqual(ts.protocol)
-    const [a, b] = [normalise(ts.transcript), normalise(python.transcript)]
+    // Each client has a project and base directory of its own: their paths are masked.
+    const own = (name: ClientName, r: DriverRun) => JSON.parse(JSON.stringify(r.transcript).replaceAll(projects[name].path, '<project>').replaceAll(bases[name].path, '<base>'))
+    const [a, b] = [normalise(own('ts', ts), timingDependent), normalise(own('python', python), timingDependent)]
     for (let i = 0; i < Math.max(a.length, b.length); i++) expect(b[i], steps[i]?.id).toEqual(a[i])
     expect(canonicalJson(b)).toBe(canonicalJson(a))
   })

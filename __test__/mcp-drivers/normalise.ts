@@ -7,6 +7,8 @@
 import type { Entry } from './steps'
 
 const MASKS: Array<[RegExp, string]> = [
+  [/\bmcp-\d+-[0-9a-f]{8}\b/g, 'mcp-<pid>-<random>'],
+  [/\/threads\/mcp-\d+\//g, '/threads/mcp-<n>/'],
   [/\b([a-z0-9]+(?:-[a-z0-9]+)*)-[0-9a-f]{6}\b/g, '$1-<id>'],
   [/\b[0-9a-f]{40}\b/g, '<commit>'],
   [/\bmcp-\d+-\d+\b/g, 'mcp-<pid>-<n>'],
@@ -16,9 +18,13 @@ const TIMINGS = new Set(['ms', 'durationMs'])
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
-/** `transcript` without what varies between runs and clients. */
-export function normalise(transcript: Entry[]): Json[] {
+/**
+ * `transcript` without what varies between runs and clients; the entries of `timingDependent`
+ * steps are kept by id only.
+ */
+export function normalise(transcript: Entry[], timingDependent: Set<string> = new Set()): Json[] {
   return transcript.map((entry) => {
+    if (timingDependent.has(entry.id)) return { id: entry.id }
     const copy = structuredClone(entry) as Record<string, Json>
     if (Array.isArray(copy.progress)) copy.progress = progressLines(copy.progress as Array<{ message: string | null }>)
     const error = copy.error as { code: Json; message: Json } | undefined
@@ -31,8 +37,21 @@ function progressLines(progress: Array<{ message: string | null }>): Json {
   return { firstLine: progress.length ? (progress[0].message ?? '').split('\n')[0] : null }
 }
 
+/** A text part that is a serialized result, as that result. */
+function parsedObject(text: string): Json | undefined {
+  if (!text.startsWith('{')) return undefined
+  try {
+    return JSON.parse(text) as Json
+  } catch {
+    return undefined
+  }
+}
+
 function mask(value: Json): Json {
-  if (typeof value === 'string') return MASKS.reduce((s, [pattern, by]) => s.replace(pattern, by), value)
+  if (typeof value === 'string') {
+    const parsed = parsedObject(value)
+    return parsed === undefined ? MASKS.reduce((s, [pattern, by]) => s.replace(pattern, by), value) : mask(parsed)
+  }
   if (Array.isArray(value)) return value.map(mask)
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
