@@ -333,8 +333,12 @@ export declare class Workspaces {
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
   destroy(sessionId: string): Promise<void>
-  /** FileIO, Shell and git client bound to the session's container, `cwd` = its mount path. */
-  environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
+  /**
+   * FileIO, Shell and git client bound to the session's container, `cwd` = its mount path.
+   * `opts` sets the shell's log folder and per-command timeout (1 ms..24 h, else
+   * `INVALID_ARGUMENT`).
+   */
+  environment(sessionId: string, threadId: string, opts?: EnvironmentOptions | undefined | null): Promise<WorkspaceEnvironment>
 }
 
 /** Options of `new AppleContainerRuntime()`. */
@@ -1119,6 +1123,17 @@ export interface EnvironmentConfig {
   container: string
   /** The environment's working directory in the container. */
   cwd: string
+}
+
+/** Options of `Workspaces.environment`. */
+export interface EnvironmentOptions {
+  /**
+   * Host directory for the shell's command logs; default
+   * `${os.tmpdir()}/container-isolation`.
+   */
+  logDir?: string
+  /** The shell's per-command timeout, 1..86400000 ms (24 h); default 300000. */
+  timeoutMs?: number
 }
 
 /** A command for `DockerRuntime.exec`. */
