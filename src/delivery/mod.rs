@@ -25,6 +25,7 @@ mod staging;
 mod start_ref;
 mod worktree_changes;
 mod worktree_entry;
+mod worktree_tree;
 mod write_pause;
 
 #[cfg(test)]
