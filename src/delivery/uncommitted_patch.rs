@@ -1,9 +1,9 @@
 //! The unified diff of a session's uncommitted work: from HEAD's tree to the tree export's
 //! snapshot would record (`worktree_tree`: the same paths, reads, bounds and deadline, and
 //! the same checks of what it adds), made in a repository in memory (`memory_repo`), never
-//! in the clone. A file over the blob bound is hashed once read and not kept
-//! (`unloaded_blobs`): it is printed as git prints a binary file, as are files read once
-//! the blobs kept in memory reach four times the blob bound.
+//! in the clone. A file over the blob bound is hashed as it is read, never held, and known
+//! by id and size only (`unloaded_blobs`): it is printed as git prints a binary file, as
+//! are files read once the blobs kept in memory reach four times the blob bound.
 
 use std::path::Path;
 
@@ -32,6 +32,17 @@ struct KeepInMemory<'r> {
     unloaded: Unloaded,
 }
 
+impl KeepInMemory<'_> {
+    fn not_kept(&mut self, id: Oid, size: u64) -> Result<Oid> {
+        let mut unloaded = self
+            .unloaded
+            .lock()
+            .map_err(|_| Error::new(ErrorCode::Git, "blobs not kept: a lock was poisoned"))?;
+        unloaded.insert(id, size.max(self.max_blob + 1));
+        Ok(id)
+    }
+}
+
 impl BlobSink for KeepInMemory<'_> {
     fn put(&mut self, data: Vec<u8>) -> Result<Oid> {
         let id = Oid::hash_object(ObjectType::Blob, &data)
@@ -41,18 +52,24 @@ impl BlobSink for KeepInMemory<'_> {
             return Ok(id);
         }
         if size > self.max_blob || self.kept + size > self.keep_max {
-            let mut unloaded = self
-                .unloaded
-                .lock()
-                .map_err(|_| Error::new(ErrorCode::Git, "blobs not kept: a lock was poisoned"))?;
-            unloaded.insert(id, size.max(self.max_blob + 1));
-            return Ok(id);
+            return self.not_kept(id, size);
         }
         self.odb
             .write(ObjectType::Blob, &data)
             .map_err(|e| Error::git("a blob in memory", e))?;
         self.kept += size;
         Ok(id)
+    }
+
+    fn load_bound(&self) -> u64 {
+        self.max_blob
+    }
+
+    fn put_hashed(&mut self, id: Oid, size: u64) -> Result<Oid> {
+        match self.odb.exists(id) {
+            true => Ok(id),
+            false => self.not_kept(id, size),
+        }
     }
 }
 

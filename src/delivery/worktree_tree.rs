@@ -15,13 +15,27 @@ use git2::{Commit, DiffOptions, FileMode, Oid, Repository};
 use super::bounded_diff::{diff, Sides};
 use super::file_changes::lossy;
 use super::limits::{exceeded, Deadline, Limits};
-use super::worktree_entry::{open_root, read_entry, WorktreeEntry};
-use crate::error::{Error, Result};
+use super::worktree_entry::{open_root, read_entry, ReadBounds, WorktreeEntry};
+use crate::error::{Error, ErrorCode, Result};
 
 /// Where the work tree's files go as blobs.
 pub trait BlobSink {
     /// The blob id of `data`, kept wherever the tree's readers will look for it.
     fn put(&mut self, data: Vec<u8>) -> Result<Oid>;
+
+    /// Files over this many bytes are hashed as they are read and given to `put_hashed`.
+    fn load_bound(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// A blob known by its id and size only.
+    fn put_hashed(&mut self, id: Oid, size: u64) -> Result<Oid> {
+        let _ = size;
+        Err(Error::new(
+            ErrorCode::Git,
+            format!("blob {id}: its content was not read"),
+        ))
+    }
 }
 
 /// Every path of the clone that differs from HEAD in its index or work tree.
@@ -68,6 +82,25 @@ fn changed_paths(
     Ok(paths)
 }
 
+fn file_mode(executable: bool) -> FileMode {
+    match executable {
+        true => FileMode::BlobExecutable,
+        false => FileMode::Blob,
+    }
+}
+
+/// Counts `size` more bytes read from the work tree, within the import bound.
+fn count(bytes: &mut u64, size: u64, limits: &Limits) -> Result<()> {
+    *bytes += size;
+    if *bytes > limits.max_import_bytes {
+        return Err(exceeded(
+            "bytes of uncommitted files",
+            limits.max_import_bytes,
+        ));
+    }
+    Ok(())
+}
+
 /// The blob (and its mode) for what the work tree holds at `path`; `None` for no file.
 fn stored_entry(
     sink: &mut dyn BlobSink,
@@ -76,23 +109,19 @@ fn stored_entry(
     limits: &Limits,
 ) -> Result<Option<(Oid, FileMode)>> {
     let (data, mode) = match entry {
-        WorktreeEntry::File { data, executable } => (
-            data,
-            match executable {
-                true => FileMode::BlobExecutable,
-                false => FileMode::Blob,
-            },
-        ),
+        WorktreeEntry::File { data, executable } => (data, file_mode(executable)),
         WorktreeEntry::Symlink(target) => (target, FileMode::Link),
+        WorktreeEntry::Hashed {
+            id,
+            size,
+            executable,
+        } => {
+            count(bytes, size, limits)?;
+            return Ok(Some((sink.put_hashed(id, size)?, file_mode(executable))));
+        }
         WorktreeEntry::Other => return Ok(None),
     };
-    *bytes += data.len() as u64;
-    if *bytes > limits.max_import_bytes {
-        return Err(exceeded(
-            "bytes of uncommitted files",
-            limits.max_import_bytes,
-        ));
-    }
+    count(bytes, data.len() as u64, limits)?;
     Ok(Some((sink.put(data)?, mode)))
 }
 
@@ -123,7 +152,11 @@ pub fn worktree_tree(
         if in_head.as_ref().is_some_and(|e| e.filemode() == 0o160000) {
             continue;
         }
-        let entry = read_entry(&root, path, limits.max_object_bytes)?;
+        let bounds = ReadBounds {
+            max: limits.max_object_bytes,
+            load: sink.load_bound(),
+        };
+        let entry = read_entry(&root, path, bounds)?;
         match stored_entry(sink, entry, &mut bytes, limits)? {
             Some((id, mode)) => upserts.push((path, id, mode)),
             None if in_head.is_some() => {

@@ -166,6 +166,11 @@ fn max_patch_bytes_bounds_both_texts_the_committed_one_first() {
 #[test]
 fn files_over_the_blob_bound_are_binary_and_the_snapshots_refusals_are_the_same() {
     let s = Session::new("patch-bounds");
+    let clone = Repository::open(&s.clone).unwrap();
+    write(&s.clone, "huge.txt", "huge text\n".repeat(300));
+    commit_all(&clone, "huge");
+    // Moved as it is: paired by id, so the id hashed from the work tree is git's.
+    git(&s.clone, &["mv", "huge.txt", "moved-huge.txt"]);
     write(&s.clone, "big.txt", "big text\n".repeat(300));
     write(&s.clone, "small.txt", "small\n");
     let fifo = std::ffi::CString::new(s.clone.join("pipe").into_os_string().into_encoded_bytes());
@@ -181,6 +186,10 @@ fn files_over_the_blob_bound_are_binary_and_the_snapshots_refusals_are_the_same(
         patch.contains(
             "diff --git a/big.txt b/big.txt\nBinary files a/big.txt and b/big.txt differ\n"
         ),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("diff --git a/huge.txt b/moved-huge.txt\nBinary files a/huge.txt and b/moved-huge.txt differ\n"),
         "{patch}"
     );
     assert!(patch.contains("+small\n"), "{patch}");
@@ -251,4 +260,24 @@ fn a_work_tree_name_or_dot_file_git_refuses_gets_the_answer_export_gives() {
         let answer = same_answer(&s);
         assert!(answer.contains(why), "{path}: {answer}");
     }
+}
+
+#[test]
+fn a_file_over_the_load_bound_is_hashed_as_git_hashes_it_not_held() {
+    use crate::delivery::worktree_entry::{open_root, read_entry, ReadBounds, WorktreeEntry};
+    let scratch = Scratch::new("hashed-entry");
+    let content = "0123456789abcdef".repeat(10_000);
+    write(&scratch.0, "f.txt", &content);
+    let root = open_root(&scratch.0).unwrap();
+    let read = |load| read_entry(&root, "f.txt", ReadBounds { max: 1 << 20, load }).unwrap();
+    let id = Oid::hash_object(git2::ObjectType::Blob, content.as_bytes()).unwrap();
+    assert_eq!(
+        read(1024),
+        WorktreeEntry::Hashed {
+            id,
+            size: content.len() as u64,
+            executable: false
+        }
+    );
+    assert!(matches!(read(1 << 20), WorktreeEntry::File { .. }));
 }
