@@ -276,7 +276,8 @@ export declare class PortForward {
 export declare class Workspaces {
   /**
    * What the session changed since its base: its commits, the files changed between
-   * the base and its HEAD, its uncommitted work and, with `patch`, the unified diff.
+   * the base and its HEAD, its uncommitted work and, with `patch`, the unified diffs of
+   * its commits and of its uncommitted work.
    * The clone is read on the host as hostile input (no hook, filter, textconv, external
    * diff or fsmonitor runs; a `.git` that is not the clone's own directory is refused
    * with `GIT`); past a bound it rejects `LIMIT_EXCEEDED`, past 60 s `TIMEOUT`.
@@ -333,8 +334,12 @@ export declare class Workspaces {
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
   destroy(sessionId: string): Promise<void>
-  /** FileIO, Shell and git client bound to the session's container, `cwd` = its mount path. */
-  environment(sessionId: string, threadId: string): Promise<WorkspaceEnvironment>
+  /**
+   * FileIO, Shell and git client bound to the session's container, `cwd` = its mount path.
+   * `opts` sets the shell's log folder and per-command timeout (1 ms..24 h, else
+   * `INVALID_ARGUMENT`).
+   */
+  environment(sessionId: string, threadId: string, opts?: EnvironmentOptions | undefined | null): Promise<WorkspaceEnvironment>
 }
 
 /** Options of `new AppleContainerRuntime()`. */
@@ -368,9 +373,13 @@ export interface ChangedFile {
 
 /** Options of `Workspaces.changes`. */
 export interface ChangesOptions {
-  /** Include the unified diff base..HEAD (default false). */
+  /** Include the unified diffs base..HEAD and HEAD..work tree (default false). */
   patch?: boolean
-  /** Where the diff is cut, at a line end (default 1 MiB); `patchTruncated` says so. */
+  /**
+   * Where the two diffs together are cut, each at a line end (default 1 MiB): `patch`
+   * first, `uncommittedPatch` gets what is left; `patchTruncated` and
+   * `uncommittedPatchTruncated` say so.
+   */
   maxPatchBytes?: number
 }
 
@@ -1121,6 +1130,17 @@ export interface EnvironmentConfig {
   cwd: string
 }
 
+/** Options of `Workspaces.environment`. */
+export interface EnvironmentOptions {
+  /**
+   * Host directory for the shell's command logs; default
+   * `${os.tmpdir()}/container-isolation`.
+   */
+  logDir?: string
+  /** The shell's per-command timeout, 1..86400000 ms (24 h); default 300000. */
+  timeoutMs?: number
+}
+
 /** A command for `DockerRuntime.exec`. */
 export interface ExecOptions {
   /** Argv, run without a shell in between. */
@@ -1498,6 +1518,14 @@ export interface SessionChanges {
   patch?: string
   /** Whether `patch` was cut at `maxPatchBytes`. */
   patchTruncated?: boolean
+  /**
+   * With `patch`: the unified diff from HEAD to the work tree as `export`'s snapshot
+   * would record it (staged, unstaged, untracked and not ignored files; a file over
+   * 64 MiB as a binary one); empty when nothing is uncommitted.
+   */
+  uncommittedPatch?: string
+  /** Whether `uncommittedPatch` was cut at what `patch` left of `maxPatchBytes`. */
+  uncommittedPatchTruncated?: boolean
 }
 
 /** A commit of the session since its base. */

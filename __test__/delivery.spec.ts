@@ -47,6 +47,17 @@ function numstat(clone: string, from: string): string[] {
   return rows.sort()
 }
 
+/** `git diff HEAD` after `git add -A`, in a copy of `clone` (the clone's own index untouched). */
+function cliUncommittedPatch(clone: string): string {
+  const copy = tempDir('delivery-copy')
+  dirs.push(copy)
+  execFileSync('cp', ['-a', `${clone}/.`, copy.path])
+  const run = (...args: string[]) =>
+    execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: copy.path, encoding: 'utf8', env: { ...process.env, HOME: copy.path, GIT_CONFIG_NOSYSTEM: '1' } })
+  run('add', '-A')
+  return run('diff', '--cached', 'HEAD')
+}
+
 const letter: Record<string, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', typechange: 'T' }
 
 describe('Workspaces: where a session starts', () => {
@@ -86,7 +97,7 @@ describe('Workspaces.changes', () => {
        printf '\\000\\001\\002\\000' > bin.dat; git add -A; git commit -qm 'one: change, delete, rename, binary'
        mkdir -p sub; echo new > sub/new.txt; git add sub; git commit -qm 'two: new file'
        echo more >> a.txt; echo staged > staged.txt; git add staged.txt; echo u > untracked.txt
-       mkdir -p udir; echo x > udir/x.txt; echo ignored > debug.log`,
+       mkdir -p udir; echo x > udir/x.txt; echo ignored > debug.log; rm sub/new.txt; ln -s /etc/passwd passwd-link`,
     )
     const clone = info.clonePath
     const from = info.baseCommit!
@@ -103,11 +114,25 @@ describe('Workspaces.changes', () => {
     expect(changes.uncommitted.map((u) => `${u.status} ${u.path}`).sort()).toEqual(porcelain.sort())
     expect(changes.patch).toContain('+added 1')
     expect(changes.patch).toContain('rename from c.txt')
+    // The uncommitted work as `git diff HEAD` prints it once `git add -A` took it all, in a copy.
+    expect(changes.uncommittedPatchTruncated).toBe(false)
+    expect(changes.uncommittedPatch).toBe(cliUncommittedPatch(clone))
+    expect(changes.uncommittedPatch).toContain('+++ b/passwd-link\n@@ -0,0 +1 @@\n+/etc/passwd\n')
+    expect(changes.uncommittedPatch).not.toContain('root:')
+    expect(changes.uncommittedPatch).toContain('deleted file mode 100644')
+    expect(changes.uncommittedPatch).not.toContain('debug.log')
     const cut = await workspaces.changes(id, { patch: true, maxPatchBytes: 200 })
     expect(cut.patchTruncated).toBe(true)
     expect(Buffer.byteLength(cut.patch!)).toBeLessThanOrEqual(200)
+    expect(cut).toMatchObject({ uncommittedPatch: '', uncommittedPatchTruncated: true })
+    const room = Buffer.byteLength(changes.patch!) + 100
+    const shared = await workspaces.changes(id, { patch: true, maxPatchBytes: room })
+    expect(shared).toMatchObject({ patch: changes.patch, patchTruncated: false, uncommittedPatchTruncated: true })
+    expect(Buffer.byteLength(shared.uncommittedPatch!)).toBeLessThanOrEqual(100)
+    expect(changes.uncommittedPatch!.startsWith(shared.uncommittedPatch!)).toBe(true)
     const without = await workspaces.changes(id)
     expect(without.patch).toBeUndefined()
+    expect(without.uncommittedPatch).toBeUndefined()
   })
 
   it('counts a rewritten history from the merge base', async () => {
@@ -148,23 +173,24 @@ describe('Workspaces.changes', () => {
     for (const f of readdirSync('/tmp').filter((f) => f.startsWith(`ci-canary-${id}-`))) execFileSync('rm', ['-f', join('/tmp', f)])
   })
 
-  it('counts a 100 MiB blob the agent committed as binary without loading it: the host RSS stays bounded', async () => {
+  it('counts a 100 MiB blob the agent committed, and a 100 MiB file it left uncommitted, as binary without loading them: the host RSS stays bounded', async () => {
     const proj = project()
     const id = session()
     await workspaces.create({ projectDir: proj, sessionId: id })
     // `diff` forces text, which would make libgit2 load it whatever its size.
-    await agent(id, `head -c 104857600 /dev/urandom > big.bin; echo '* diff' > .gitattributes; git add big.bin .gitattributes; git commit -qm big`)
+    await agent(id, `head -c 104857600 /dev/urandom > big.bin; echo '* diff' > .gitattributes; git add big.bin .gitattributes; git commit -qm big; head -c 104857600 /dev/urandom > work.bin`)
     const probe = `
       const { Workspaces } = require(${JSON.stringify(join(process.cwd(), 'index.js'))})
       const ws = new Workspaces(${JSON.stringify({ baseDir: base.path, engine, image: IMAGES.debian })})
       const before = process.resourceUsage().maxRSS
       ws.changes(${JSON.stringify(id)}, { patch: true }).then((c) => {
         const file = c.files.find((f) => f.path === 'big.bin')
-        console.log(JSON.stringify({ file, patchBytes: Buffer.byteLength(c.patch), grewKiB: process.resourceUsage().maxRSS - before }))
+        console.log(JSON.stringify({ file, work: c.uncommittedPatch, grewKiB: process.resourceUsage().maxRSS - before }))
       })`
     const out = JSON.parse(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' }))
-    console.log(`changes() with a 100 MiB blob: the host's max RSS grew ${out.grewKiB} KiB`)
+    console.log(`changes() with a 100 MiB blob and a 100 MiB uncommitted file: the host's max RSS grew ${out.grewKiB} KiB`)
     expect(out.file).toMatchObject({ status: 'added', binary: true, additions: 0 })
+    expect(out.work).toBe('diff --git a/work.bin b/work.bin\nBinary files a/work.bin and b/work.bin differ\n')
     expect(out.grewKiB).toBeLessThan(48 * 1024)
   })
 })

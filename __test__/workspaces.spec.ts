@@ -128,6 +128,29 @@ describe('Workspaces', () => {
     expect(JSON.parse(child.stdout)).toEqual({ state: 'running', out: ['# p'] })
   })
 
+  it("environment()'s third argument sets the shell's log folder and per-command timeout; out-of-range timeouts reject INVALID_ARGUMENT", async () => {
+    const id = session()
+    await workspaces.create({ projectDir: project(), sessionId: id })
+    const logs = tempDir('ws-env-logs')
+    dirs.push(logs)
+    const env = await workspaces.environment(id, 'logged', { logDir: logs.path, timeoutMs: 1000 })
+    const ok = await env.shell.execute('echo hello', { toolRequestId: 'echo-1' })
+    expect(ok.exitCode).toBe(0)
+    expect(ok.logFilePath?.startsWith(`${logs.path}/`)).toBe(true)
+    expect(readFileSync(ok.logFilePath!, 'utf8')).toContain('hello')
+    const slow = await env.shell.execute('sleep 5', { toolRequestId: 'sleep-1' })
+    expect(slow.exitCode).not.toBe(0)
+    expect(slow.output.at(-1)).toEqual({ stream: 'stderr', text: 'Command timed out after 1000 ms and was terminated' })
+    // Two arguments: the defaults, as before.
+    const plain = await workspaces.environment(id, 'plain')
+    const r = await plain.shell.execute('echo plain', { toolRequestId: 'echo-2' })
+    expect(r.logFilePath?.startsWith(logs.path)).toBe(false)
+    for (const timeoutMs of [0, -1, 86_400_001, Number.NaN]) {
+      expect((await rejection(workspaces.environment(id, 't', { timeoutMs }))).code).toBe('INVALID_ARGUMENT')
+    }
+    await workspaces.environment(id, 't', { timeoutMs: 86_400_000 })
+  })
+
   it('rejects bad session ids and a missing project', async () => {
     for (const bad of ['../x', 'a b', '$(id)']) {
       expect((await rejection(workspaces.create({ projectDir: project(), sessionId: bad }))).code).toBe('INVALID_ARGUMENT')

@@ -3,7 +3,9 @@
 //! and a workspace's `environment()` get them from.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::engine::EngineOptions;
 use crate::error::Result;
@@ -28,6 +30,17 @@ pub struct EnvironmentRequest {
     pub usage: Option<Arc<dyn ContainerUse>>,
     /// Use the container's session agent where it runs.
     pub agent: bool,
+    /// The shell's command logs and per-command timeout.
+    pub shell: ShellSettings,
+}
+
+/// What the caller may choose of the environment's shell; each default as `DockerShell`'s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellSettings {
+    /// Default `${os.tmpdir()}/container-isolation`.
+    pub log_dir: Option<PathBuf>,
+    /// Default 300 s.
+    pub timeout: Option<Duration>,
 }
 
 pub struct ContainerEnvironment {
@@ -58,8 +71,12 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         container: request.container.clone(),
         cwd: cwd.clone(),
         thread_id: request.thread_id.clone(),
-        log_dir: default_log_dir(),
-        timeout: DEFAULT_TIMEOUT,
+        log_dir: request
+            .shell
+            .log_dir
+            .clone()
+            .unwrap_or_else(default_log_dir),
+        timeout: request.shell.timeout.unwrap_or(DEFAULT_TIMEOUT),
         env: request.env.clone(),
         replace_env: request.replace_env,
         user: request.user.clone(),

@@ -11,9 +11,11 @@ use crate::error::Error;
 /// Options of `Workspaces.changes`.
 #[napi(object, object_to_js = false)]
 pub struct ChangesOptions {
-    /// Include the unified diff base..HEAD (default false).
+    /// Include the unified diffs base..HEAD and HEAD..work tree (default false).
     pub patch: Option<bool>,
-    /// Where the diff is cut, at a line end (default 1 MiB); `patchTruncated` says so.
+    /// Where the two diffs together are cut, each at a line end (default 1 MiB): `patch`
+    /// first, `uncommittedPatch` gets what is left; `patchTruncated` and
+    /// `uncommittedPatchTruncated` say so.
     pub max_patch_bytes: Option<f64>,
 }
 
@@ -85,6 +87,12 @@ pub struct SessionChanges {
     pub patch: Option<String>,
     /// Whether `patch` was cut at `maxPatchBytes`.
     pub patch_truncated: Option<bool>,
+    /// With `patch`: the unified diff from HEAD to the work tree as `export`'s snapshot
+    /// would record it (staged, unstaged, untracked and not ignored files; a file over
+    /// 64 MiB as a binary one); empty when nothing is uncommitted.
+    pub uncommitted_patch: Option<String>,
+    /// Whether `uncommittedPatch` was cut at what `patch` left of `maxPatchBytes`.
+    pub uncommitted_patch_truncated: Option<bool>,
 }
 
 fn options(opts: Option<ChangesOptions>) -> Result<CoreOptions, Error> {
@@ -148,6 +156,8 @@ impl From<delivery::Changes> for SessionChanges {
                 .collect(),
             patch: c.patch,
             patch_truncated: asked.then_some(c.patch_truncated),
+            uncommitted_patch: c.uncommitted_patch,
+            uncommitted_patch_truncated: asked.then_some(c.uncommitted_patch_truncated),
         }
     }
 }
@@ -155,7 +165,8 @@ impl From<delivery::Changes> for SessionChanges {
 #[napi]
 impl Workspaces {
     /// What the session changed since its base: its commits, the files changed between
-    /// the base and its HEAD, its uncommitted work and, with `patch`, the unified diff.
+    /// the base and its HEAD, its uncommitted work and, with `patch`, the unified diffs of
+    /// its commits and of its uncommitted work.
     /// The clone is read on the host as hostile input (no hook, filter, textconv, external
     /// diff or fsmonitor runs; a `.git` that is not the clone's own directory is refused
     /// with `GIT`); past a bound it rejects `LIMIT_EXCEEDED`, past 60 s `TIMEOUT`.

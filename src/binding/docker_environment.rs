@@ -77,6 +77,7 @@ pub async fn create_docker_environment(
             engine: engine_options(opts.engine)?,
             usage: None,
             agent: opts.agent.unwrap_or(true),
+            shell: Default::default(),
         })
         .await?;
         let (file_io, shell, cwd, home_dir) = (env.file_io, env.shell, env.cwd, env.home_dir);

@@ -13,6 +13,7 @@ mod docker_runtime;
 mod docker_shell;
 mod egress;
 mod engine;
+mod environment_options;
 mod error;
 mod exec_stream;
 mod exit_hooks;

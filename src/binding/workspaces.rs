@@ -14,6 +14,7 @@ use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, EngineOptions};
+use super::environment_options::{shell_settings, EnvironmentOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
 use super::progress::{progress_target, pull_policy, ProgressCallback};
@@ -346,22 +347,30 @@ impl Workspaces {
     }
 
     /// FileIO, Shell and git client bound to the session's container, `cwd` = its mount path.
+    /// `opts` sets the shell's log folder and per-command timeout (1 ms..24 h, else
+    /// `INVALID_ARGUMENT`).
     #[napi(ts_return_type = "Promise<WorkspaceEnvironment>")]
     pub async fn environment(
         &self,
         session_id: String,
         thread_id: String,
+        opts: Option<EnvironmentOptions>,
     ) -> Outcome<WorkspaceEnvironment> {
-        self.inner
-            .environment(&session_id, &thread_id)
-            .await
-            .map(|env| WorkspaceEnvironment {
-                file_io: DockerFileIO::from_core(env.file_io),
-                shell: DockerShell::from_core(env.shell),
-                git_client: ContainerGitClient::from_core(env.git_client),
-                cwd: env.cwd,
-                home_dir: env.home_dir,
-            })
-            .into()
+        let inner = self.inner.clone();
+        async move {
+            let shell = shell_settings(opts)?;
+            inner
+                .environment(&session_id, &thread_id, shell)
+                .await
+                .map(|env| WorkspaceEnvironment {
+                    file_io: DockerFileIO::from_core(env.file_io),
+                    shell: DockerShell::from_core(env.shell),
+                    git_client: ContainerGitClient::from_core(env.git_client),
+                    cwd: env.cwd,
+                    home_dir: env.home_dir,
+                })
+        }
+        .await
+        .into()
     }
 }

@@ -1,5 +1,6 @@
 //! What a session changed since its base: its commits, the files changed between the base
-//! and its HEAD, its uncommitted work and, when asked, the unified diff. A rewritten
+//! and its HEAD, its uncommitted work and, when asked, the unified diffs base..HEAD and
+//! HEAD..work tree (within one byte bound, the committed one first). A rewritten
 //! history (the base no longer an ancestor of HEAD) is answered from the merge base.
 //! The whole read runs on its own thread and is answered within the time bound.
 
@@ -13,15 +14,16 @@ use super::file_changes::{changed_files, FileChange};
 use super::hostile_repo::open_clone;
 use super::limits::{Deadline, Limits};
 use super::patch_text::PatchText;
+use super::uncommitted_patch::uncommitted_patch;
 use super::worktree_changes::{uncommitted, WorktreeChange};
 use crate::error::{Error, Result};
 
 /// What the caller wants besides the lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChangesOptions {
-    /// Include the unified diff base..HEAD.
+    /// Include the unified diffs base..HEAD and HEAD..work tree.
     pub patch: bool,
-    /// Where the diff is cut.
+    /// Where the two diffs together are cut.
     pub max_patch_bytes: usize,
 }
 
@@ -60,6 +62,9 @@ pub struct Changes {
     pub uncommitted: Vec<WorktreeChange>,
     pub patch: Option<String>,
     pub patch_truncated: bool,
+    /// HEAD's tree to the work tree as export's snapshot would record it, with `patch`.
+    pub uncommitted_patch: Option<String>,
+    pub uncommitted_patch_truncated: bool,
 }
 
 /// The base to count from: (commit used, kind, whether it exists in the clone).
@@ -112,10 +117,12 @@ pub fn read_changes(
         patch.as_mut(),
     )?;
     let uncommitted = uncommitted(&repo, clone, Some(&head_tree), limits, deadline)?;
-    let (patch, patch_truncated) = match patch.map(PatchText::finish) {
-        Some((text, cut)) => (Some(text), cut),
-        None => (None, false),
-    };
+    let mut work_patch = patch.as_ref().map(|p| PatchText::new(p.room()));
+    if let Some(text) = work_patch.as_mut().filter(|_| !uncommitted.is_empty()) {
+        uncommitted_patch(&repo, clone, &head, text, limits, deadline)?;
+    }
+    let (patch, patch_truncated) = finished(patch);
+    let (uncommitted_patch, uncommitted_patch_truncated) = finished(work_patch);
     Ok(Changes {
         base: base.to_string(),
         base_kind,
@@ -126,7 +133,16 @@ pub fn read_changes(
         uncommitted,
         patch,
         patch_truncated,
+        uncommitted_patch,
+        uncommitted_patch_truncated,
     })
+}
+
+fn finished(text: Option<PatchText>) -> (Option<String>, bool) {
+    match text.map(PatchText::finish) {
+        Some((text, cut)) => (Some(text), cut),
+        None => (None, false),
+    }
 }
 
 /// `read_changes` on a thread of its own, answered within `limits.timeout`.

@@ -14,6 +14,8 @@ mod export;
 mod file_changes;
 mod hostile_repo;
 mod limits;
+mod memory_repo;
+mod new_tree_check;
 mod object_import;
 mod object_walk;
 mod pack_file;
@@ -23,8 +25,11 @@ mod renames;
 mod snapshot;
 mod staging;
 mod start_ref;
+mod uncommitted_patch;
+mod unloaded_blobs;
 mod worktree_changes;
 mod worktree_entry;
+mod worktree_tree;
 mod write_pause;
 
 #[cfg(test)]

@@ -34,6 +34,14 @@ impl PatchText {
         }
     }
 
+    /// How many more bytes fit; none once the text was cut.
+    pub fn room(&self) -> usize {
+        match self.truncated {
+            true => 0,
+            false => self.max.saturating_sub(self.text.len()),
+        }
+    }
+
     /// Whether more text is still wanted.
     pub fn open(&self) -> bool {
         !self.truncated

@@ -2,7 +2,7 @@
 //! symlink on the host: every directory on the way is opened with `O_NOFOLLOW` from the
 //! clone's own directory, the last name is looked at with `fstatat(AT_SYMLINK_NOFOLLOW)`,
 //! and a file is read through the descriptor checked to be a regular file, at most the
-//! size bound.
+//! size bound; one over the caller's load bound is hashed as it is read, never held.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -10,6 +10,9 @@ use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use git2::Oid;
+use sha1::{Digest, Sha1};
 
 use super::limits::exceeded;
 use crate::error::{Error, ErrorCode, Result};
@@ -19,6 +22,12 @@ use crate::error::{Error, ErrorCode, Result};
 pub enum WorktreeEntry {
     /// A regular file: its bytes and whether its owner may execute it.
     File { data: Vec<u8>, executable: bool },
+    /// A regular file over the load bound: its blob id (hashed as it was read), its size.
+    Hashed {
+        id: Oid,
+        size: u64,
+        executable: bool,
+    },
     /// A symlink: its target, stored as git stores one.
     Symlink(Vec<u8>),
     /// Nothing there, or something git does not store (a directory, a FIFO, a device).
@@ -98,8 +107,15 @@ pub fn open_root(clone: &Path) -> Result<OwnedFd> {
     open_at(None, &name, libc::O_RDONLY | libc::O_DIRECTORY).map_err(|e| io(clone, e))
 }
 
+/// How much of a file is read: over `max` refused, over `load` hashed only.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadBounds {
+    pub max: u64,
+    pub load: u64,
+}
+
 /// The entry at `relative` (slash-separated, as git lists it) under `root`.
-pub fn read_entry(root: &OwnedFd, relative: &str, max_bytes: u64) -> Result<WorktreeEntry> {
+pub fn read_entry(root: &OwnedFd, relative: &str, bounds: ReadBounds) -> Result<WorktreeEntry> {
     let path = Path::new(relative);
     let mut parts: Vec<&[u8]> = relative.split('/').map(str::as_bytes).collect();
     let last = parts
@@ -136,12 +152,17 @@ pub fn read_entry(root: &OwnedFd, relative: &str, max_bytes: u64) -> Result<Work
         libc::S_IFLNK => Ok(WorktreeEntry::Symlink(
             read_link_at(dir, &name).map_err(|e| io(path, e))?,
         )),
-        libc::S_IFREG => read_file(dir, &name, path, max_bytes),
+        libc::S_IFREG => read_file(dir, &name, path, bounds),
         _ => Ok(WorktreeEntry::Other),
     }
 }
 
-fn read_file(dir: &OwnedFd, name: &CString, path: &Path, max: u64) -> Result<WorktreeEntry> {
+fn read_file(
+    dir: &OwnedFd,
+    name: &CString,
+    path: &Path,
+    bounds: ReadBounds,
+) -> Result<WorktreeEntry> {
     // O_NONBLOCK: a FIFO swapped in after the look is not waited on.
     let fd =
         open_at(Some(dir), name, libc::O_RDONLY | libc::O_NONBLOCK).map_err(|e| io(path, e))?;
@@ -150,11 +171,17 @@ fn read_file(dir: &OwnedFd, name: &CString, path: &Path, max: u64) -> Result<Wor
     if !meta.is_file() {
         return Ok(WorktreeEntry::Other);
     }
+    let max = bounds.max;
     if meta.len() > max {
         return Err(exceeded(
             &format!("work-tree file {} ({} bytes)", path.display(), meta.len()),
             format!("{max} bytes"),
         ));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let executable = meta.permissions().mode() & 0o100 != 0;
+    if meta.len() > bounds.load {
+        return hashed(file, path, meta.len(), executable);
     }
     let mut data = Vec::with_capacity(meta.len() as usize);
     file.take(max + 1)
@@ -166,9 +193,40 @@ fn read_file(dir: &OwnedFd, name: &CString, path: &Path, max: u64) -> Result<Wor
             format!("{max} bytes"),
         ));
     }
-    use std::os::unix::fs::PermissionsExt;
-    Ok(WorktreeEntry::File {
-        data,
-        executable: meta.permissions().mode() & 0o100 != 0,
+    Ok(WorktreeEntry::File { data, executable })
+}
+
+/// The blob id of the `size` bytes `file` holds, read a piece at a time; `GIT` when the
+/// file grows or shrinks meanwhile.
+fn hashed(mut file: File, path: &Path, size: u64, executable: bool) -> Result<WorktreeEntry> {
+    let changed = || {
+        Error::new(
+            ErrorCode::Git,
+            format!("work tree {}: changed while it was read", path.display()),
+        )
+    };
+    let mut hasher = Sha1::new();
+    hasher.update(format!("blob {size}\0").as_bytes());
+    let mut buf = vec![0u8; 1 << 16];
+    let mut left = size;
+    loop {
+        let room = buf
+            .len()
+            .min(usize::try_from(left + 1).unwrap_or(usize::MAX));
+        let n = file.read(&mut buf[..room]).map_err(|e| io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        left = left.checked_sub(n as u64).ok_or_else(changed)?;
+        hasher.update(&buf[..n]);
+    }
+    if left != 0 {
+        return Err(changed());
+    }
+    let id = Oid::from_bytes(&hasher.finalize()).map_err(|e| Error::git("a blob id", e))?;
+    Ok(WorktreeEntry::Hashed {
+        id,
+        size,
+        executable,
     })
 }

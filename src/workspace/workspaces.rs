@@ -19,7 +19,7 @@ use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::StorageChoice;
 use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
-    container_environment, ContainerEnvironment, EnvironmentRequest,
+    container_environment, ContainerEnvironment, EnvironmentRequest, ShellSettings,
 };
 use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
@@ -349,6 +349,7 @@ impl Workspaces {
         self: &Arc<Self>,
         session_id: &str,
         thread_id: &str,
+        shell: ShellSettings,
     ) -> Result<WorkspaceEnvironment> {
         let record = self.required(session_id)?;
         self.start_session(session_id).await?;
@@ -384,6 +385,7 @@ impl Workspaces {
             engine: self.options.engine.clone(),
             agent: self.options.agent,
             usage,
+            shell,
         })
         .await
     }

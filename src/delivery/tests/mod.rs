@@ -9,6 +9,7 @@ mod fsck;
 mod hostile;
 mod push;
 mod start;
+mod uncommitted_patch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
