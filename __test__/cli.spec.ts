@@ -132,6 +132,10 @@ describe('container-isolation CLI', () => {
     const stat = cli('diff', s, '--stat').out
     expect(stat).toMatch(/added\s+\+1 -0\s+x\.txt/)
     expect(stat).toContain('?? wip.txt')
+    // The whole diff: the commits', then the uncommitted work's.
+    const diff = cli('diff', s)
+    expect(diff.out).toMatch(/\+\+\+ b\/x\.txt\n@@ -0,0 \+1 @@\n\+x\n[\s\S]*\+\+\+ b\/wip\.txt\n@@ -0,0 \+1 @@\n\+wip\n$/)
+    expect(diff.err).toContain('(uncommitted work, in no commit yet:)')
 
     const exported = cli('export', s, '--uncommitted')
     expect(exported.code, exported.err).toBe(0)

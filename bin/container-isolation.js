@@ -29,7 +29,8 @@ const USAGE = `usage: container-isolation <command> [options]
                                        exits with the command's exit code
   ls                                   sessions with state, branch, clone path, age, owner
   diff <session> [--stat]              what the session changed since its base: the unified diff
-                                       (cut at 1 MiB), or with --stat one line per file plus the
+                                       of its commits, then of its uncommitted work (cut at 1 MiB
+                                       together), or with --stat one line per file plus the
                                        uncommitted and untracked paths
   log <session>                        the session's commits since its base, newest first
   export <session> [--branch B] [--uncommitted] [--message M] [--force]

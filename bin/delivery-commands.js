@@ -45,7 +45,11 @@ const commands = {
     if (changes.baseKind !== 'recorded') process.stderr.write(`history rewritten: counted from ${changes.baseKind} ${changes.base.slice(0, 12)}, not the recorded base ${changes.recordedBase.slice(0, 12)}\n`)
     if (!args.stat) {
       process.stdout.write(changes.patch ?? '')
-      if (changes.patchTruncated) process.stderr.write('(diff cut at 1 MiB: see --stat or --json)\n')
+      if (changes.uncommittedPatch) {
+        process.stderr.write('(uncommitted work, in no commit yet:)\n')
+        process.stdout.write(changes.uncommittedPatch)
+      }
+      if (changes.patchTruncated || changes.uncommittedPatchTruncated) process.stderr.write('(diff cut at 1 MiB: see --stat or --json)\n')
       return 0
     }
     const stat = (f) => (f.binary ? 'binary' : `+${f.additions} -${f.deletions}`)
