@@ -1,5 +1,5 @@
 // What two clients' transcripts of one scenario are compared on: everything but what
-// varies from run to run. Timings go (`ms`, `durationMs`, "in 913 ms"), random parts of
+// varies from run to run. Timings go (`ms`, `durationMs`, commits' `timeMs`, "in 913 ms"), random parts of
 // names are masked (session ids, commit ids, log paths with a pid), progress is compared
 // by its first line only (how output is split into notifications, and which last lines
 // come in the result only, depend on timing), and
@@ -14,7 +14,8 @@ const MASKS: Array<[RegExp, string]> = [
   [/\bmcp-\d+-\d+\b/g, 'mcp-<pid>-<n>'],
   [/\b\d+ ms\b/g, '<n> ms'],
 ]
-const TIMINGS = new Set(['ms', 'durationMs'])
+// A commit's time: the two clients commit in the same second, or not.
+const TIMINGS = new Set(['ms', 'durationMs', 'timeMs'])
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
