@@ -15,10 +15,11 @@ bash scripts/sweep-test-containers.sh
 # process group of their own (so that a failed run stops all of it), at the lowest priority.
 darwin_pid=""
 darwin_log=target/darwin-check.log
+clients_pid=""
 stop_darwin_checks() {
-  if [ -n "$darwin_pid" ] && kill -0 "$darwin_pid" 2>/dev/null; then
-    kill -TERM -- "-$darwin_pid" 2>/dev/null || true
-  fi
+  for pid in "$darwin_pid" "$clients_pid"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
+  done
 }
 
 # No test may stop or restart the machine's dockerd (the restart suite runs a private one): its
@@ -77,8 +78,19 @@ npx tsc --noEmit -p __test__/types/tsconfig.json
 step "doc comments on every export of index.d.ts and lib/index.d.ts"
 node scripts/check-doc-comments.mjs
 
+# The MCP client suite mostly waits (a 70 s command, read while it runs): it runs beside the
+# other passes, on both engines, and is waited for before the serial suites.
+podman_answers() { curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; }
+clients_log=target/mcp-clients.log
+step "the MCP client suite (TypeScript and Python SDKs) in the background, dockerd then podman (log: $clients_log)"
+# A process group of its own, stopped with the darwin checks when the run fails.
+PODMAN=$(podman_answers && echo 1 || echo 0) setsid bash -c 'set -e
+  npx vitest run __test__/mcp-clients.spec.ts
+  if [ "$PODMAN" = 1 ]; then TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run __test__/mcp-clients.spec.ts; fi' >"$clients_log" 2>&1 &
+clients_pid=$!
+
 step "vitest"
-npx vitest run "$@"
+npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
 
 # The engine-parameterised suites again, against Podman's Docker-compatible service.
 ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
@@ -87,9 +99,9 @@ ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.s
   __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
   __test__/egress-dns.spec.ts __test__/hostile-limits.spec.ts
   __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
-  __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/mcp-clients.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
+  __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
   __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts)
-if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
+if podman_answers; then
   step "vitest on podman"
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run "${ENGINE_SUITES[@]}"
 elif [ "${CI:-}" = true ]; then
@@ -108,6 +120,17 @@ TEST_REMOTE_TRANSPORT=tls npx vitest run -c vitest.remote.config.ts "${REMOTE_SU
 TEST_REMOTE_TRANSPORT=ssh npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
 
 # Waited for before the serial suites, whose timing comparisons need a quiet machine.
+step "waiting for the MCP client suite"
+clients_status=0
+wait "$clients_pid" || clients_status=$?
+clients_pid=""
+sed 's/\x1b\[[0-9;]*m//g' "$clients_log" | grep -E '(Test Files|Tests) ' >&2 || true
+if [ "$clients_status" -ne 0 ]; then
+  cat "$clients_log" >&2
+  echo "[test] FAIL: the MCP client suite failed (status $clients_status; its log above, whole in $clients_log)" >&2
+  exit 1
+fi
+
 step "waiting for the darwin checks"
 darwin_status=0
 wait "$darwin_pid" || darwin_status=$?
