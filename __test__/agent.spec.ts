@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, IMAGES, suiteRuntime, tempDir } from './helpers'
 
 // What the session agent adds: exact kills, one exit story, atomic writes, tmpfs, long-lived
 // bidirectional execs, bounded output, the engine path where the agent is switched off, and
@@ -147,12 +147,12 @@ describe('DockerRuntime.execStream', () => {
     it(`kill() ends the command and every process it started (${label})`, async () => {
       const rt = new addon.DockerRuntime({ engine, agent })
       const h = await rt.execStream(id, { command: ['bash', '-c', 'sleep 1020 & exec sleep 1021'] })
-      await new Promise((r) => setTimeout(r, 300))
+      // Killed once both of its processes run, so that "no strays" has something to find.
+      await eventually('both sleeps running', async () => (await strays(id)).filter((l) => /^sleep 102[01]$/.test(l)).length === 2)
       h.kill('SIGKILL')
       const exit = await h.wait()
       expect(exit.exitCode).toBe(137)
-      await new Promise((r) => setTimeout(r, 200))
-      expect(await strays(id)).toEqual([])
+      await eventually('no process of the command left', async () => (await strays(id)).length === 0, 5000)
     })
   }
 

@@ -6,7 +6,7 @@ import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInternet, PRIVATE, PUBLIC, type Internet } from './egress-net'
-import { addon, engine, engineCli, gitProject, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, gitProject, IMAGES, rejection, tempDir } from './helpers'
 
 type Egress = Parameters<InstanceType<typeof addon.Workspaces>['setEgress']>[1]
 type Event = import('../index').EgressEventInfo
@@ -183,7 +183,8 @@ describe('egress', () => {
     const id = await session({ allow: ['internet.test'], hosts, onEvent: (e) => events.push(e) })
     expect((await curl(id, '-o /dev/null -w "%{size_download}" "http://internet.test/big?bytes=1000000"')).text).toBe('1000000')
     await curl(id, 'http://private.test/')
-    await new Promise((r) => setTimeout(r, 500))
+    // Each connection's event comes as it closes.
+    await eventually('both events', () => ['internet.test', 'private.test'].every((h) => events.some((e) => e.host === h)))
     const big = events.find((e) => e.host === 'internet.test')
     expect(big).toMatchObject({ sessionId: id, port: 80, address: PUBLIC.ns, allowed: true })
     expect(big!.bytesDown).toBeGreaterThanOrEqual(1_000_000)
@@ -242,7 +243,8 @@ describe('egress', () => {
     }
     const before = await p50(15)
     const flood = run(busy, 'for i in $(seq 300); do curl -s -o /dev/null --max-time 30 "http://internet.test/big?bytes=100000" & done; wait')
-    await new Promise((r) => setTimeout(r, 300))
+    // Measured while the downloads run: a hundred of them have started.
+    await eventually('the flood under way', async () => Number((await run(busy, 'ps -e -o comm= | grep -c "^curl$" || true')).text.trim()) >= 100, 30_000)
     const during = await p50(15)
     await flood
     console.log(`execute('true') p50 in a quiet session: ${before.toFixed(2)} ms alone, ${during.toFixed(2)} ms while another runs 300 downloads`)
@@ -258,7 +260,7 @@ describe('egress', () => {
     // curl asks the proxy for internet.test:443 and sends a ClientHello naming front.test.
     const fronted = await curl(id, '--cacert /workspace/ca.pem --connect-to front.test:443:internet.test:443 https://front.test/')
     expect(fronted.exitCode).not.toBe(0)
-    await new Promise((r) => setTimeout(r, 300))
+    await eventually('the tunnel\'s event', () => events.some((e) => e.host === 'internet.test' && e.port === 443))
     const event = events.find((e) => e.host === 'internet.test' && e.port === 443)
     expect(event).toMatchObject({ allowed: false })
     expect(event!.reason).toMatch(/front\.test.*domain fronting/)

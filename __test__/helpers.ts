@@ -84,6 +84,18 @@ export async function rejection(promise: Promise<unknown>): Promise<Error & { co
   throw new Error('expected the promise to reject')
 }
 
+/**
+ * Waits until `probe` holds (polled every 50 ms), instead of sleeping for a guess; fails,
+ * naming `what`, when it has not held within `ms`.
+ */
+export async function eventually(what: string, probe: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`${what}: not so within ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
 /** git with a fixed identity (and any owner's repository), in `cwd`; its trimmed stdout. */
 export function git(cwd: string, ...args: string[]): string {
   const config = ['-c', 'user.name=T', '-c', 'user.email=t@e', '-c', 'safe.directory=*']

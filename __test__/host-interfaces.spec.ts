@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, IMAGES, isPodman, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, IMAGES, isPodman, rejection, suiteRuntime, tempDir } from './helpers'
 
 const { runtime, baseDir, cleanup } = suiteRuntime('hosts')
 afterAll(cleanup)
@@ -51,12 +51,12 @@ describe("Lace's execStream", () => {
   it('kill() leaves no process of the command', async () => {
     const id = await sandbox()
     const h = await runtime.execStream(id, { command: ['sh', '-c', 'sleep 1031 & sleep 1032 & wait'] })
-    await new Promise((r) => setTimeout(r, 300))
+    const sleeps = async () => (await runtime.exec(id, { command: ['ps', '-eo', 'args'] })).stdout.split('\n').filter((l) => /^sleep 103[12]$/.test(l)).length
+    // Killed once both sleeps run, so that "none left" has something to find.
+    await eventually('both sleeps running', async () => (await sleeps()) === 2)
     h.kill()
     await h.wait()
-    await new Promise((r) => setTimeout(r, 200))
-    const ps = (await runtime.exec(id, { command: ['ps', '-eo', 'args'] })).stdout
-    expect(ps).not.toMatch(/sleep 103/)
+    await eventually('no sleep of the command left', async () => (await sleeps()) === 0, 5000)
     await runtime.remove(id)
   })
 })
