@@ -104,7 +104,7 @@ pub struct Error {
     pub message: String,
     /// For `DEVCONTAINER`: each thing the config asks that the host's trust has not
     /// granted, with the option that grants it (empty otherwise).
-    pub refusals: Vec<crate::workspace::Refusal>,
+    pub refusals: Vec<crate::refusal::Refusal>,
     /// For an error libgit2 raised: its class and code as libgit2 gave them, so that a
     /// caller decides on them rather than on the message's words.
     pub git: Option<GitCause>,

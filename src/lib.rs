@@ -21,6 +21,7 @@ pub mod output;
 pub mod progress;
 pub mod project_dir;
 pub mod reaper;
+pub mod refusal;
 pub mod registry_auth;
 pub mod registry_probe;
 pub mod runtime;
