@@ -25,6 +25,7 @@ mod naming;
 mod owner;
 mod path_exists;
 mod path_translation;
+pub mod pool_member;
 mod port_mapping;
 pub mod process_kill;
 mod relayed_network;
