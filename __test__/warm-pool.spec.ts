@@ -82,7 +82,9 @@ describe.skipIf(isRemote)('warm pool', () => {
       `session-${b.sessionId}`,
     ])
     const bProcesses = lines(await envB.shell.execute(processes, { toolRequestId: 'ps-b' }))
-    expect(bProcesses).not.toContain('sleep')
+    const commandLines = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$f"; echo; done'
+    expect(lines(await envA.shell.execute(commandLines, { toolRequestId: 'cmd-a' }))).toContain('sleep 600 ')
+    expect(lines(await envB.shell.execute(commandLines, { toolRequestId: 'cmd-b' }))).not.toContain('sleep 600 ')
     for (const name of bProcesses) expect(coldProcesses).toContain(name)
     expect(lines(await envB.shell.execute('env | cut -d= -f1 | sort', { toolRequestId: 'env-b' }))).toEqual(coldEnv)
     await envB.fileIO.writeFile('from-b.txt', 'b\n')

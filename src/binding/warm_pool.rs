@@ -1,6 +1,7 @@
 //! `Workspaces`' warm pool (docs/contract.md §6, "Warm pools"): its options, `poolStatus`
 //! and `poolReady`; the pool itself is `crate::warm_pool`'s.
 
+use napi::bindgen_prelude::{Either, Undefined};
 use napi_derive::napi;
 
 use super::error::Outcome;
@@ -91,9 +92,12 @@ pub fn pool_options(opts: Option<WarmPoolOptions>) -> Result<Option<PoolOptions>
 #[napi]
 impl Workspaces {
     /// The warm pool as it is now; `undefined` without the `pool` option.
-    #[napi]
-    pub fn pool_status(&self) -> Option<WarmPoolStatus> {
-        self.inner.pool_status().map(WarmPoolStatus::from)
+    #[napi(ts_return_type = "WarmPoolStatus | undefined")]
+    pub fn pool_status(&self) -> Either<WarmPoolStatus, Undefined> {
+        match self.inner.pool_status() {
+            Some(status) => Either::A(status.into()),
+            None => Either::B(()),
+        }
     }
 
     /// Resolves once the pool holds `size` ready containers for the settings of the latest
