@@ -193,7 +193,8 @@ const owner = `
 const { Workspaces } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
 const [baseDir, projectDir, sessionId, socketPath, image, how] = process.argv.slice(1)
 ;(async () => {
-  const ws = new Workspaces({ baseDir, engine: { socketPath }, image, pool: { size: 2, maxLoadPerCpu: 1e6, minAvailableMemory: 0 } })
+  const pool = { size: 2, maxLoadPerCpu: 1e6, minAvailableMemory: 0 }
+  const ws = new Workspaces({ baseDir, engine: { socketPath }, image, pool, watchdog: how === 'watch' })
   await ws.create({ projectDir, sessionId, lifetime: 'session' })
   await ws.poolReady()
   console.log('READY')
@@ -202,7 +203,7 @@ const [baseDir, projectDir, sessionId, socketPath, image, how] = process.argv.sl
 })().catch((err) => { console.error(err); process.exit(3) })
 `
 
-function startOwner(base: string, how: 'exit' | 'wait') {
+function startOwner(base: string, how: 'exit' | 'wait' | 'watch') {
   const proj = project()
   const id = session()
   const child = spawn(process.execPath, ['-e', owner, base, proj, id, engine.socketPath, IMAGES.debian, how], {
@@ -232,6 +233,23 @@ describe.skipIf(isRemote)('warm pool members outlive no process', () => {
     const ws = new addon.Workspaces({ baseDir: base.path, engine })
     pools.push({ ws, base: base.path })
     expect((await ws.get(id))?.state).toBe('running') // a 'session' session stays
+  })
+
+  it('the watchdog removes the members of a process killed with SIGKILL, with no further call', async () => {
+    const base = tempDir('pool-watch')
+    dirs.push(base)
+    const { child, id, ready, exited } = startOwner(base.path, 'watch')
+    await ready
+    expect(unclaimed(base.path)).toHaveLength(2)
+    child.kill('SIGKILL')
+    await exited
+    const deadline = Date.now() + 20_000
+    while (unclaimed(base.path).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    expect(unclaimed(base.path)).toEqual([])
+    expect(readdirSync(join(base.path, 'pool'))).toEqual([])
+    const ws = new addon.Workspaces({ baseDir: base.path, engine })
+    pools.push({ ws, base: base.path })
+    expect((await ws.get(id))?.state).toBe('running') // a 'session' session is not the watchdog's
   })
 
   it('reapOrphans removes the members of a process killed with SIGKILL', async () => {
