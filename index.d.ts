@@ -1635,7 +1635,7 @@ export interface WarmPoolOptions {
   size: number
   /**
    * Members are made only while the host's 1-minute load average per CPU is at most
-   * this (default 1.5).
+   * this (default `$CONTAINER_ISOLATION_POOL_MAX_LOAD`, else 1.5).
    */
   maxLoadPerCpu?: number
   /**

@@ -3,6 +3,7 @@ import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isRemote, tempDir } from './helpers'
+import { closeServers, startServer, text } from './mcp-harness'
 
 // Warm pools (docs/contract.md §6, "Warm pools"). The host rule is each test's own: the
 // machine running the suite may be busy, and a pool that waits for it would make nothing.
@@ -12,6 +13,7 @@ const dirs: Array<{ cleanup: () => void }> = []
 const pools: Array<{ ws: InstanceType<typeof addon.Workspaces>; base: string }> = []
 
 afterAll(async () => {
+  await closeServers()
   for (const { ws, base } of pools) {
     for (const info of await ws.list()) await ws.destroy(info.sessionId).catch(() => {})
     for (const name of members(base)) engineCli('rm', '-f', name)
@@ -269,5 +271,33 @@ describe.skipIf(isRemote)('warm pool members outlive no process', () => {
     const ws = new addon.Workspaces({ baseDir: base.path, engine })
     pools.push({ ws, base: base.path })
     expect((await ws.get(id))?.state).toBe('running')
+  })
+})
+
+describe.skipIf(isRemote)('the MCP server with --pool', () => {
+  it('session_open after the first claims a ready container; the server takes its members with it', { timeout: 180_000 }, async () => {
+    // The host rule's default load, which the server takes: this machine may be busy.
+    process.env.CONTAINER_ISOLATION_POOL_MAX_LOAD = '1000000'
+    const server = await startServer(project(), ['--image', IMAGES.debian, '--pool', '1']).finally(() => {
+      delete process.env.CONTAINER_ISOLATION_POOL_MAX_LOAD
+    })
+    const first = await server.call('session_open', { title: 'first' })
+    expect(first.isError, text(first)).toBeFalsy()
+    const deadline = Date.now() + 90_000
+    while (unclaimed(server.base).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    const [member] = unclaimed(server.base)
+    expect(member, 'no pool member was made within 90 s').toBeDefined()
+    const memberId = idOf(member)
+    const second = await server.call('session_open', { title: 'second' })
+    expect(second.isError, text(second)).toBeFalsy()
+    const session = second.structuredContent.session
+    const [name] = engineCli('ps', '-a', '--filter', `label=dev.container-isolation.base-dir=${server.base}`, '--format', '{{.Names}}')
+      .split('\n')
+      .filter((n) => n.startsWith(`ws-${session}-`))
+    expect(idOf(name)).toBe(memberId)
+    await server.client.close()
+    const gone = Date.now() + 30_000
+    while (members(server.base).length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 250))
+    expect(members(server.base)).toEqual([])
   })
 })

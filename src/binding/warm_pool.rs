@@ -16,7 +16,7 @@ pub struct WarmPoolOptions {
     /// (1..16).
     pub size: u32,
     /// Members are made only while the host's 1-minute load average per CPU is at most
-    /// this (default 1.5).
+    /// this (default `$CONTAINER_ISOLATION_POOL_MAX_LOAD`, else 1.5).
     pub max_load_per_cpu: Option<f64>,
     /// Members are made only while the host has at least this many bytes of memory
     /// available, plus a member's own memory limit (default 512 MiB).
@@ -65,6 +65,9 @@ impl From<PoolStatus> for WarmPoolStatus {
     }
 }
 
+/// Replaces the default `maxLoadPerCpu` (a positive number).
+const MAX_LOAD_ENV: &str = "CONTAINER_ISOLATION_POOL_MAX_LOAD";
+
 /// The pool's options, checked (`INVALID_ARGUMENT`).
 pub fn pool_options(opts: Option<WarmPoolOptions>) -> Result<Option<PoolOptions>> {
     let Some(opts) = opts else {
@@ -80,9 +83,15 @@ pub fn pool_options(opts: Option<WarmPoolOptions>) -> Result<Option<PoolOptions>
             )))
         }
     };
+    // The host's own default, for hosts (an MCP server) that give only a size.
+    let default_load = std::env::var(MAX_LOAD_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| *v > 0.0)
+        .unwrap_or(defaults.max_load_per_cpu);
     let options = PoolOptions {
         size: opts.size,
-        max_load_per_cpu: opts.max_load_per_cpu.unwrap_or(defaults.max_load_per_cpu),
+        max_load_per_cpu: opts.max_load_per_cpu.unwrap_or(default_load),
         min_available_memory: memory,
     };
     options.validate()?;
