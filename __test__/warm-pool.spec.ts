@@ -283,11 +283,21 @@ describe.skipIf(isRemote)('the MCP server with --pool', () => {
     })
     const first = await server.call('session_open', { title: 'first' })
     expect(first.isError, text(first)).toBeFalsy()
+    // A member is ready once its agent runs (the pool's last step); the server shows no
+    // more than its containers.
+    const agentRuns = (name: string) => {
+      try {
+        return engineCli('top', name).includes('/.container-isolation-agent')
+      } catch {
+        return false
+      }
+    }
     const deadline = Date.now() + 90_000
-    while (unclaimed(server.base).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
-    const [member] = unclaimed(server.base)
+    while (!unclaimed(server.base).some(agentRuns) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    const member = unclaimed(server.base).find(agentRuns)
     expect(member, 'no pool member was made within 90 s').toBeDefined()
-    const memberId = idOf(member)
+    await new Promise((r) => setTimeout(r, 500)) // from its agent's start to the pool's list
+    const memberId = idOf(member!)
     const second = await server.call('session_open', { title: 'second' })
     expect(second.isError, text(second)).toBeFalsy()
     const session = second.structuredContent.session
