@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bollard::query_parameters::{
-    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RenameContainerOptionsBuilder,
-    StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+    WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 
@@ -56,13 +56,13 @@ pub struct DockerRuntime {
     base_dir: PathBuf,
     mounts: KnownMounts,
     agent: bool,
-    relayed: RelayedContainers,
+    pub(super) relayed: RelayedContainers,
     pull: PullPolicy,
     /// Upload the agent into new containers even where it could be bind-mounted.
     agent_upload: bool,
 }
 
-fn container_subject(id: &str) -> String {
+pub(super) fn container_subject(id: &str) -> String {
     format!("container '{id}'")
 }
 
@@ -131,32 +131,6 @@ impl DockerRuntime {
             self.relayed.remember(container, &session, egress);
         }
         Ok(())
-    }
-
-    /// Starts `id` without a relay: a warm pool member's relay starts when a session claims
-    /// it, under the session's name and policy.
-    pub async fn start_unrelayed(&self, id: &str) -> Result<()> {
-        let engine = self.engine().await?;
-        self.relayed.forget(&engine, id);
-        engine
-            .call(
-                &container_subject(id),
-                engine.docker().start_container(id, None),
-            )
-            .await
-    }
-
-    /// Renames `id` to `name`. The engine gives a name to one container only: of two renames
-    /// to one name, the second fails.
-    pub async fn rename(&self, id: &str, name: &str) -> Result<()> {
-        let engine = self.engine().await?;
-        let options = RenameContainerOptionsBuilder::default().name(name).build();
-        engine
-            .call(
-                &container_subject(id),
-                engine.docker().rename_container(id, options),
-            )
-            .await
     }
 
     /// Puts an uploaded agent into the created `name`. Without it the relay cannot run
