@@ -308,6 +308,15 @@ export declare class Workspaces {
    * and the clone's bounds as for `export`.
    */
   push(sessionId: string, opts: PushOptions): Promise<SessionPush>
+  /** The warm pool as it is now; `undefined` without the `pool` option. */
+  poolStatus(): WarmPoolStatus | undefined
+  /**
+   * Resolves once the pool holds `size` ready containers for the settings of the latest
+   * session (at once before any session, or while the host cannot spare a member:
+   * `waitingForHost` says why); rejects with a member's failure to be made meanwhile.
+   * `undefined` without the `pool` option.
+   */
+  poolReady(): Promise<WarmPoolStatus | undefined>
   /**
    * Connects lazily and installs the exit hooks that remove `process`-lifetime
    * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
@@ -1617,6 +1626,47 @@ export interface UncommittedFile {
   status: string
 }
 
+/** The `pool` option of `new Workspaces()`. */
+export interface WarmPoolOptions {
+  /**
+   * Containers kept created and started for the settings of the latest session
+   * (1..16).
+   */
+  size: number
+  /**
+   * Members are made only while the host's 1-minute load average per CPU is at most
+   * this (default `$CONTAINER_ISOLATION_POOL_MAX_LOAD`, else 1.5).
+   */
+  maxLoadPerCpu?: number
+  /**
+   * Members are made only while the host has at least this many bytes of memory
+   * available, plus a member's own memory limit (default 512 MiB).
+   */
+  minAvailableMemory?: number
+}
+
+/** What `poolStatus()` and `poolReady()` report. */
+export interface WarmPoolStatus {
+  /** The `size` option. */
+  size: number
+  /** Members ready to be claimed. */
+  ready: number
+  /** Whether a member is being made now. */
+  filling: boolean
+  /** Members made so far. */
+  made: number
+  /** Members claimed by sessions so far. */
+  claimed: number
+  /** Members removed unclaimed because the settings they were made for were replaced. */
+  retired: number
+  /** Why no member is being made though the pool is not full: the host's load or memory. */
+  waitingForHost?: string
+  /** The code of the last failure to make a member. */
+  lastErrorCode?: string
+  /** The message of the last failure to make a member. */
+  lastError?: string
+}
+
 /** What a host needs to run an agent thread in a session (`Workspaces.environment`). */
 export interface WorkspaceEnvironment {
   /** Files of the session's container, relative paths against `cwd`. */
@@ -1752,6 +1802,11 @@ export interface WorkspacesOptions {
    * this machine, else `volume`).
    */
   storage?: 'auto' | 'bind' | 'volume'
+  /**
+   * Keep containers created and started ahead for the settings of the latest session:
+   * `create` claims one instead of making its container (docs/contract.md §6).
+   */
+  pool?: WarmPoolOptions
 }
 
 /**

@@ -29,6 +29,7 @@ pub mod runtime;
 mod scratch_dir;
 pub mod shell;
 pub mod tar_extract;
+pub mod warm_pool;
 pub mod workspace;
 pub mod workspace_volume;
 

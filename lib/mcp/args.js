@@ -8,7 +8,7 @@ const { homedir, tmpdir } = require('node:os')
 
 const USAGE = `usage: container-isolation mcp [--project DIR] [--image IMG] [--egress none|public|JSON]
                              [--trust JSON] [--export-prefix P] [--allow-force-export]
-                             [--keep] [--auto-session] [--base-dir D]
+                             [--keep] [--auto-session] [--pool N] [--base-dir D]
 
 An MCP server over stdio: every tool acts inside an isolated session (a git clone of the
 project in its own container), never on the project's files. Nothing is ever written into
@@ -36,13 +36,15 @@ go to the snapshot's repository under the base directory).
                   containers, clones and logs go when it ends
   --auto-session  a tool called without a session while none is open opens one (by
                   default it answers NO_SESSION: the agent opens one with session_open)
+  --pool N        keep N containers (1..16) created and started for the settings of the
+                  latest session_open, so that the next one is ready at once
   --base-dir D    state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
 
 Register with Claude Code: claude mcp add container-isolation -- npx container-isolation mcp --project .`
 
 class McpUsageError extends Error {}
 
-const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir', '--export-prefix']
+const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir', '--export-prefix', '--pool']
 const DEFAULT_EXPORT_PREFIX = 'session/'
 
 /** A JSON option that must be an object. */
@@ -85,7 +87,7 @@ function defaultBaseDir() {
 /**
  * @param {string[]} argv the arguments after `mcp`
  * @returns {{ help?: boolean, projectDir: string, image?: string, egress?: 'none' | 'public' | object,
- *   trust?: object, keep: boolean, autoSession: boolean, baseDir: string, exportPrefix: string, allowForceExport: boolean }}
+ *   trust?: object, keep: boolean, autoSession: boolean, pool?: number, baseDir: string, exportPrefix: string, allowForceExport: boolean }}
  */
 function parseMcpArgs(argv) {
   const raw = {}
@@ -109,8 +111,14 @@ function parseMcpArgs(argv) {
     if (raw.egress.trim().startsWith('{')) egress = jsonObject('--egress', raw.egress)
     else throw new McpUsageError('--egress is none, public or a policy as JSON')
   }
+  let pool
+  if (raw.pool !== undefined) {
+    pool = Number(raw.pool)
+    if (!/^[0-9]+$/.test(raw.pool) || pool < 1 || pool > 16) throw new McpUsageError('--pool is a number of containers from 1 to 16')
+  }
   return {
     projectDir: path.resolve(raw.project ?? '.'),
+    pool,
     image: raw.image ?? process.env.CONTAINER_ISOLATION_IMAGE ?? undefined,
     egress,
     trust: raw.trust === undefined ? undefined : jsonObject('--trust', raw.trust),

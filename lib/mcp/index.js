@@ -45,7 +45,10 @@ async function main(argv) {
   }
   // `process` sessions: exit hooks remove them on a normal end, SIGINT and SIGTERM; the
   // watchdog on SIGKILL. Kept sessions outlive the server by design.
-  const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep })
+  // With --pool, containers for the latest session's settings are made ahead (removed at
+  // exit like `process` sessions): a session_open after the first claims one.
+  const pool = opts.pool ? { pool: { size: opts.pool } } : {}
+  const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep, ...pool })
   const runtime = new DockerRuntime({ baseDir: opts.baseDir })
   const { server, provide } = createServer({ exportPrefix: opts.exportPrefix, autoSession: opts.autoSession })
   const ask = new AskUser(server)

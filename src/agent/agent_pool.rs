@@ -120,6 +120,16 @@ pub async fn agent_if(
     }
 }
 
+/// Hands the agent started for `from` (a warm pool member, by its engine id) to `to` (the
+/// name the member was renamed to): later calls for `to` use it. Nothing when there is none.
+pub fn move_agent(engine: &Engine, from: &str, to: &str) {
+    let endpoint = engine.endpoint().to_string();
+    let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(cell) = pool.remove(&(endpoint.clone(), from.to_string())) {
+        pool.insert((endpoint, to.to_string()), cell);
+    }
+}
+
 /// `agent_for`, given an inspect of the container just made (saves asking again).
 pub async fn agent_for_inspected(
     engine: &Engine,

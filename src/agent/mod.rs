@@ -24,7 +24,9 @@ pub use agent_exec::{run_buffered, spawn_for};
 pub use agent_files::{AgentFiles, AgentReply};
 pub use agent_frames::AgentFrames;
 pub use agent_lookup::{AgentArch, AGENT_ENV};
-pub use agent_pool::{agent_access, agent_for, agent_for_inspected, agent_if, AgentAccess};
+pub use agent_pool::{
+    agent_access, agent_for, agent_for_inspected, agent_if, move_agent, AgentAccess,
+};
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};

@@ -28,6 +28,7 @@ mod reap_orphans;
 mod resources;
 mod runtime_calls;
 mod trust;
+mod warm_pool;
 mod watchdog;
 mod workspace_info;
 mod workspaces;

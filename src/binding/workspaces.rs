@@ -20,6 +20,7 @@ use super::port_forward::{ForwardPortOptions, PortForward};
 use super::progress::{progress_target, pull_policy, ProgressCallback};
 use super::resources::{resources_from_js, Resources};
 use super::trust::WorkspaceTrust;
+use super::warm_pool::{pool_options, WarmPoolOptions};
 use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
@@ -74,6 +75,9 @@ pub struct WorkspacesOptions {
     /// this machine, else `volume`).
     #[napi(ts_type = "'auto' | 'bind' | 'volume'")]
     pub storage: Option<String>,
+    /// Keep containers created and started ahead for the settings of the latest session:
+    /// `create` claims one instead of making its container (docs/contract.md §6).
+    pub pool: Option<WarmPoolOptions>,
 }
 
 /// Options of `Workspaces.create`.
@@ -175,6 +179,7 @@ impl Workspaces {
             pull: None,
             on_progress: None,
             storage: None,
+            pool: None,
         });
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
@@ -194,6 +199,7 @@ impl Workspaces {
             Some(text) => workspace::StorageChoice::parse(text).map_err(sync_error)?,
             None => workspace::StorageChoice::Auto,
         };
+        let pool = pool_options(opts.pool).map_err(sync_error)?;
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
@@ -210,6 +216,7 @@ impl Workspaces {
                 pull: pull.unwrap_or_default(),
                 progress: progress_target(opts.on_progress),
                 storage,
+                pool,
             })),
         })
     }

@@ -11,6 +11,7 @@ use super::owner_status::{owner_status, OwnerStatus};
 use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
+use crate::runtime::pool_member::{claimed_session, is_unclaimed_member};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 
@@ -35,12 +36,26 @@ impl ManagedContainer {
         self.labels.get(key).map(String::as_str).unwrap_or("")
     }
 
+    /// The session label; for a warm pool member, the session its name says claimed it
+    /// (else its own name: no session has it).
     pub fn session(&self) -> &str {
+        if self.labels.contains_key(labels::POOL) {
+            return claimed_session(&self.name).unwrap_or(&self.name);
+        }
         self.label(labels::SESSION)
     }
 
+    /// The lifetime label; a pool member no session has claimed lives as long as the process
+    /// that made it, whatever the lifetime of the sessions it was made for.
     pub fn lifetime(&self) -> Lifetime {
+        if self.unclaimed_member() {
+            return Lifetime::Process;
+        }
         Lifetime::parse(self.label(labels::LIFETIME)).unwrap_or(Lifetime::Session)
+    }
+
+    pub fn unclaimed_member(&self) -> bool {
+        is_unclaimed_member(&self.name, self.labels.keys())
     }
 }
 
@@ -125,6 +140,9 @@ pub async fn reap_containers(
             continue;
         }
         if dry_run || remove_quietly(engine, &container.name).await? {
+            if !dry_run {
+                remove_member_folder(&container).await;
+            }
             report.sessions.push(container.session().to_string());
             report.removed.push(container.name);
         }
@@ -148,7 +166,16 @@ pub async fn remove_own_process_containers(
     let mut removed = Vec::new();
     for container in managed_containers(engine, &filters).await? {
         if remove_quietly(engine, &container.name).await? {
+            remove_member_folder(&container).await;
             removed.push(container);
+        }
+    }
+    let mut member_filters = vec![labels::POOL.to_string()];
+    member_filters.extend(filters[1..].iter().cloned());
+    for member in managed_containers(engine, &member_filters).await? {
+        if member.unclaimed_member() && remove_quietly(engine, &member.name).await? {
+            remove_member_folder(&member).await;
+            removed.push(member);
         }
     }
     let trashed = removed.clone();
@@ -156,6 +183,24 @@ pub async fn remove_own_process_containers(
     let mut names: Vec<String> = removed.into_iter().map(|c| c.name).collect();
     names.extend(remove_own_process_volumes(engine, &filters).await);
     Ok(names)
+}
+
+/// An unclaimed member's clone folder (`<base>/pool/<its name>`, as its labels say), once
+/// the member is removed. A claimed member's folder is its session's clone: never touched.
+async fn remove_member_folder(member: &ManagedContainer) {
+    if !member.unclaimed_member() {
+        return;
+    }
+    let folder = std::path::PathBuf::from(member.label(labels::CLONE_PATH));
+    let (Some(base), Some(name)) = (
+        member.labels.get(labels::BASE_DIR),
+        folder.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return;
+    };
+    if name == member.name && folder == std::path::Path::new(base).join("pool").join(name) {
+        let _ = tokio::fs::remove_dir_all(&folder).await;
+    }
 }
 
 /// The `process` sessions' volumes of the same owner, after their containers: a session of
@@ -194,6 +239,35 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_member_lives_with_its_process_until_a_session_claims_it() {
+        let me = OwnerIdentity::current();
+        let dead = OwnerIdentity {
+            start: "1".into(),
+            ..me.clone()
+        };
+        let member = |name: &str, lifetime: &str, owner: &OwnerIdentity| {
+            let mut c = container(lifetime, "wp-0123abcd-aaaa", owner);
+            c.name = name.to_string();
+            c.labels.insert(labels::POOL.to_string(), "key".to_string());
+            c
+        };
+        let unclaimed = member("wp-0123abcd-aaaa", "session", &dead);
+        assert_eq!(unclaimed.lifetime(), Lifetime::Process);
+        assert!(is_orphan(&unclaimed, None, me));
+        assert!(!is_orphan(
+            &member("wp-0123abcd-aaaa", "session", me),
+            None,
+            me
+        ));
+        let claimed = member("ws-s7-0123abcd", "session", &dead);
+        assert_eq!(claimed.session(), "s7");
+        assert_eq!(claimed.lifetime(), Lifetime::Session);
+        assert!(!is_orphan(&claimed, None, me));
+        let active: HashSet<String> = ["s7".to_string()].into();
+        assert!(!is_orphan(&claimed, Some(&active), me));
     }
 
     #[test]

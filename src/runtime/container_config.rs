@@ -167,6 +167,8 @@ pub struct ContainerConfig {
     pub pull: Option<crate::engine::PullPolicy>,
     /// Where a pull's progress goes.
     pub progress: crate::progress::Progress,
+    /// Made as a warm pool member: the key of its settings (the `pool` label).
+    pub pool: Option<String>,
 }
 
 impl ContainerConfig {

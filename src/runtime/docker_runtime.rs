@@ -56,13 +56,13 @@ pub struct DockerRuntime {
     base_dir: PathBuf,
     mounts: KnownMounts,
     agent: bool,
-    relayed: RelayedContainers,
+    pub(super) relayed: RelayedContainers,
     pull: PullPolicy,
     /// Upload the agent into new containers even where it could be bind-mounted.
     agent_upload: bool,
 }
 
-fn container_subject(id: &str) -> String {
+pub(super) fn container_subject(id: &str) -> String {
     format!("container '{id}'")
 }
 

@@ -32,6 +32,8 @@ pub const AGENT_UPLOAD: &str = "dev.container-isolation.agent-upload";
 pub const CONTAINER: &str = "dev.container-isolation.container";
 /// On an image this library built: `build`, `features` or `uid`.
 pub const IMAGE_KIND: &str = "dev.container-isolation.image-kind";
+/// On a warm pool member (claimed or not): the key of the settings it was made with.
+pub const POOL: &str = "dev.container-isolation.pool";
 
 pub struct LabelContext<'a> {
     pub session: &'a str,
@@ -95,7 +97,7 @@ pub fn labels_for_new_container(
         .as_deref()
         .or(config.id.as_deref())
         .unwrap_or(name);
-    container_labels(
+    let mut all = container_labels(
         &config.labels,
         &LabelContext {
             session,
@@ -108,7 +110,11 @@ pub fn labels_for_new_container(
             owner: OwnerIdentity::current(),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
         },
-    )
+    );
+    if let Some(key) = &config.pool {
+        all.insert(POOL.to_string(), key.clone());
+    }
+    all
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ mod naming;
 mod owner;
 mod path_exists;
 mod path_translation;
+pub mod pool_member;
+mod pool_member_calls;
 mod port_mapping;
 pub mod process_kill;
 mod relayed_network;

@@ -13,6 +13,8 @@ mod image_prune;
 mod image_supply;
 mod lifecycle_runner;
 mod metadata_merge;
+mod pool_claim;
+mod pool_members;
 mod remote_env;
 mod session_behaviour;
 mod session_changes;

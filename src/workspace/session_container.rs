@@ -20,7 +20,7 @@ use crate::engine::{find_image, image_present, Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Phase;
 use crate::runtime::exec::{run_buffered, ExecRequest};
-use crate::runtime::{ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
 
 /// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
 /// `environment()`).
@@ -129,8 +129,8 @@ impl SessionContainer<'_> {
             .await
     }
 
-    /// Creates, starts and initialises the container from a prepared image.
-    pub async fn create(&self, lifetime: Lifetime) -> Result<()> {
+    /// The engine-level config of the session's container, its mounts checked first.
+    pub(super) async fn engine_config(&self, lifetime: Lifetime) -> Result<ContainerConfig> {
         let record = self.record;
         self.settings.verify_mounts(self.clone_path())?;
         let mut config = self.settings.container_config();
@@ -157,6 +157,13 @@ impl SessionContainer<'_> {
         }
         config.pull = Some(self.create_pull());
         config.progress = self.supply.progress.clone();
+        Ok(config)
+    }
+
+    /// Creates, starts and initialises the container from a prepared image.
+    pub async fn create(&self, lifetime: Lifetime) -> Result<()> {
+        let record = self.record;
+        let mut config = self.engine_config(lifetime).await?;
         let fresh_volume = self.use_volume(&mut config, lifetime).await?;
         let progress = &self.supply.progress;
         progress.step(
@@ -184,12 +191,7 @@ impl SessionContainer<'_> {
                 &format!("starting container {}", record.container_id),
             );
             self.runtime.start(&record.container_id).await?;
-            self.give_clone_to_remote_user().await?;
-            let env = self.session_env().await?;
-            let runner = self.runner(&env);
-            for step in CREATE_STEPS {
-                runner.run(step, &self.settings.commands_of(step)).await?;
-            }
+            self.initialise().await?;
             progress.step(
                 Phase::Create,
                 &format!("container {} ready", record.container_id),
@@ -204,6 +206,18 @@ impl SessionContainer<'_> {
                 self.discard_volume().await;
             }
             return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The clone given to the remote user, then the lifecycle commands of a new container,
+    /// in order.
+    pub(super) async fn initialise(&self) -> Result<()> {
+        self.give_clone_to_remote_user().await?;
+        let env = self.session_env().await?;
+        let runner = self.runner(&env);
+        for step in CREATE_STEPS {
+            runner.run(step, &self.settings.commands_of(step)).await?;
         }
         Ok(())
     }
@@ -234,7 +248,7 @@ impl SessionContainer<'_> {
     /// With `updateRemoteUserUID` (default) and a host running as root, whose uid the
     /// reference leaves alone: the session clone, which this library made, goes to the
     /// remote user's uid:gid so that user can write it. The project is never touched.
-    async fn give_clone_to_remote_user(&self) -> Result<()> {
+    pub(super) async fn give_clone_to_remote_user(&self) -> Result<()> {
         if !self.settings.behaviour.update_remote_user_uid()
             || self.settings.remote_user().is_none()
             || self.record.storage == Storage::Volume

@@ -31,6 +31,7 @@ impl Workspaces {
     pub async fn create(self: &Arc<Self>, request: CreateWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
         request.resources.validate("resources")?;
+        let _creating = self.pool_pause();
         if let Some(idle) = &self.idle {
             idle.touch(&request.session_id);
             idle.ensure_running(Arc::downgrade(self));
@@ -114,7 +115,7 @@ impl Workspaces {
         };
         let mut container = self.session_container(&engine, &record)?;
         container.supply = supply;
-        container.create(request.lifetime).await?;
+        self.create_or_claim(&container, request.lifetime).await?;
         record::save(base, &record)?;
         self.forward_configured(&record).await?;
         self.info(record).await

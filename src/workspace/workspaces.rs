@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::idle_tracker::{IdleTracker, SessionUseHook};
 use super::image_supply::ImageSupply;
+use super::pool_members::SessionMembers;
 use super::session_container::SessionContainer;
 use super::session_source::PlainFolder;
 use super::session_volume::session_volume;
@@ -25,9 +26,11 @@ use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::ProgressTarget;
+use crate::runtime::pool_member::SESSION_PREFIX;
 use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
+use crate::warm_pool::{PoolOptions, WarmPool};
 use crate::workspace_volume::remove_volume;
 
 #[derive(Debug, Clone, Default)]
@@ -52,6 +55,8 @@ pub struct WorkspacesOptions {
     pub progress: Option<ProgressTarget>,
     /// Where new sessions' repositories live for their containers.
     pub storage: StorageChoice,
+    /// Keep this many containers ready for the settings of the latest session.
+    pub pool: Option<PoolOptions>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -106,6 +111,13 @@ pub struct Workspaces {
     /// Each session's egress as this process last set it (with its callbacks).
     pub(super) egress: Mutex<HashMap<String, Egress>>,
     pub(super) forwards: Mutex<HashMap<String, Vec<Arc<PortForward>>>>,
+    pub(super) pool: Option<WarmPool<SessionMembers>>,
+}
+
+/// The tag of a base directory in its container names.
+fn base_tag(base_dir: &std::path::Path) -> String {
+    let digest = Sha256::digest(base_dir.to_string_lossy().as_bytes());
+    hex::encode(digest)[..8].to_string()
 }
 
 pub(super) fn blocking_error(e: tokio::task::JoinError) -> Error {
@@ -117,13 +129,19 @@ pub(super) fn blocking_error(e: tokio::task::JoinError) -> Error {
 
 impl Workspaces {
     pub fn new(options: WorkspacesOptions) -> Workspaces {
-        let runtime = DockerRuntime::new(RuntimeOptions {
+        let runtime_options = RuntimeOptions {
             engine: options.engine.clone(),
             image: options.image.clone(),
             base_dir: Some(options.base_dir.to_string_lossy().into_owned()),
             agent: options.agent,
             pull: options.pull,
+        };
+        let pool = options.pool.map(|pool| {
+            let base = &options.base_dir;
+            let members = SessionMembers::new(runtime_options.clone(), base);
+            WarmPool::new(pool, base, &base_tag(base), members)
         });
+        let runtime = DockerRuntime::new(runtime_options);
         let clones = Arc::new(CloneManager::new(options.base_dir.clone()));
         let idle = options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t)));
         Workspaces {
@@ -135,6 +153,7 @@ impl Workspaces {
             probes: ProbeCache::default(),
             egress: Mutex::default(),
             forwards: Mutex::default(),
+            pool,
         }
     }
 
@@ -154,8 +173,8 @@ impl Workspaces {
     /// Deterministic per base directory and session, so that two processes creating the same
     /// workspace meet on one container name.
     pub(super) fn container_name(&self, session_id: &str) -> String {
-        let base = Sha256::digest(self.options.base_dir.to_string_lossy().as_bytes());
-        format!("ws-{session_id}-{}", &hex::encode(base)[..8])
+        let tag = base_tag(&self.options.base_dir);
+        format!("{SESSION_PREFIX}{session_id}-{tag}")
     }
 
     pub(super) async fn state_of(&self, container: &str) -> Result<String> {

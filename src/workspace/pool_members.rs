@@ -1,0 +1,229 @@
+//! Warm pool members for sessions: a session's container made ahead from the settings of
+//! the latest session — its clone folder standing in for the clone, labelled with the pool
+//! key, started without its relay and with no lifecycle command run (those are the claiming
+//! session's). Settings whose container could not stand in for another session's (volume
+//! storage, an engine elsewhere, mounts of folders inside the clone) make no members.
+
+use std::path::{Path, PathBuf};
+
+use super::image_supply::ImageSupply;
+use super::session_container::SessionContainer;
+use super::session_settings::{MountOrigin, SessionSettings};
+use super::user_env_probe::ProbeCache;
+use super::workspace_record::WorkspaceRecord;
+use super::workspace_storage::Storage;
+use crate::egress::Egress;
+use crate::engine::{find_image, EngineOptions, PullPolicy};
+use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Progress;
+use crate::runtime::{ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions};
+use crate::warm_pool::{MemberFactory, PoolKey};
+
+/// Where the settings' clone path was: a control character, which JSON text never holds
+/// unescaped.
+const CLONE_MARK: &str = "\u{1}clone\u{1}";
+
+/// What members of one set of settings are made from.
+pub struct MemberRecipe {
+    /// The settings as JSON, their clone path as `CLONE_MARK`.
+    settings: String,
+    lifetime: Lifetime,
+    egress: Option<Egress>,
+    memory: Option<u64>,
+}
+
+/// `text` as it appears inside a JSON string.
+fn json_text(text: &str) -> Result<String> {
+    let quoted = serde_json::to_string(text).map_err(|e| Error::invalid_argument(e.to_string()))?;
+    Ok(quoted[1..quoted.len() - 1].to_string())
+}
+
+/// The settings as JSON with `clone` marked, their warnings left out (they tell of the
+/// settings, the container is not made from them).
+fn marked_settings(settings: &SessionSettings, clone: &str) -> Result<String> {
+    let mut settings = settings.clone();
+    settings.warnings.clear();
+    let json =
+        serde_json::to_string(&settings).map_err(|e| Error::invalid_argument(e.to_string()))?;
+    Ok(json.replace(&json_text(clone)?, CLONE_MARK))
+}
+
+/// The key and recipe of members that could be this new container; `None` when its
+/// settings make none.
+pub(super) async fn recipe_for(
+    container: &SessionContainer<'_>,
+    lifetime: Lifetime,
+) -> Result<Option<(PoolKey, MemberRecipe)>> {
+    let (record, settings) = (container.record, container.settings);
+    let inner_mounts = settings.mounts.iter().any(|m| {
+        matches!(&m.origin, MountOrigin::Clone { relative } if !relative.as_os_str().is_empty())
+    });
+    if !cfg!(target_os = "linux")
+        || record.storage != Storage::Bind
+        || !container.engine.is_local()
+        || inner_mounts
+    {
+        return Ok(None);
+    }
+    let Some(image_id) = find_image(container.engine, settings.run_image())
+        .await?
+        .and_then(|image| image.id)
+    else {
+        return Ok(None);
+    };
+    let marked = marked_settings(settings, &record.clone_path)?;
+    let key = PoolKey::of(&[&marked, &image_id, lifetime.as_str(), "bind"]);
+    let recipe = MemberRecipe {
+        settings: marked,
+        lifetime,
+        egress: container.egress.clone(),
+        memory: settings.effective_memory().map(|m| m.max(0) as u64),
+    };
+    Ok(Some((key, recipe)))
+}
+
+/// Makes and removes the members of a `Workspaces`' pool, through a runtime of its own.
+pub struct SessionMembers {
+    runtime: DockerRuntime,
+    engine: EngineOptions,
+    probes: ProbeCache,
+    base_dir: PathBuf,
+}
+
+impl SessionMembers {
+    pub fn new(options: RuntimeOptions, base_dir: &Path) -> SessionMembers {
+        SessionMembers {
+            engine: options.engine.clone(),
+            runtime: DockerRuntime::new(options),
+            probes: ProbeCache::default(),
+            base_dir: base_dir.to_path_buf(),
+        }
+    }
+}
+
+impl MemberFactory for SessionMembers {
+    type Recipe = MemberRecipe;
+
+    async fn make(
+        &self,
+        recipe: &MemberRecipe,
+        key: &PoolKey,
+        name: &str,
+        folder: &Path,
+    ) -> Result<String> {
+        let folder = folder.to_string_lossy().into_owned();
+        let json = recipe.settings.replace(CLONE_MARK, &json_text(&folder)?);
+        let settings: SessionSettings = serde_json::from_str(&json).map_err(|e| {
+            Error::new(
+                ErrorCode::EngineError,
+                format!("a warm pool member's settings: {e}"),
+            )
+        })?;
+        let record = WorkspaceRecord {
+            session_id: name.to_string(),
+            project_dir: String::new(),
+            clone_path: folder,
+            branch_name: String::new(),
+            base_commit: None,
+            repository_url: None,
+            snapshot_of: None,
+            container_id: name.to_string(),
+            container_mount_path: settings.mount_path.clone(),
+            storage: Storage::Bind,
+            volume: None,
+            image: settings.image.name().to_string(),
+            lifetime: recipe.lifetime.as_str().to_string(),
+            devcontainer: settings.config_path.is_some(),
+            created_at_ms: chrono::Utc::now().timestamp_millis(),
+            settings: None,
+            owner: None,
+        };
+        // Whatever the lifetime of the sessions it is for, an unclaimed member goes with
+        // this process: its exit hooks must look for it.
+        crate::reaper::note_process_container(&self.engine);
+        let engine = self.runtime.engine().await?;
+        let container = SessionContainer {
+            runtime: &self.runtime,
+            engine: &engine,
+            record: &record,
+            settings: &settings,
+            probes: &self.probes,
+            egress: recipe.egress.clone(),
+            supply: ImageSupply {
+                pull: PullPolicy::Never,
+                progress: Progress::none(),
+                base_dir: self.base_dir.clone(),
+            },
+        };
+        container.create_member(recipe.lifetime, key).await
+    }
+
+    async fn remove(&self, name: &str) {
+        if let Ok(engine) = self.runtime.engine().await {
+            let _ = crate::reaper::remove_quietly(&engine, name).await;
+        }
+    }
+
+    fn memory(&self, recipe: &MemberRecipe) -> Option<u64> {
+        recipe.memory
+    }
+}
+
+impl SessionContainer<'_> {
+    /// Creates and starts the container as a pool member (no relay, no lifecycle command),
+    /// its agent started under its engine id, which a rename does not change; that id.
+    async fn create_member(&self, lifetime: Lifetime, key: &PoolKey) -> Result<String> {
+        let mut config = self.engine_config(lifetime).await?;
+        config.pool = Some(key.as_str().to_string());
+        let name = self.runtime.create(config).await?;
+        let started = async {
+            self.runtime.start_unrelayed(&name).await?;
+            let id = self.runtime.inspect(&name).await?.engine_id;
+            if self.runtime.uses_agent() {
+                // Without an agent the session's calls take the engine path, as they would.
+                let _ = crate::agent::agent_for(self.engine, &id).await;
+            }
+            Ok(id)
+        };
+        match started.await {
+            Ok(id) => Ok(id),
+            Err(err) => {
+                let _ = self.runtime.remove(&name).await;
+                Err(err)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clone_path_is_marked_wherever_it_appears() {
+        let clone = Path::new("/b/sessions/session-s1");
+        let mut settings = SessionSettings::plain(clone, "img".into(), "/workspace");
+        settings
+            .env
+            .insert("WHERE".into(), "/b/sessions/session-s1/sub".into());
+        settings.warnings.push("about session s1".into());
+        let marked = marked_settings(&settings, "/b/sessions/session-s1").unwrap();
+        assert!(!marked.contains("session-s1"), "{marked}");
+        let mut other = SessionSettings::plain(
+            Path::new("/b/sessions/session-s2"),
+            "img".into(),
+            "/workspace",
+        );
+        other
+            .env
+            .insert("WHERE".into(), "/b/sessions/session-s2/sub".into());
+        assert_eq!(
+            marked_settings(&other, "/b/sessions/session-s2").unwrap(),
+            marked
+        );
+        let json = marked.replace(CLONE_MARK, &json_text("/b/pool/wp-x").unwrap());
+        let member: SessionSettings = serde_json::from_str(&json).unwrap();
+        assert_eq!(member.mounts[0].mount.source, "/b/pool/wp-x");
+        assert_eq!(member.env["WHERE"], "/b/pool/wp-x/sub");
+    }
+}
