@@ -11,7 +11,7 @@ use super::owner_status::{owner_status, OwnerStatus};
 use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
-use crate::runtime::{labels, Lifetime, OwnerIdentity};
+use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,6 +90,13 @@ pub fn is_orphan(
     }
 }
 
+/// Removes the line folder a removed container had under its base directory.
+fn remove_line_folder(container: &ManagedContainer) {
+    if let Some(base) = container.labels.get(labels::BASE_DIR) {
+        LineFolder::remove(std::path::Path::new(base), &container.name);
+    }
+}
+
 /// Force-removes a container; one already gone (another reaper was faster) is fine.
 pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
     let options = RemoveContainerOptionsBuilder::default()
@@ -125,6 +132,9 @@ pub async fn reap_containers(
             continue;
         }
         if dry_run || remove_quietly(engine, &container.name).await? {
+            if !dry_run {
+                remove_line_folder(&container);
+            }
             report.sessions.push(container.session().to_string());
             report.removed.push(container.name);
         }
@@ -148,6 +158,7 @@ pub async fn remove_own_process_containers(
     let mut removed = Vec::new();
     for container in managed_containers(engine, &filters).await? {
         if remove_quietly(engine, &container.name).await? {
+            remove_line_folder(&container);
             removed.push(container);
         }
     }
