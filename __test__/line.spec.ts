@@ -191,6 +191,7 @@ describe.skipIf(isRemote)('handles close with the session, not the garbage colle
     await session(0) // the process's pools, agent copy and engine connections
     const before = fds()
     for (let i = 1; i <= 32; i++) await session(i)
+    console.log(`open fds: ${before} before 32 sessions, ${fds()} after`)
     expect(fds() - before).toBeLessThanOrEqual(4)
     expect(kept).toHaveLength(33)
   }, 600_000)
