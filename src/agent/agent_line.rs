@@ -50,6 +50,8 @@ pub struct LineListener {
     listener: UnixListener,
     /// The folder's host path, as the container's mount names it.
     pub source: String,
+    /// The socket file's inode, to tell whether it is still the one in the folder.
+    inode: u64,
 }
 
 impl LineListener {
@@ -88,12 +90,23 @@ impl LineListener {
             .set_nonblocking(true)
             .and_then(|_| UnixListener::from_std(listener))
             .map_err(|e| format!("the line's socket in {source}: {e}"))?;
+        let inode = socket_inode(&folder, &cname).unwrap_or(0);
         Ok(LineListener {
             folder,
             name,
             listener,
             source: source.to_string(),
+            inode,
         })
+    }
+
+    /// Whether the folder still holds this listener's socket (a container made again under
+    /// the same name, after one removed behind this library's back, empties its folder).
+    pub fn in_place(&self) -> bool {
+        let Ok(name) = std::ffi::CString::new(self.name.clone()) else {
+            return false;
+        };
+        self.inode != 0 && socket_inode(&self.folder, &name) == Some(self.inode)
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -107,8 +120,27 @@ impl LineListener {
     }
 }
 
+/// The inode of the socket `name` in `folder`, not followed.
+fn socket_inode(folder: &OwnedFd, name: &std::ffi::CStr) -> Option<u64> {
+    // SAFETY: a zeroed stat is valid storage for fstatat to fill; a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let found = unsafe {
+        libc::fstatat(
+            folder.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (found == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(st.st_ino as u64)
+}
+
 impl Drop for LineListener {
     fn drop(&mut self) {
+        // Only our own socket: another listener of this process may have taken the name.
+        if !self.in_place() {
+            return;
+        }
         if let Ok(name) = std::ffi::CString::new(self.name.clone()) {
             // SAFETY: a NUL-terminated name in the directory this listener holds.
             unsafe { libc::unlinkat(self.folder.as_raw_fd(), name.as_ptr(), 0) };
@@ -373,6 +405,11 @@ mod tests {
             let listener = LineListener::open(private.to_str().unwrap()).unwrap();
             let socket = private.join(format!("host-{}.sock", std::process::id()));
             assert!(socket.exists());
+            assert!(listener.in_place());
+            std::fs::remove_file(&socket).unwrap();
+            assert!(!listener.in_place());
+            let listener = LineListener::open(private.to_str().unwrap()).unwrap();
+            assert!(listener.in_place());
             assert!(listener.container_path().starts_with(LINE_MOUNT));
             drop(listener);
             assert!(!socket.exists());

@@ -49,7 +49,10 @@ pub fn line_offer<'a>(
         .and_then(|p| u32::try_from(p).ok())
         .filter(|p| *p > 0)
         .ok_or("the engine gave no pid for the container's main process")?;
-    if listener.as_ref().is_none_or(|l| l.source != folder.source) {
+    if listener
+        .as_ref()
+        .is_none_or(|l| l.source != folder.source || !l.in_place())
+    {
         *listener = None;
         *listener = Some(LineListener::open(&folder.source)?);
     }
