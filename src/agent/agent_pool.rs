@@ -23,7 +23,7 @@ use bytes::Bytes;
 use super::agent_binary::{disabled, SWITCHED_OFF};
 use super::agent_choice::agent_for_container;
 use super::agent_connection::AgentConnection;
-use super::agent_line::LineListener;
+use super::line_listener::LineListener;
 use super::line_offer::line_offer;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};

@@ -6,7 +6,8 @@
 
 use bollard::models::ContainerInspectResponse;
 
-use super::agent_line::{LineListener, LineOffer};
+use super::agent_line::LineOffer;
+use super::line_listener::LineListener;
 use crate::engine::Engine;
 use crate::runtime::{line_mount, ContainerMount};
 
