@@ -339,6 +339,11 @@ export declare class Workspaces {
    * network for it. Closed by `close()`, `stop` or `destroy`.
    */
   forwardPort(sessionId: string, containerPort: number, opts?: ForwardPortOptions | undefined | null): Promise<PortForward>
+  /**
+   * Which way the session's commands and file operations take, and over which line
+   * (as `containerAccess` for its container; starts its agent if need be).
+   */
+  containerAccess(sessionId: string): Promise<ContainerAccess>
   /** Container stopped, clone kept. */
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
@@ -403,7 +408,7 @@ export declare function computeContainerName(projectDir: string): string
 
 /**
  * Which path `containerId`'s commands and file operations take (starting its session agent
- * if it can run and has not yet).
+ * if it can run and has not yet), and over which line.
  */
 export declare function containerAccess(containerId: string, opts?: EngineOptions | undefined | null): Promise<ContainerAccess>
 
@@ -414,11 +419,20 @@ export interface ContainerAccess {
    * engine execs and archive calls.
    */
   path: 'agent' | 'engine'
+  /**
+   * How requests reach the agent: `direct` over a unix socket this process listens on in
+   * the container's line folder (no engine in the path), `exec` over the agent's engine
+   * exec stream; `engine` when there is no agent (as `path`).
+   */
+  line: 'direct' | 'exec' | 'engine'
   /** The agent's path and pid inside the container. */
   agentPath?: string
   /** The agent's pid inside the container. */
   agentPid?: number
-  /** Why the agent does not run there. */
+  /**
+   * Why requests do not take a faster way: with `line: 'engine'`, why the agent does not
+   * run there; with `line: 'exec'`, why not the direct line.
+   */
   reason?: string
 }
 

@@ -24,10 +24,10 @@ export async function time(fn, n = N) {
   return median(samples)
 }
 
-/** Rows of [name, seeds ms, ours ms]; prints the speed-up of ours. */
-export function table(title, rows) {
+/** Rows of [name, baseline ms, ours ms]; prints the speed-up of ours. */
+export function table(title, rows, [baseline, ours] = ['seeds', 'ours']) {
   console.log(title)
-  console.log('operation'.padEnd(34), 'seeds'.padStart(9), 'ours'.padStart(9), 'speed-up'.padStart(10))
+  console.log('operation'.padEnd(34), baseline.padStart(9), ours.padStart(9), 'speed-up'.padStart(10))
   for (const [name, seeds, ours] of rows) {
     const fmt = (ms) => (ms < 1 ? ms.toFixed(3) : ms.toFixed(1)).padStart(9)
     console.log(name.padEnd(34), fmt(seeds), fmt(ours), `${(seeds / ours).toFixed(1)}x`.padStart(10))

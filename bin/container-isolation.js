@@ -122,7 +122,10 @@ const commands = {
     if (args.container) {
       const access = await addon.containerAccess(args.container, engine)
       if (args.json) console.log(JSON.stringify(access, null, 2))
-      else if (access.path === 'agent') console.log(`${args.container}: session agent ${access.agentPath} (pid ${access.agentPid} in the container)`)
+      else if (access.path === 'agent') {
+        const line = access.line === 'direct' ? 'over the direct line' : `over the exec stream (${access.reason})`
+        console.log(`${args.container}: session agent ${access.agentPath} (pid ${access.agentPid} in the container), ${line}`)
+      }
       else console.log(`${args.container}: engine path (${access.reason})`)
     }
     return found.some((f) => !f.error) ? 0 : 1

@@ -19,6 +19,7 @@ linux_only! {
     mod files;
     mod frame_out;
     mod launch;
+    mod line;
     mod process;
     mod reaper;
     mod reaper_report;

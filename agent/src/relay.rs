@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use container_isolation_agent::protocol::{
-    FrameBuffer, Message, AGENT_STREAM, CONTROL, RELAY_CHUNK, RELAY_WINDOW, VERSION,
+    agreed_version,
+    FrameBuffer, Message, AGENT_STREAM, CONTROL, RELAY_CHUNK, RELAY_WINDOW,
 };
 
 use super::detached;
@@ -137,10 +138,10 @@ fn dispatch(id: u32, message: Message, out: &FrameOut, streams: &Streams) {
             .cloned()
     };
     match message {
-        Message::Hello { .. } => out.send(
+        Message::Hello { version } => out.send(
             CONTROL,
             &Message::Welcome {
-                version: VERSION,
+                version: agreed_version(version),
                 pid: std::process::id(),
             },
         ),

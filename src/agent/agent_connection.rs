@@ -1,29 +1,33 @@
-//! One running agent: started by one exec, spoken to over that exec's stdin and stdout.
-//! A writer task sends frames, control frames (credit, signals, kills, aborts, pings)
-//! before queued data, so a stop never waits behind a large write; a reader task splits the
-//! agent's stdout into frames and hands each to the queue of the request its id names,
-//! without ever waiting for a consumer. Whatever arrives is treated as hostile (anything
-//! in the container may write to the agent's stdout, or replace the agent): frames are
-//! bounded by the protocol, queues by the reply windows, and a malformed frame, an overrun
-//! or an agent that stops answering closes the connection with the reason kept.
+//! One running agent: started by one exec, spoken to over that exec's stdin and stdout, or,
+//! where it is offered and taken, over the direct line (`agent_line`) with the exec held
+//! open as the agent's lifeline. A writer task (`agent_writer`) sends frames, a reader task
+//! (`agent_reading`) hands each arriving frame to its request's queue. Whatever arrives is
+//! treated as hostile (anything in the container may write to the agent's stdout, or
+//! replace the agent): frames are bounded by the protocol, queues by the reply windows, and
+//! a malformed frame, an overrun or an agent that stops answering closes the connection
+//! with the reason kept.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use container_isolation_agent::protocol::{encode, Message, CONTROL, VERSION};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
+use container_isolation_agent::protocol::{
+    encode, version_accepted, Message, CONTROL, LINE_VERSION, VERSION,
+};
+use tokio::sync::{mpsc, oneshot};
 
 use super::agent_frames::AgentFrames;
 use super::agent_health::{start_watch, Health};
+use super::agent_line::{negotiate, Line, LineFrames, LineOffer, LineRequest, Negotiated};
+use super::agent_reading::Reading;
 use super::agent_routes::{RouteEnd, Routes};
+use super::agent_writer::write_frames;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fileio::{container_user, UserIds};
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::process_kill::{ExecTree, Signal};
+use crate::runtime::process_kill::ExecTree;
 
 /// Data frames queued towards the agent before senders wait.
 const SEND_QUEUE: usize = 32;
@@ -43,12 +47,55 @@ pub struct AgentConnection {
     pub path: String,
     /// The agent's pid inside the container.
     pub pid: u32,
+    /// Which way requests travel.
+    pub line: Line,
+}
+
+/// What a connection hands its writer and reader once the direct line is up.
+struct Handover {
+    writer: oneshot::Sender<tokio::net::unix::OwnedWriteHalf>,
+    reader: oneshot::Sender<LineFrames>,
 }
 
 impl AgentConnection {
     /// Starts the agent at `path` in `container` (as root: it acts as each caller's user
-    /// itself) and waits for its `Welcome`. An error means the agent cannot run there.
-    pub async fn start(engine: &Engine, container: &str, path: &str) -> Result<AgentConnection> {
+    /// itself) and waits for its `Welcome`; then offers it the direct line, if `line` is an
+    /// offer (else it says why there is none). An error means the agent cannot run there.
+    pub async fn start(
+        engine: &Engine,
+        container: &str,
+        path: &str,
+        line: std::result::Result<LineOffer<'_>, String>,
+    ) -> Result<AgentConnection> {
+        let (mut connection, handover) = Self::start_exec(engine, container, path).await?;
+        let offer = match line {
+            Ok(offer) => offer,
+            Err(why) => {
+                connection.line = Line::Exec(why);
+                return Ok(connection.watched());
+            }
+        };
+        match connection.take_line(&offer, handover).await {
+            Ok(()) => Ok(connection.watched()),
+            Err(why) => {
+                // The agent listens elsewhere now: a new one, on the exec stream alone.
+                connection.give_up(why.clone());
+                tracing::warn!(
+                    "container '{container}': {why}; the agent is started again without the line"
+                );
+                let (mut again, _) = Self::start_exec(engine, container, path).await?;
+                again.line = Line::Exec(why);
+                Ok(again.watched())
+            }
+        }
+    }
+
+    /// Starts the agent's exec, its writer and reader, and has it say `Welcome`.
+    async fn start_exec(
+        engine: &Engine,
+        container: &str,
+        path: &str,
+    ) -> Result<(AgentConnection, Handover)> {
         // As root, in the container's working directory (where a command given none runs),
         // stdin kept open for our frames.
         let request = ExecRequest {
@@ -66,7 +113,9 @@ impl AgentConnection {
         };
         let (outgoing, queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
         let (control, urgent) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(write_frames(input, urgent, queue));
+        let (writer_line, writer_handover) = oneshot::channel();
+        let (reader_line, reader_handover) = oneshot::channel();
+        let writer = tokio::spawn(write_frames(input, urgent, queue, writer_handover));
         let routes = Arc::new(Routes::default());
         let health = Arc::new(Health::default());
         let welcome = routes.open(CONTROL);
@@ -82,9 +131,9 @@ impl AgentConnection {
                 exec_id: started.exec_id.clone(),
                 token: started.token.clone(),
             },
+            handover: reader_handover,
         };
         tokio::spawn(reading.run(frames));
-        start_watch(&health, &routes, control.clone());
         let mut connection = AgentConnection {
             outgoing,
             control,
@@ -95,12 +144,74 @@ impl AgentConnection {
             users: Default::default(),
             path: path.to_string(),
             pid: 0,
+            line: Line::Exec(String::new()),
         };
-        connection.pid = connection.handshake(welcome, &stderr).await?;
-        Ok(connection)
+        let (version, pid) = connection.handshake(welcome, &stderr).await?;
+        connection.pid = pid;
+        if version < LINE_VERSION {
+            connection.line = Line::Exec(format!(
+                "the agent speaks protocol {version}, from before the direct line"
+            ));
+        }
+        let handover = Handover {
+            writer: writer_line,
+            reader: reader_line,
+        };
+        Ok((connection, handover))
     }
 
-    async fn handshake(&self, mut welcome: RouteEnd, stderr: &Mutex<Vec<u8>>) -> Result<u32> {
+    /// Offers the line; `Ok` whether or not it was taken (`line` says which), `Err` when
+    /// the agent took one that is not this host's.
+    async fn take_line(
+        &mut self,
+        offer: &LineOffer<'_>,
+        handover: Handover,
+    ) -> std::result::Result<(), String> {
+        if matches!(&self.line, Line::Exec(why) if !why.is_empty()) {
+            return Ok(());
+        }
+        let (id, mut route) = self.open_route().map_err(|e| e.message)?;
+        let request = LineRequest {
+            id,
+            route: &mut route,
+            outgoing: &self.outgoing,
+            agent_pid: self.pid,
+        };
+        let negotiated = negotiate(offer, request).await;
+        self.close_route(id);
+        match negotiated {
+            Negotiated::Direct(stream) => {
+                let (read, write) = stream.into_split();
+                let handed = handover.writer.send(write).is_ok()
+                    && handover.reader.send(LineFrames::new(read)).is_ok();
+                self.line = match handed {
+                    true => Line::Direct,
+                    false => {
+                        return Err("the connection ended while the line was handed over".into())
+                    }
+                };
+                Ok(())
+            }
+            Negotiated::Exec(why) => {
+                tracing::info!("container '{}': no direct line: {why}", self.container);
+                self.line = Line::Exec(why);
+                Ok(())
+            }
+            Negotiated::Broken(why) => Err(why),
+        }
+    }
+
+    /// Starts the watchdog (after the start, so that no ping crosses the handover).
+    fn watched(self) -> AgentConnection {
+        start_watch(&self.health, &self.routes, self.control.clone());
+        self
+    }
+
+    async fn handshake(
+        &self,
+        mut welcome: RouteEnd,
+        stderr: &Mutex<Vec<u8>>,
+    ) -> Result<(u32, u32)> {
         let unavailable = |why: String| {
             let said = String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
                 .trim()
@@ -124,7 +235,9 @@ impl AgentConnection {
         let answer = tokio::time::timeout(WELCOME_WAIT, welcome.replies.recv()).await;
         self.routes.close(CONTROL);
         match answer {
-            Ok(Some(Message::Welcome { version, pid })) if version == VERSION => Ok(pid),
+            Ok(Some(Message::Welcome { version, pid })) if version_accepted(version) => {
+                Ok((version, pid))
+            }
             Ok(Some(Message::Welcome { version, .. })) => Err(unavailable(format!(
                 "speaks protocol {version}, not {VERSION}"
             ))),
@@ -164,6 +277,20 @@ impl AgentConnection {
         self.health.fail(why);
     }
 
+    /// Closes the connection without counting it a failure (its container stopped or was
+    /// removed through this library): its requests end, its sockets close now.
+    pub fn close(&self) {
+        self.health.end();
+    }
+
+    /// Why requests do not take the direct line; `None` when they do.
+    pub fn line_reason(&self) -> Option<String> {
+        match &self.line {
+            Line::Direct => None,
+            Line::Exec(why) => Some(why.clone()),
+        }
+    }
+
     /// A new request id and the queue its replies arrive on.
     pub(super) fn open_route(&self) -> Result<(u32, RouteEnd)> {
         if self.is_closed() {
@@ -200,77 +327,5 @@ impl AgentConnection {
             ErrorCode::EngineError,
             format!("the session agent in container '{}' {why}", self.container),
         )
-    }
-}
-
-/// Writes control frames first, then data frames, until both senders are gone.
-async fn write_frames(
-    mut input: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
-    mut urgent: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut queue: mpsc::Receiver<Vec<u8>>,
-) {
-    loop {
-        let frame = tokio::select! {
-            biased;
-            Some(frame) = urgent.recv() => frame,
-            Some(frame) = queue.recv() => frame,
-            else => break,
-        };
-        if input.write_all(&frame).await.is_err() {
-            break;
-        }
-    }
-    let _ = input.shutdown().await;
-}
-
-/// The reader of one connection, and what its end ends: every request, the writer (which
-/// may be stuck writing to an exec whose process is gone) and, when the agent failed, the
-/// agent's exec (a replaced agent need not stop when its stdin ends, and what it writes
-/// costs the engine's time).
-struct Reading {
-    routes: Arc<Routes>,
-    health: Arc<Health>,
-    writer: tokio::task::AbortHandle,
-    exec: ExecTree,
-}
-
-impl Reading {
-    async fn run(self, mut frames: AgentFrames) {
-        loop {
-            let frame = tokio::select! {
-                frame = frames.next() => frame,
-                _ = self.health.given_up() => break,
-            };
-            let Some(frame) = frame else {
-                let open = self.routes.pending();
-                if open > 0 {
-                    self.health
-                        .fail(format!("exited with {open} requests open"));
-                }
-                break;
-            };
-            let (id, message) = match frame {
-                Ok(frame) => frame,
-                Err(e) => {
-                    self.health.fail(format!("broke the protocol ({e})"));
-                    break;
-                }
-            };
-            if id == CONTROL && matches!(message, Message::Pong) {
-                self.health.answered();
-                continue;
-            }
-            if let Err(why) = self.routes.deliver(id, message) {
-                self.health.fail(format!("broke the protocol: it {why}"));
-                break;
-            }
-        }
-        self.health.mark_closed();
-        self.writer.abort();
-        self.routes.clear();
-        if let Some(why) = self.health.failure() {
-            tracing::warn!("session agent: {why}; closing the connection");
-            self.exec.signal_in_background(Signal::Kill);
-        }
     }
 }

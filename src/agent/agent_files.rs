@@ -112,7 +112,7 @@ impl AgentFiles {
             if let Some(reply) = request.try_recv() {
                 return self.write_reply(path, reply);
             }
-            request.send(&Message::Data(piece.to_vec())).await?;
+            request.send_data(piece).await?;
         }
         request.send(&Message::End).await?;
         let reply = request.recv().await?;

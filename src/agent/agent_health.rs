@@ -66,7 +66,12 @@ impl Health {
         self.give_up.notify_one();
     }
 
-    /// Resolves once `fail` has been called.
+    /// Ends the reader without recording a failure.
+    pub fn end(&self) {
+        self.give_up.notify_one();
+    }
+
+    /// Resolves once `fail` or `end` has been called.
     pub async fn given_up(&self) {
         self.give_up.notified().await
     }

@@ -7,6 +7,11 @@
 //! (broke the protocol, stopped answering, died with requests open) `STRIKES` times within
 //! `STRIKE_WINDOW`. Either is tried again after `COOLDOWN`, and a successful start restores
 //! the agent path.
+//!
+//! Where the engine shares this machine's kernel and the container has a line folder, each
+//! start is offered the direct line (`agent_line`); the cell keeps this process's socket in
+//! that folder for the container's later starts. `close_container` (a stop or removal
+//! through this library) closes the connection and the socket at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,6 +23,8 @@ use bytes::Bytes;
 use super::agent_binary::{disabled, SWITCHED_OFF};
 use super::agent_choice::agent_for_container;
 use super::agent_connection::AgentConnection;
+use super::line_listener::LineListener;
+use super::line_offer::line_offer;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::fileio::{swappable_mount, EngineFiles, EntryOwner};
@@ -50,6 +57,8 @@ enum Slot {
 struct CellState {
     slot: Option<Slot>,
     strikes: VecDeque<(Instant, String)>,
+    /// This process's socket in the container's line folder.
+    listener: Option<LineListener>,
 }
 
 impl CellState {
@@ -90,12 +99,29 @@ impl CellState {
 /// How a container's operations are carried out, as `doctor` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentAccess {
-    Agent { path: String, pid: u32 },
-    Engine { why: String },
+    /// `exec_why`: why requests take the exec stream, not the direct line; `None` when they
+    /// take the line.
+    Agent {
+        path: String,
+        pid: u32,
+        exec_why: Option<String>,
+    },
+    Engine {
+        why: String,
+    },
 }
 
 type Key = (String, String);
-type Cell = Arc<tokio::sync::Mutex<CellState>>;
+
+/// One container's entry: its engine id (once seen), so that a stop or removal by another
+/// of its names finds it, and its state.
+#[derive(Default)]
+struct CellEntry {
+    engine_id: Mutex<String>,
+    state: tokio::sync::Mutex<CellState>,
+}
+
+type Cell = Arc<CellEntry>;
 
 fn pool() -> &'static Mutex<HashMap<Key, Cell>> {
     static POOL: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
@@ -148,6 +174,7 @@ pub async fn agent_access(engine: &Engine, container: &str) -> Result<AgentAcces
         Slot::Ready { connection, .. } => AgentAccess::Agent {
             path: connection.path.clone(),
             pid: connection.pid,
+            exec_why: connection.line_reason(),
         },
         Slot::Unavailable { why, .. } => AgentAccess::Engine { why },
     })
@@ -172,7 +199,7 @@ async fn access(
         .entry(key)
         .or_default()
         .clone();
-    let mut state = cell.lock().await;
+    let mut state = cell.state.lock().await;
     if let Some(Slot::Ready { connection, .. }) = state.slot.as_ref() {
         if !connection.is_closed() {
             return Ok(state.slot.clone().unwrap());
@@ -187,6 +214,7 @@ async fn access(
         }
     };
     let engine_id = inspected.id.clone().unwrap_or_default();
+    *cell.engine_id.lock().unwrap_or_else(|e| e.into_inner()) = engine_id.clone();
     if let Some(Slot::Unavailable {
         engine_id: id,
         retry_at,
@@ -217,9 +245,43 @@ async fn access(
         state.slot = Some(slot.clone());
         return Ok(slot);
     }
-    let new = start(engine, container, &inspected, engine_id).await;
+    let new = start(
+        engine,
+        container,
+        &inspected,
+        engine_id,
+        &mut state.listener,
+    )
+    .await;
     state.slot = Some(new.clone());
     Ok(new)
+}
+
+/// Closes the connection and line socket of the container known by any of `ids` on
+/// `engine`, after its stop or removal through this library; the next call starts anew.
+pub async fn close_container(engine: &Engine, ids: &[&str]) {
+    let endpoint = engine.endpoint().to_string();
+    let named = |id: &str| !id.is_empty() && ids.contains(&id);
+    let cells: Vec<Cell> = {
+        let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+        let keys: Vec<Key> = pool
+            .iter()
+            .filter(|((at, name), cell)| {
+                *at == endpoint
+                    && (named(name)
+                        || named(&cell.engine_id.lock().unwrap_or_else(|e| e.into_inner())))
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        keys.iter().filter_map(|key| pool.remove(key)).collect()
+    };
+    for cell in cells {
+        let mut state = cell.state.lock().await;
+        if let Some(Slot::Ready { connection }) = state.slot.take() {
+            connection.close();
+        }
+        state.listener = None;
+    }
 }
 
 /// Starts the agent in a running container: `Ready`, or why it cannot run there.
@@ -228,12 +290,14 @@ async fn start(
     container: &str,
     inspected: &ContainerInspectResponse,
     engine_id: String,
+    listener: &mut Option<LineListener>,
 ) -> Slot {
     let (mounts, agent_mount) = bind_mounts_with_agent(inspected.mounts.clone());
     let uploaded = agent_uploaded(inspected.config.as_ref().and_then(|c| c.labels.as_ref()));
     let (started, lasting) = if agent_mount.is_some() || uploaded {
+        let line = line_offer(engine, inspected, &engine_id, &mounts, listener);
         (
-            AgentConnection::start(engine, container, AGENT_MOUNT)
+            AgentConnection::start(engine, container, AGENT_MOUNT, line)
                 .await
                 .map_err(|e| e.message),
             false,
@@ -280,7 +344,9 @@ async fn upload_and_start(
             continue;
         }
         let path = format!("{}/{name}", dir.trim_end_matches('/'));
-        match AgentConnection::start(engine, container, &path).await {
+        let line =
+            Err("the agent was uploaded into the container, which has no line folder".into());
+        match AgentConnection::start(engine, container, &path, line).await {
             Ok(connection) => return Ok(connection),
             Err(e) => tried.push(format!("{dir}: {}", e.message)),
         }

@@ -5,7 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use container_isolation_agent::protocol::{encode, reply_cost, Message, REPLY_WINDOW};
+use container_isolation_agent::protocol::{
+    data_header, encode, reply_cost, Message, DATA_HEADER, REPLY_WINDOW,
+};
 
 use super::agent_connection::AgentConnection;
 use super::agent_routes::RouteEnd;
@@ -61,6 +63,14 @@ impl AgentRequest {
     /// Sends a follow-up frame of this request (stdin, a write's data).
     pub async fn send(&self, message: &Message) -> Result<()> {
         self.sender().send(message).await
+    }
+
+    /// Sends `data` (at most `CHUNK`) as a `Data` frame, copied once, into the frame.
+    pub async fn send_data(&self, data: &[u8]) -> Result<()> {
+        let mut frame = Vec::with_capacity(DATA_HEADER + data.len());
+        frame.extend_from_slice(&data_header(self.id, data.len()));
+        frame.extend_from_slice(data);
+        self.connection.send_frame(frame).await
     }
 
     /// The next reply; an error when the connection is gone.

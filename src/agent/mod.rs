@@ -1,6 +1,6 @@
 //! The session agent seen from the host: finding its binary for a container's architecture,
-//! putting it into a container, one connection per container, and the commands and file
-//! operations carried over it.
+//! putting it into a container, one connection per container (over the exec stream or the
+//! direct line), and the commands and file operations carried over it.
 
 mod agent_binary;
 mod agent_choice;
@@ -10,11 +10,17 @@ mod agent_exec;
 mod agent_files;
 mod agent_frames;
 mod agent_health;
+mod agent_line;
 mod agent_lookup;
 mod agent_pool;
 mod agent_process;
+mod agent_reading;
 mod agent_request;
 mod agent_routes;
+mod agent_writer;
+mod line_listener;
+mod line_offer;
+mod line_peer;
 
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
 pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
@@ -23,9 +29,11 @@ pub use agent_errors::errno_code;
 pub use agent_exec::{run_buffered, spawn_for};
 pub use agent_files::{AgentFiles, AgentReply};
 pub use agent_frames::AgentFrames;
+pub use agent_line::Line;
 pub use agent_lookup::{AgentArch, AGENT_ENV};
 pub use agent_pool::{
-    agent_access, agent_for, agent_for_inspected, agent_if, move_agent, AgentAccess,
+    agent_access, agent_for, agent_for_inspected, agent_if, close_container, move_agent,
+    AgentAccess,
 };
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};

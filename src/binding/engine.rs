@@ -162,16 +162,50 @@ pub struct ContainerAccess {
     /// engine execs and archive calls.
     #[napi(ts_type = "'agent' | 'engine'")]
     pub path: String,
+    /// How requests reach the agent: `direct` over a unix socket this process listens on in
+    /// the container's line folder (no engine in the path), `exec` over the agent's engine
+    /// exec stream; `engine` when there is no agent (as `path`).
+    #[napi(ts_type = "'direct' | 'exec' | 'engine'")]
+    pub line: String,
     /// The agent's path and pid inside the container.
     pub agent_path: Option<String>,
     /// The agent's pid inside the container.
     pub agent_pid: Option<u32>,
-    /// Why the agent does not run there.
+    /// Why requests do not take a faster way: with `line: 'engine'`, why the agent does not
+    /// run there; with `line: 'exec'`, why not the direct line.
     pub reason: Option<String>,
 }
 
+impl From<crate::agent::AgentAccess> for ContainerAccess {
+    fn from(access: crate::agent::AgentAccess) -> Self {
+        match access {
+            crate::agent::AgentAccess::Agent {
+                path,
+                pid,
+                exec_why,
+            } => ContainerAccess {
+                path: "agent".into(),
+                line: match exec_why {
+                    None => "direct".into(),
+                    Some(_) => "exec".into(),
+                },
+                agent_path: Some(path),
+                agent_pid: Some(pid),
+                reason: exec_why,
+            },
+            crate::agent::AgentAccess::Engine { why } => ContainerAccess {
+                path: "engine".into(),
+                line: "engine".into(),
+                agent_path: None,
+                agent_pid: None,
+                reason: Some(why),
+            },
+        }
+    }
+}
+
 /// Which path `containerId`'s commands and file operations take (starting its session agent
-/// if it can run and has not yet).
+/// if it can run and has not yet), and over which line.
 #[napi(ts_return_type = "Promise<ContainerAccess>")]
 pub async fn container_access(
     container_id: String,
@@ -179,22 +213,8 @@ pub async fn container_access(
 ) -> Outcome<ContainerAccess> {
     async {
         let engine = engine::Engine::connect(&engine_options(opts)?).await?;
-        Ok(
-            match crate::agent::agent_access(&engine, &container_id).await? {
-                crate::agent::AgentAccess::Agent { path, pid } => ContainerAccess {
-                    path: "agent".into(),
-                    agent_path: Some(path),
-                    agent_pid: Some(pid),
-                    reason: None,
-                },
-                crate::agent::AgentAccess::Engine { why } => ContainerAccess {
-                    path: "engine".into(),
-                    agent_path: None,
-                    agent_pid: None,
-                    reason: Some(why),
-                },
-            },
-        )
+        let access = crate::agent::agent_access(&engine, &container_id).await?;
+        Ok(ContainerAccess::from(access))
     }
     .await
     .into()

@@ -13,7 +13,7 @@ use super::container_types::duration_ms;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
 use super::egress::{egress_from_js, EgressOption};
-use super::engine::{engine_options, EngineOptions};
+use super::engine::{engine_options, ContainerAccess, EngineOptions};
 use super::environment_options::{shell_settings, EnvironmentOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
@@ -339,6 +339,17 @@ impl Workspaces {
         }
         .await
         .into()
+    }
+
+    /// Which way the session's commands and file operations take, and over which line
+    /// (as `containerAccess` for its container; starts its agent if need be).
+    #[napi(ts_return_type = "Promise<ContainerAccess>")]
+    pub async fn container_access(&self, session_id: String) -> Outcome<ContainerAccess> {
+        self.inner
+            .container_access(&session_id)
+            .await
+            .map(ContainerAccess::from)
+            .into()
     }
 
     /// Container stopped, clone kept.

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use container_isolation_agent::protocol::{
-    encode, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
+    encode, version_accepted, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
 };
 use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
@@ -115,7 +115,7 @@ impl RelayChannel {
                 .to_string()
         };
         match tokio::time::timeout(WELCOME_WAIT, welcome).await {
-            Ok(Ok(Message::Welcome { version, .. })) if version == VERSION => Ok(()),
+            Ok(Ok(Message::Welcome { version, .. })) if version_accepted(version) => Ok(()),
             Ok(Ok(other)) => Err(unavailable(&self.container, format!("answered {other:?}"))),
             Ok(Err(_)) => Err(unavailable(&self.container, format!("exited: {}", said()))),
             Err(_) => Err(unavailable(&self.container, "did not answer".into())),

@@ -7,6 +7,12 @@
 //! gone (the container stopped, or was recreated under the same name), the open fails
 //! instead of reaching a recycled pid or a file system no container uses any more.
 //!
+//! The held descriptor closes with the container, not with the JavaScript objects that
+//! hold it: every root opened is listed by the container's engine id, and `close_roots`
+//! (a stop or a removal through this library) closes them at once. An operation that is
+//! using the descriptor at that moment keeps it until it returns; later ones find it
+//! closed, as they would a process that is gone.
+//!
 //! Linux only. Off on macOS by design: there is no `/proc`, and the engine (Docker
 //! Desktop's) runs in a VM whose processes and file systems the Mac cannot see; there the
 //! session agent or the engine answers every file operation, and `open` is always `None`.
@@ -15,13 +21,59 @@ use std::ffi::CString;
 #[cfg(target_os = "linux")]
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use super::fd_ops::HOLD_DIR;
 
+/// The `/proc/<pid>` directory of a container's main process, until the container's end.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+struct ProcDir {
+    engine_id: String,
+    fd: Mutex<Option<Arc<OwnedFd>>>,
+}
+
+impl ProcDir {
+    fn held(&self) -> std::io::Result<Arc<OwnedFd>> {
+        let fd = self.fd.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        fd.ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH))
+    }
+}
+
+fn open_dirs() -> &'static Mutex<Vec<Weak<ProcDir>>> {
+    static OPEN: OnceLock<Mutex<Vec<Weak<ProcDir>>>> = OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn listed(engine_id: &str, fd: OwnedFd) -> Arc<ProcDir> {
+    let dir = Arc::new(ProcDir {
+        engine_id: engine_id.to_string(),
+        fd: Mutex::new(Some(Arc::new(fd))),
+    });
+    let mut open = open_dirs().lock().unwrap_or_else(|e| e.into_inner());
+    open.retain(|d| d.strong_count() > 0);
+    open.push(Arc::downgrade(&dir));
+    dir
+}
+
+/// Closes every root held for the containers whose engine ids are among `ids`.
+pub fn close_roots(ids: &[&str]) {
+    let mut open = open_dirs().lock().unwrap_or_else(|e| e.into_inner());
+    open.retain(|weak| {
+        let Some(dir) = weak.upgrade() else {
+            return false;
+        };
+        if !ids.iter().any(|id| !id.is_empty() && *id == dir.engine_id) {
+            return true;
+        }
+        dir.fd.lock().unwrap_or_else(|e| e.into_inner()).take();
+        false
+    });
+}
+
 #[derive(Clone)]
 pub struct ContainerRoot {
-    proc_dir: Arc<OwnedFd>,
+    proc_dir: Arc<ProcDir>,
     /// Uids and gids mean the same here and in the container (no user namespace between).
     pub same_ids: bool,
 }
@@ -62,10 +114,14 @@ impl ContainerRoot {
         if container_id.is_empty() {
             return None;
         }
-        let root = Self::of_process(pid)?;
-        read_proc(root.proc_dir.as_raw_fd(), "cgroup")?
-            .contains(container_id)
-            .then_some(root)
+        let (proc_dir, same_ids) = Self::of_process(pid)?;
+        if !read_proc(proc_dir.as_raw_fd(), "cgroup")?.contains(container_id) {
+            return None;
+        }
+        Some(ContainerRoot {
+            proc_dir: listed(container_id, proc_dir),
+            same_ids,
+        })
     }
 
     /// Off on macOS (see the module's comment).
@@ -74,8 +130,9 @@ impl ContainerRoot {
         None
     }
 
+    /// The process's `/proc/<pid>` directory, and whether ids mean the same there as here.
     #[cfg(target_os = "linux")]
-    fn of_process(pid: u32) -> Option<ContainerRoot> {
+    fn of_process(pid: u32) -> Option<(OwnedFd, bool)> {
         if pid == 0 {
             return None;
         }
@@ -94,10 +151,7 @@ impl ContainerRoot {
             _ => false,
         };
         let same_ids = same("uid_map") && same("gid_map");
-        Some(ContainerRoot {
-            proc_dir: Arc::new(proc_dir),
-            same_ids,
-        })
+        Some((proc_dir, same_ids))
     }
 
     /// Whether the container's main process still runs.
@@ -107,7 +161,7 @@ impl ContainerRoot {
 
     /// The container's root directory, as an `O_PATH` descriptor to resolve paths beneath.
     pub fn open_root(&self) -> std::io::Result<OwnedFd> {
-        open_in(self.proc_dir.as_raw_fd(), "root", HOLD_DIR)
+        open_in(self.proc_dir.held()?.as_raw_fd(), "root", HOLD_DIR)
     }
 }
 
@@ -131,11 +185,34 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let root = ContainerRoot::of_process(child.id()).unwrap();
+        let (dir, same_ids) = ContainerRoot::of_process(child.id()).unwrap();
+        let root = ContainerRoot {
+            proc_dir: listed("engine-id-of-a-sleep", dir),
+            same_ids,
+        };
         assert!(root.same_ids);
         assert!(root.alive());
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!root.alive());
+    }
+
+    #[test]
+    fn closing_a_container_closes_its_roots_held_anywhere() {
+        let fd = |name: &str| open_in(libc::AT_FDCWD, name, libc::O_RDONLY).unwrap();
+        let held = ContainerRoot {
+            proc_dir: listed("c-one", fd("/proc/self")),
+            same_ids: true,
+        };
+        let other = ContainerRoot {
+            proc_dir: listed("c-two", fd("/proc/self")),
+            same_ids: true,
+        };
+        let copy = held.clone();
+        assert!(copy.alive());
+        close_roots(&["c-one"]);
+        assert!(!held.alive() && !copy.alive());
+        assert!(other.alive());
+        close_roots(&["c-two"]);
     }
 }

@@ -18,6 +18,7 @@ mod user_ids;
 
 pub use container_facts::swappable_mount;
 pub use container_path::{normalize, resolve};
+pub use container_root::close_roots;
 pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
 pub use engine_files::EngineFiles;
 pub use path_stat::PathStat;

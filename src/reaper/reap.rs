@@ -12,7 +12,7 @@ use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::pool_member::{claimed_session, is_unclaimed_member};
-use crate::runtime::{labels, Lifetime, OwnerIdentity};
+use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,6 +105,14 @@ pub fn is_orphan(
     }
 }
 
+/// Removes the line folder a removed container had under its base directory.
+fn remove_line_folder(container: &ManagedContainer) {
+    if let Some(base) = container.labels.get(labels::BASE_DIR) {
+        let label = |k: &str| container.labels.get(k).map(String::as_str);
+        LineFolder::remove_for(std::path::Path::new(base), &container.name, label);
+    }
+}
+
 /// Force-removes a container; one already gone (another reaper was faster) is fine.
 pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
     let options = RemoveContainerOptionsBuilder::default()
@@ -142,6 +150,7 @@ pub async fn reap_containers(
         if dry_run || remove_quietly(engine, &container.name).await? {
             if !dry_run {
                 remove_member_folder(&container).await;
+                remove_line_folder(&container);
             }
             report.sessions.push(container.session().to_string());
             report.removed.push(container.name);
@@ -167,6 +176,7 @@ pub async fn remove_own_process_containers(
     for container in managed_containers(engine, &filters).await? {
         if remove_quietly(engine, &container.name).await? {
             remove_member_folder(&container).await;
+            remove_line_folder(&container);
             removed.push(container);
         }
     }
@@ -175,6 +185,7 @@ pub async fn remove_own_process_containers(
     for member in managed_containers(engine, &member_filters).await? {
         if member.unclaimed_member() && remove_quietly(engine, &member.name).await? {
             remove_member_folder(&member).await;
+            remove_line_folder(&member);
             removed.push(member);
         }
     }

@@ -63,7 +63,7 @@ pub struct ContainerInfo {
     pub exit_code: Option<i64>,
     pub image: Option<String>,
     pub labels: BTreeMap<String, String>,
-    /// Bind mounts, without the session agent's.
+    /// Bind mounts, without the session agent's (nor its line folder).
     pub mounts: Vec<ContainerMount>,
 }
 

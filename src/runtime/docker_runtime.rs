@@ -23,6 +23,7 @@ use super::image_create::{create_container, create_pulling, ensure_for_platform}
 use super::keepalive::{sandbox_command_after, SHELL};
 use super::known_mounts::KnownMounts;
 use super::labels::{self, labels_for_new_container};
+use super::line_folder::LineFolder;
 use super::logs::{stream_logs, LogsRequest};
 use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;
@@ -166,6 +167,13 @@ impl DockerRuntime {
     }
 }
 
+/// Closes what this process holds on a container that stopped or is gone: its agent's
+/// connection and line socket, and its root's `/proc` handles, whoever holds them.
+async fn close_handles(engine: &Engine, ids: &[&str]) {
+    crate::agent::close_container(engine, ids).await;
+    crate::fileio::close_roots(ids);
+}
+
 impl ContainerRuntime for DockerRuntime {
     async fn create(&self, mut config: ContainerConfig) -> Result<String> {
         let (name, image) = config.name_and_image(self.default_image.as_deref())?;
@@ -191,6 +199,10 @@ impl ContainerRuntime for DockerRuntime {
             prepare_relayed(&mut config, &name, agent.as_ref().err().map(String::as_str))?;
         }
         let agent = agent.ok();
+        let line = match &agent {
+            Some(AgentDelivery::Mount(_)) => LineFolder::make(&self.base_dir, &name),
+            _ => None,
+        };
         // A bind mount's source is a path on the engine's machine: only on this one can it be
         // made ahead of the engine.
         if engine.is_local() {
@@ -220,6 +232,9 @@ impl ContainerRuntime for DockerRuntime {
         if let Some(delivery) = &agent {
             delivery.apply(&mut body);
         }
+        if let Some(line) = &line {
+            line.apply(&mut body);
+        }
         let request = ImageRequest {
             image: &image,
             platform: config.platform.as_deref(),
@@ -244,6 +259,9 @@ impl ContainerRuntime for DockerRuntime {
             let mut body = create_body(&config, &image, labels, None);
             if let Some(delivery) = &agent {
                 delivery.apply(&mut body);
+            }
+            if let Some(line) = &line {
+                line.apply(&mut body);
             }
             create_container(&engine, &name, &request, body).await?;
         }
@@ -285,7 +303,8 @@ impl ContainerRuntime for DockerRuntime {
     }
 
     /// Stops with SIGTERM, then SIGKILL after `timeout` (rounded up to whole seconds, the
-    /// API's unit). Stopping a container that is not running is not an error.
+    /// API's unit). Stopping a container that is not running is not an error. The handles
+    /// this process holds on it (its root, its agent's connection and line) close with it.
     async fn stop(&self, id: &str, timeout: Option<Duration>) -> Result<()> {
         let engine = self.engine().await?;
         let grace = timeout.unwrap_or(DEFAULT_STOP_TIMEOUT);
@@ -294,6 +313,11 @@ impl ContainerRuntime for DockerRuntime {
             .t(i32::try_from(seconds).unwrap_or(i32::MAX))
             .build();
         let subject = container_subject(id);
+        let engine_id = engine
+            .inspect_container(id, &subject)
+            .await
+            .ok()
+            .and_then(|inspected| inspected.id);
         let request = engine.docker().stop_container(id, Some(options));
         let limit = engine.timeout() + Duration::from_secs(seconds as u64);
         let answered = tokio::time::timeout(limit, request).await.map_err(|_| {
@@ -302,6 +326,7 @@ impl ContainerRuntime for DockerRuntime {
                 limit.as_millis()
             ))
         })?;
+        close_handles(&engine, &[id, engine_id.as_deref().unwrap_or_default()]).await;
         answered.map_err(|e| engine.annotate(crate::engine::from_bollard(e, &subject)))
     }
 
@@ -325,6 +350,10 @@ impl ContainerRuntime for DockerRuntime {
             .await?;
         self.mounts.forget(&[id, &info.id, &info.engine_id]);
         self.relayed.forget(&engine, id);
+        close_handles(&engine, &[id, &info.id, &info.engine_id]).await;
+        LineFolder::remove_for(&self.base_dir, &info.id, |k| {
+            info.labels.get(k).map(String::as_str)
+        });
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! A container as the engine's inspect and list answers describe it, turned into the
 //! `ContainerInfo` this library reports: state, times, the image as created, labels, and
-//! the bind mounts (the session agent's own apart).
+//! the bind mounts (the session agent's own and its line's folder apart).
 
 use std::collections::BTreeMap;
 
@@ -13,16 +13,22 @@ use super::labels;
 /// Where containers this library creates have the session agent, bind-mounted read-only.
 pub const AGENT_MOUNT: &str = "/.container-isolation-agent";
 
+/// Where containers this library creates on a local engine have the folder of the agent's
+/// direct line, bind-mounted read-only (see `crate::agent`'s `agent_line`).
+pub const LINE_MOUNT: &str = "/.container-isolation-line";
+
 /// The container's bind mounts, without the agent's own.
 pub fn bind_mounts(points: Option<Vec<MountPoint>>) -> Vec<ContainerMount> {
     bind_mounts_with_agent(points).0
 }
 
-/// The container's bind mounts, and the agent's mount apart from them.
-pub fn bind_mounts_with_agent(
-    points: Option<Vec<MountPoint>>,
-) -> (Vec<ContainerMount>, Option<ContainerMount>) {
-    let (agent, mounts): (Vec<_>, Vec<_>) = points
+/// The line folder's mount, if the container has one.
+pub fn line_mount(points: Option<Vec<MountPoint>>) -> Option<ContainerMount> {
+    all_binds(points).find(|m| m.target == LINE_MOUNT)
+}
+
+fn all_binds(points: Option<Vec<MountPoint>>) -> impl Iterator<Item = ContainerMount> {
+    points
         .unwrap_or_default()
         .into_iter()
         .filter(|p| {
@@ -37,6 +43,15 @@ pub fn bind_mounts_with_agent(
                 p.rw == Some(false),
             ))
         })
+}
+
+/// The container's bind mounts, and the agent's mount apart from them (the line's folder
+/// is in neither).
+pub fn bind_mounts_with_agent(
+    points: Option<Vec<MountPoint>>,
+) -> (Vec<ContainerMount>, Option<ContainerMount>) {
+    let (agent, mounts): (Vec<_>, Vec<_>) = all_binds(points)
+        .filter(|m| m.target != LINE_MOUNT)
         .partition(|m| m.target == AGENT_MOUNT);
     (mounts, agent.into_iter().next())
 }

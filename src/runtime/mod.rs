@@ -19,6 +19,7 @@ mod image_create;
 mod keepalive;
 mod known_mounts;
 pub mod labels;
+mod line_folder;
 mod logs;
 mod mount_source;
 mod naming;
@@ -39,11 +40,14 @@ pub use container_privileges::ContainerPrivileges;
 pub use container_runtime::ContainerRuntime;
 pub use container_use::{begin_use, ContainerUse, UseFuture, UseGuard};
 pub use docker_runtime::{DockerRuntime, RuntimeOptions};
-pub use engine_answers::{bind_mounts, bind_mounts_with_agent, AGENT_MOUNT};
+pub use engine_answers::{
+    bind_mounts, bind_mounts_with_agent, line_mount, AGENT_MOUNT, LINE_MOUNT,
+};
 pub use environment_vars::check_environment;
 pub use exec::{ExecOutcome, ExecRequest};
 pub use keepalive::sandbox_command;
 pub use known_mounts::KnownMounts;
+pub use line_folder::LineFolder;
 pub use logs::LogsRequest;
 pub use mount_source::ensure_mount_source;
 pub use naming::{compute_container_name, container_name, validate_name};

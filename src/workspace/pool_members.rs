@@ -158,10 +158,10 @@ impl MemberFactory for SessionMembers {
         container.create_member(recipe.lifetime, key).await
     }
 
+    /// Through the runtime, so that the member's handles and line folder go with it; one
+    /// already gone (a reaper was faster) is fine.
     async fn remove(&self, name: &str) {
-        if let Ok(engine) = self.runtime.engine().await {
-            let _ = crate::reaper::remove_quietly(&engine, name).await;
-        }
+        let _ = self.runtime.remove(name).await;
     }
 
     fn memory(&self, recipe: &MemberRecipe) -> Option<u64> {

@@ -18,6 +18,7 @@ use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::StorageChoice;
+use crate::agent::{agent_access, AgentAccess};
 use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest, ShellSettings,
@@ -360,6 +361,18 @@ impl Workspaces {
             .map_err(blocking_error)??;
         self.trash_remote_project(session_id).await?;
         record::remove(&self.options.base_dir, session_id)
+    }
+
+    /// Which way the session's commands and file operations take (see `agent_access`).
+    pub async fn container_access(&self, session_id: &str) -> Result<AgentAccess> {
+        let record = self.required(session_id)?;
+        if !self.options.agent {
+            return Ok(AgentAccess::Engine {
+                why: "these workspaces were made with agent: false".into(),
+            });
+        }
+        let engine = self.runtime.engine().await?;
+        agent_access(&engine, &record.container_id).await
     }
 
     /// FileIO and Shell bound to the session's container, in its mount path; the container is

@@ -142,6 +142,7 @@ impl Message {
             Message::ReadDir { .. } => 12,
             Message::Dial { .. } => 13,
             Message::Ping => 14,
+            Message::Line { .. } => 15,
             Message::Welcome { .. } => 32,
             Message::Done => 33,
             Message::Failed { .. } => 34,
@@ -153,6 +154,7 @@ impl Message {
             Message::Names(_) => 40,
             Message::Accepted { .. } => 41,
             Message::Pong => 42,
+            Message::Join { .. } => 43,
             Message::Data(_) => 64,
             Message::End => 65,
             Message::Credit { .. } => 66,
@@ -204,6 +206,11 @@ impl Message {
             Message::Credit { bytes } => w.u32(*bytes),
             Message::Stat(s) => write_stat(w, s),
             Message::Names(names) => w.strs(names),
+            Message::Line { path, token } => {
+                w.str(path);
+                w.bytes(token);
+            }
+            Message::Join { token } => w.bytes(token),
             Message::StdinEnd
             | Message::Kill
             | Message::Abort
@@ -233,6 +240,10 @@ impl Message {
                 port: u16::try_from(r.u32()?).map_err(|_| bad("a port above 65535"))?,
             },
             14 => Message::Ping,
+            15 => Message::Line {
+                path: r.str()?,
+                token: r.bytes()?,
+            },
             32 => Message::Welcome {
                 version: r.u32()?,
                 pid: r.u32()?,
@@ -256,6 +267,7 @@ impl Message {
             40 => Message::Names(r.strs()?),
             41 => Message::Accepted { listener: r.u8()? },
             42 => Message::Pong,
+            43 => Message::Join { token: r.bytes()? },
             64 => Message::Data(r.bytes()?),
             65 => Message::End,
             66 => Message::Credit { bytes: r.u32()? },

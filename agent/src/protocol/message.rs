@@ -98,6 +98,14 @@ pub enum Message {
     /// Answered at once by `Pong` under the same id: the host's way of telling a silent
     /// agent (a long command, a slow disk) from one that no longer answers at all.
     Ping,
+    /// The direct line (protocol 3): connect to the host's unix socket at `path` (a
+    /// container path, never followed if it is a symlink), present `Join` with `token` and
+    /// wait for the host's `Done` on that socket; then answer `Done` here and carry on over
+    /// the socket. Answered by `Failed` when any step fails (the exec's pipes stay in use).
+    Line {
+        path: String,
+        token: Vec<u8>,
+    },
     // Agent to host.
     Welcome {
         version: u32,
@@ -125,6 +133,11 @@ pub enum Message {
     Stat(Stat),
     Names(Vec<String>),
     Pong,
+    /// The first frame on the direct line: the token the host gave with `Line`, under the
+    /// `Line` request's id.
+    Join {
+        token: Vec<u8>,
+    },
     /// Relay: a connection accepted on the proxy listener of that index; the frame's id is
     /// the agent's (high bit set) and names the stream from then on.
     Accepted {

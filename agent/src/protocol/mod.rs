@@ -23,7 +23,23 @@ pub use codec::{data_header, decode, encode, DATA_HEADER};
 pub use frame_buffer::FrameBuffer;
 pub use message::{Creds, FileKind, Message, Spawn, Stat};
 
-pub const VERSION: u32 = 2;
+/// The protocol this crate speaks. An agent answers `Hello` with the lower of this and the
+/// host's version; a host accepts from `OLDEST_VERSION` up (an agent mounted into a
+/// container made before the direct line speaks 2), and offers `Line` only from
+/// `LINE_VERSION`.
+pub const VERSION: u32 = 3;
+pub const OLDEST_VERSION: u32 = 2;
+pub const LINE_VERSION: u32 = 3;
+
+/// The version an agent answers a host's `Hello { version: asked }` with.
+pub fn agreed_version(asked: u32) -> u32 {
+    asked.min(VERSION)
+}
+
+/// Whether a host speaks with an agent that answered `version`.
+pub fn version_accepted(version: u32) -> bool {
+    (OLDEST_VERSION..=VERSION).contains(&version)
+}
 /// The largest frame either side accepts (the length field's value).
 pub const MAX_FRAME: usize = 1 << 20;
 /// The data carried by one `Data`/`Output`/`Stdin` frame at most.

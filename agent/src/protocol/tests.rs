@@ -73,6 +73,11 @@ fn all() -> Vec<Message> {
         Message::Credit { bytes: 65536 },
         Message::Ping,
         Message::Pong,
+        Message::Line {
+            path: "/.container-isolation-line/host-7.sock".into(),
+            token: vec![1, 2, 3],
+        },
+        Message::Join { token: vec![0; 32] },
     ]
 }
 

@@ -1,0 +1,218 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { addon, engine, engineCli, gitProject, IMAGES, isRemote, suiteRuntime, tempDir } from './helpers'
+
+// The direct line to the session agent (a unix socket this process listens on in the
+// container's line folder), what the container can do to it from inside, and every handle
+// of a session closing with the session rather than with the garbage collector.
+const { runtime, baseDir, cleanup } = suiteRuntime('line')
+const byCli: string[] = []
+const dirs: Array<{ cleanup: () => void }> = []
+afterAll(async () => {
+  await cleanup()
+  for (const id of byCli) engineCli('rm', '-f', '-v', id)
+  dirs.forEach((d) => d.cleanup())
+})
+
+/** Where the agent of a container this library made finds this process's socket. */
+const SOCKET = `/.container-isolation-line/host-${process.pid}.sock`
+const access = (id: string) => addon.containerAccess(id, engine)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function container(extra: Record<string, unknown> = {}) {
+  const id = await runtime.create({ image: IMAGES.debian, workingDirectory: '/tmp', mounts: [], ...extra })
+  await runtime.start(id)
+  return id
+}
+
+/** A script run as root in the container through the engine's own exec (not the agent). */
+function asRoot(id: string, script: string) {
+  return engineCli('exec', '-u', '0', id, 'sh', '-c', script)
+}
+
+/** Kills the container's agent and waits for the next call to start another one. */
+async function restartAgent(id: string) {
+  const before = await access(id)
+  asRoot(id, `kill -9 ${before.agentPid}`)
+  for (let i = 0; i < 200; i++) {
+    const now = await access(id)
+    if (now.agentPid !== before.agentPid) return now
+    await sleep(50)
+  }
+  throw new Error(`the agent of ${id} was not started again`)
+}
+
+/** What a command run through the agent says (whichever line it takes). */
+async function said(id: string, command: string) {
+  const shell = new addon.DockerShell({ container: id, cwd: '/tmp', threadId: 'line', engine })
+  const r = await shell.execute(command, { toolRequestId: `line-${Math.random()}` })
+  return { exitCode: r.exitCode, lines: r.output.map((l) => `${l.stream}:${l.text}`).sort() }
+}
+
+/** A perl one-liner in the background, as root, detached from the exec that starts it. */
+function perlInBackground(id: string, program: string, ready: string) {
+  asRoot(id, `setsid perl -MIO::Socket::UNIX -e '${program}' ${SOCKET} ${ready} >/dev/null 2>&1 < /dev/null &
+    for i in $(seq 1 100); do [ -e ${ready} ] && exit 0; sleep 0.05; done; exit 1`)
+}
+
+describe.skipIf(isRemote)('the direct line to the session agent', () => {
+  it('a fresh container takes it, and requests behave as over the exec stream', async () => {
+    const id = await container()
+    const line = await access(id)
+    expect(line).toMatchObject({ path: 'agent', line: 'direct' })
+    expect(line.reason ?? undefined).toBeUndefined()
+    expect(existsSync(join(baseDir, 'lines', id, `host-${process.pid}.sock`))).toBe(true)
+    expect(await said(id, 'echo out; echo err >&2; exit 3')).toEqual({ exitCode: 3, lines: ['stderr:err', 'stdout:out'] })
+    // Through the agent (no host path), past the 4 MiB reply window both ways.
+    const io = new addon.DockerFileIO({ container: id, hostAccess: false, engine })
+    const big = Buffer.alloc((5 << 20) + 17)
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff
+    await io.writeFile('/tmp/big.bin', big)
+    expect((await io.readBinaryFile('/tmp/big.bin')).equals(big)).toBe(true)
+    expect(await io.readdir('/tmp')).toContain('big.bin')
+    // The agent holds the line's socket (its stdin and stdout are the exec's pipes).
+    expect(asRoot(id, `ls -l /proc/${line.agentPid}/fd | grep -c socket: || true`)).not.toBe('0')
+  })
+
+  it('the line folder is read-only in the container and not among its mounts', async () => {
+    const id = await container()
+    expect(asRoot(id, `touch /.container-isolation-line/x 2>&1 || echo refused`)).toMatch(/refused/)
+    expect((await runtime.inspect(id)).mounts?.map((m) => m.target)).not.toContain('/.container-isolation-line')
+  })
+
+  it('a container the engine CLI made keeps the exec stream, saying why', async () => {
+    const name = `ci-line-cli-${process.pid}`
+    engineCli('run', '-d', '--name', name, IMAGES.debian, 'sleep', '600')
+    byCli.push(name)
+    const line = await access(name)
+    expect(line).toMatchObject({ path: 'agent', line: 'exec' })
+    expect(line.reason).toMatch(/no line folder/)
+    expect(await said(name, 'echo ok')).toEqual({ exitCode: 0, lines: ['stdout:ok'] })
+  })
+
+  it('CONTAINER_ISOLATION_LINE=off keeps new agents on the exec stream', async () => {
+    const id = await container()
+    process.env.CONTAINER_ISOLATION_LINE = 'off'
+    try {
+      expect(await access(id)).toMatchObject({ line: 'exec', reason: 'CONTAINER_ISOLATION_LINE=off' })
+    } finally {
+      delete process.env.CONTAINER_ISOLATION_LINE
+    }
+  })
+
+  it('closes the session socket when its container is removed', async () => {
+    const id = await container()
+    expect((await access(id)).line).toBe('direct')
+    const folder = join(baseDir, 'lines', id)
+    expect(existsSync(join(folder, `host-${process.pid}.sock`))).toBe(true)
+    await runtime.remove(id)
+    expect(existsSync(folder)).toBe(false)
+  })
+})
+
+describe.skipIf(isRemote)('the line tampered with from inside (as root, with CAP_SYS_ADMIN)', () => {
+  // The folder is mounted read-only; root with CAP_SYS_ADMIN can unmount it and put its own
+  // entry where the agent looks. The host never connects to anything: the agent refuses
+  // what is not a socket, and what answers it there is not the host.
+  const tampered = async (setUp: string) => {
+    const id = await container({ capAdd: ['SYS_ADMIN'], mounts: [{ source: engine.socketPath, target: '/run/engine.sock' }] })
+    expect((await access(id)).line).toBe('direct')
+    asRoot(id, `umount /.container-isolation-line && ${setUp}`)
+    return id
+  }
+
+  const cases: Array<[string, string, RegExp]> = [
+    ['replaced by a symlink to the engine\'s socket', `ln -s /run/engine.sock ${SOCKET}`, /is a symlink, not a socket/],
+    ['replaced by a plain file', `: > ${SOCKET}`, /is a plain file, not a socket/],
+    ['missing', 'true', /no entry for the line/],
+  ]
+  for (const [name, setUp, reason] of cases) {
+    it(`the socket entry ${name}: refused, the exec stream goes on`, async () => {
+      const id = await tampered(setUp)
+      const after = await restartAgent(id)
+      expect(after).toMatchObject({ path: 'agent', line: 'exec' })
+      expect(after.reason).toMatch(reason)
+      expect(await said(id, 'echo still')).toEqual({ exitCode: 0, lines: ['stdout:still'] })
+    })
+  }
+
+  it('a listener of the container\'s own making that says nothing: refused after its silence', async () => {
+    const id = await tampered('true')
+    perlInBackground(id, 'unlink $ARGV[0]; $s = IO::Socket::UNIX->new(Local => $ARGV[0], Listen => 5) or die; open F, ">$ARGV[1]"; close F; while ($c = $s->accept) { push @held, $c }', '/tmp/listening')
+    const after = await restartAgent(id)
+    expect(after).toMatchObject({ path: 'agent', line: 'exec' })
+    expect(after.reason).toMatch(/said nothing within 5 s/)
+    expect(await said(id, 'echo still')).toEqual({ exitCode: 0, lines: ['stdout:still'] })
+  })
+
+  it('a listener of the container\'s own making that accepts the agent: the agent is started again without the line', async () => {
+    const id = await tampered('true')
+    // Answers `Done` under request id 1 (the `Line` offer's), as the host would.
+    perlInBackground(id, 'unlink $ARGV[0]; $s = IO::Socket::UNIX->new(Local => $ARGV[0], Listen => 5) or die; open F, ">$ARGV[1]"; close F; while ($c = $s->accept) { $c->syswrite(pack("VVC", 5, 1, 33)); push @held, $c }', '/tmp/listening')
+    const after = await restartAgent(id)
+    expect(after).toMatchObject({ path: 'agent', line: 'exec' })
+    expect(after.reason).toMatch(/something other than this host/)
+    expect(await said(id, 'echo still')).toEqual({ exitCode: 0, lines: ['stdout:still'] })
+  })
+
+  it('a process other than the agent connecting first, without the token: refused', async () => {
+    const id = await container()
+    expect((await access(id)).line).toBe('direct')
+    // Connected while the first agent runs: the next start finds it first in the queue.
+    perlInBackground(id, '$c = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die; open F, ">$ARGV[1]"; close F; sleep 600', '/tmp/connected')
+    const after = await restartAgent(id)
+    expect(after).toMatchObject({ path: 'agent', line: 'exec' })
+    expect(after.reason).toMatch(/refused: the peer is pid \d+ in the container, not its agent/)
+    expect(await said(id, 'echo still')).toEqual({ exitCode: 0, lines: ['stdout:still'] })
+  })
+})
+
+describe.skipIf(isRemote)('handles close with the session, not the garbage collector', () => {
+  const fds = () => readdirSync('/proc/self/fd').length
+
+  it('32 sessions created and destroyed with their FileIO and Shell kept: the fd count comes back', async () => {
+    const base = tempDir('line-ws')
+    const project = gitProject('line-project', { 'a.txt': 'a\n' })
+    dirs.push(base, project)
+    const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+    const kept: unknown[] = []
+    const session = async (i: number) => {
+      const sessionId = `line${process.pid}x${i}`
+      await workspaces.create({ projectDir: project.path, sessionId })
+      const env = await workspaces.environment(sessionId, 't')
+      expect(await env.fileIO.readFile('a.txt')).toBe('a\n')
+      await env.fileIO.writeFile('b.txt', 'b\n')
+      expect((await env.shell.execute('cat b.txt', { toolRequestId: `h-${i}` })).exitCode).toBe(0)
+      expect((await workspaces.containerAccess(sessionId)).line).toBe('direct')
+      kept.push(env)
+      await workspaces.destroy(sessionId)
+    }
+    await session(0) // the process's pools, agent copy and engine connections
+    const before = fds()
+    for (let i = 1; i <= 32; i++) await session(i)
+    console.log(`open fds: ${before} before 32 sessions, ${fds()} after`)
+    expect(fds() - before).toBeLessThanOrEqual(4)
+    expect(kept).toHaveLength(33)
+  }, 600_000)
+
+  it('stop closes them too', async () => {
+    const base = tempDir('line-stop')
+    const project = gitProject('line-stop-project', { 'a.txt': 'a\n' })
+    dirs.push(base, project)
+    const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+    const sessionId = `linestop${process.pid}`
+    await workspaces.create({ projectDir: project.path, sessionId })
+    const warm = await workspaces.environment(sessionId, 't')
+    await warm.shell.execute('true', { toolRequestId: 's-0' })
+    await workspaces.stop(sessionId)
+    const before = fds()
+    const env = await workspaces.environment(sessionId, 't')
+    expect(await env.fileIO.readFile('a.txt')).toBe('a\n')
+    expect((await env.shell.execute('true', { toolRequestId: 's-1' })).exitCode).toBe(0)
+    expect(fds()).toBeGreaterThan(before)
+    await workspaces.stop(sessionId)
+    expect(fds() - before).toBeLessThanOrEqual(1)
+    await workspaces.destroy(sessionId)
+  }, 120_000)
+})
