@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isRemote, tempDir } from './helpers'
 import { closeServers, startServer, text } from './mcp-harness'
@@ -103,6 +103,16 @@ describe.skipIf(isRemote)('warm pool', () => {
     const again = await ws.environment(b.sessionId, 't')
     expect(lines(await again.shell.execute('cat from-b.txt', { toolRequestId: 'cat-b' }))).toEqual(['b'])
     expect(idOf(b.containerId)).toBe(bId)
+
+    // The member's agent came with it, on the direct line (the engine is on this machine);
+    // destroyed, it leaves no line folder, neither under its session's name nor its member's.
+    expect((await ws.containerAccess(c.sessionId)).line).toBe('direct')
+    const memberOfC = basename(labelOf(c.containerId, 'dev.container-isolation.clone-path'))
+    expect(memberOfC).toMatch(/^wp-/)
+    expect(existsSync(join(base, 'lines', memberOfC))).toBe(true)
+    await ws.destroy(c.sessionId)
+    expect(existsSync(join(base, 'lines', c.containerId))).toBe(false)
+    expect(existsSync(join(base, 'lines', memberOfC))).toBe(false)
   })
 
   it('a refill does not run while the pool is full', async () => {
