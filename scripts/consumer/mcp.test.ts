@@ -1,6 +1,6 @@
 // A new user's first MCP session: `npx container-isolation mcp` from the installed package,
-// driven by the MCP SDK's own client over stdio — its tools listed, one command run in an
-// isolated session — and nothing of it left in the engine once the client has closed.
+// driven by the MCP SDK's own client over stdio — its tools listed, a session opened, one
+// command run in it — and nothing of it left in the engine once the client has closed.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -36,9 +36,17 @@ test('npx container-isolation mcp: tools listed, a command run in an isolated se
   expect(tools.map((t) => t.name)).toContain('run_command')
   expect(tools.every((t) => t.inputSchema.type === 'object')).toBe(true)
 
+  // A call before any session is open is told to open one; then calls without a session use it.
+  const none = await client.callTool({ name: 'run_command', arguments: { command: 'true' } })
+  expect(none.isError).toBe(true)
+  expect((none.content as Array<{ text: string }>)[0].text).toMatch(/^NO_SESSION: /)
+  const opened = await client.callTool({ name: 'session_open', arguments: { title: 'first session' } })
+  expect(opened.isError).toBeFalsy()
   const result = await client.callTool({ name: 'run_command', arguments: { command: 'cat hello.txt && echo written > reply.txt && pwd' } })
   expect(result.isError).toBeFalsy()
   expect(result.structuredContent).toMatchObject({
+    session: (opened.structuredContent as { session: string }).session,
+    status: 'exited',
     exitCode: 0,
     output: [
       { stream: 'stdout', text: 'hello from the host' },
