@@ -199,3 +199,37 @@ pub fn chown_mod(fd: RawFd, uid: u32, gid: u32, mode: u32) -> std::io::Result<()
 pub fn file_type(st: &libc::stat) -> libc::mode_t {
     st.st_mode & libc::S_IFMT
 }
+
+/// Swaps the names `a` and `b` in one step (both must exist): `renameat2` with
+/// `RENAME_EXCHANGE` on Linux, `renameatx_np` with `RENAME_SWAP` on macOS (APFS and HFS+;
+/// elsewhere `ENOTSUP`, an error as Linux's `EINVAL` is).
+pub fn swap_paths(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::path::Path| {
+        CString::new(p.as_os_str().as_bytes()).map_err(|_| errno(libc::EINVAL))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: NUL-terminated paths; the call swaps two names or changes nothing.
+    #[cfg(target_os = "linux")]
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    // SAFETY: as above.
+    #[cfg(target_os = "macos")]
+    let rc = unsafe {
+        libc::renameatx_np(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_SWAP,
+        )
+    };
+    check(rc).map(|_| ())
+}

@@ -79,7 +79,7 @@ pub fn place_clone(clone: &Path, folder: &Path) -> io::Result<()> {
     }
     let mode = std::fs::metadata(clone)?.permissions().mode();
     let _ = std::fs::set_permissions(folder, std::fs::Permissions::from_mode(mode));
-    if let Err(err) = exchange(clone, folder) {
+    if let Err(err) = crate::fileio::fd_ops::swap_paths(clone, folder) {
         for back in moved.iter().rev() {
             let _ = rename_at(&into, &from, back, libc::RENAME_NOREPLACE);
         }
@@ -126,28 +126,6 @@ fn rename_at(
             into.as_raw_fd(),
             name.as_ptr(),
             flags,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let a = std::ffi::CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    let b = std::ffi::CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    // SAFETY: both paths are NUL-terminated.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
         )
     };
     if rc == 0 {

@@ -4,14 +4,13 @@
 //! directory beside the clone, and exchanged with the clone in one rename. Without a
 //! container (removed, not yet made again) a reader container is made for the read.
 
-use std::ffi::{CStr, CString};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::session_volume::{session_volume, volume_labels};
 use super::workspace_record::WorkspaceRecord;
 use super::workspaces::{blocking_error, Workspaces};
 use crate::error::{Error, ErrorCode, Result};
+use crate::fileio::fd_ops::swap_paths;
 use crate::runtime::Lifetime;
 use crate::tar_extract::ExtractLimits;
 use crate::workspace_volume::{download_tree, read_volume, VolumeRead};
@@ -23,49 +22,9 @@ fn io_error(what: &Path, err: std::io::Error) -> Error {
 /// Puts `fresh` at `clone` in one step; the old clone is then at `fresh`. Where `clone` is
 /// not there (yet), `fresh` is simply renamed to it.
 fn exchange(fresh: &Path, clone: &Path) -> std::io::Result<()> {
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (a, b) = (c(fresh)?, c(clone)?);
-    match swap_names(&a, &b) {
-        0 => Ok(()),
-        _ => {
-            let err = std::io::Error::last_os_error();
-            match err.raw_os_error() {
-                Some(libc::ENOENT) => std::fs::rename(fresh, clone),
-                _ => Err(err),
-            }
-        }
-    }
-}
-
-/// Swaps two names atomically: `renameat2` with `RENAME_EXCHANGE`. Returns the call's
-/// result (errno set on failure).
-#[cfg(target_os = "linux")]
-fn swap_names(a: &CStr, b: &CStr) -> libc::c_int {
-    // SAFETY: NUL-terminated paths; renameat2 with RENAME_EXCHANGE swaps two names.
-    unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    }
-}
-
-/// macOS's counterpart: `renameatx_np` with `RENAME_SWAP` (APFS and HFS+; elsewhere
-/// `ENOTSUP`, an error as Linux's `EINVAL` is).
-#[cfg(target_os = "macos")]
-fn swap_names(a: &CStr, b: &CStr) -> libc::c_int {
-    // SAFETY: NUL-terminated paths; renameatx_np with RENAME_SWAP swaps two names.
-    unsafe {
-        libc::renameatx_np(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_SWAP,
-        )
+    match swap_paths(fresh, clone) {
+        Err(err) if err.raw_os_error() == Some(libc::ENOENT) => std::fs::rename(fresh, clone),
+        other => other,
     }
 }
 
