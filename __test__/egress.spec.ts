@@ -6,7 +6,7 @@ import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInternet, PRIVATE, PUBLIC, type Internet } from './egress-net'
-import { addon, engine, engineCli, eventually, gitProject, IMAGES, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 type Egress = Parameters<InstanceType<typeof addon.Workspaces>['setEgress']>[1]
 type Event = import('../index').EgressEventInfo
@@ -292,6 +292,47 @@ describe('egress', () => {
       expect((await rejection(conflict)).code).toBe('INVALID_ARGUMENT')
     } finally {
       await runtime.remove(id)
+    }
+  })
+
+  it.skipIf(isRemote)("a warm pool member's relay runs before the claim, holds every connection, then serves the claiming session's policy and events", async () => {
+    const poolBase = tempDir('egress-pool-base')
+    dirs.push(poolBase)
+    const pool = { size: 1, maxLoadPerCpu: 1e6, minAvailableMemory: 0 }
+    const pooled = new addon.Workspaces({ baseDir: poolBase.path, engine, image: IMAGES.debian, pool })
+    const project = gitProject('egress-pool-project')
+    dirs.push(project)
+    const egress = (events: Event[]) => ({ allow: ['internet.test'], hosts, onEvent: (e: Event) => events.push(e) })
+    const [eventsA, eventsB]: Event[][] = [[], []]
+    const [a, b] = [`egp${process.pid}a`, `egp${process.pid}b`]
+    try {
+      await pooled.create({ projectDir: project.path, sessionId: a, lifetime: 'process', egress: egress(eventsA) })
+      expect(await pooled.poolReady()).toMatchObject({ ready: 1 })
+      const member = engineCli('ps', '--filter', 'label=dev.container-isolation.pool', '--filter', `label=dev.container-isolation.base-dir=${poolBase.path}`, '--format', '{{.Names}}').split('\n').find((n) => n.startsWith('wp-'))!
+      // The member's relay listens already, and nothing gets through it.
+      const held = engineCli('exec', member, 'curl', '-sS', '--max-time', '10', 'http://internet.test/')
+      expect(held).toContain(refusedLine('internet.test', 80))
+      const memberId = engineCli('inspect', '--format', '{{.Id}}', member)
+      const relayPid = () => engineCli('exec', memberId, 'cat', '/run/.container-isolation-relay.pid')
+      const before = relayPid()
+      await pooled.create({ projectDir: project.path, sessionId: b, lifetime: 'process', egress: egress(eventsB) })
+      const info = await pooled.get(b)
+      expect(engineCli('inspect', '--format', '{{.Id}}', info!.containerId)).toBe(memberId)
+      expect(relayPid()).toBe(before) // the claim took the member's relay over, not a new one
+      const env = await pooled.environment(b, 'egress')
+      const ok = await env.shell.execute('curl -sS --max-time 10 http://internet.test/', { toolRequestId: 'pool-ok' })
+      expect(ok.output.map((l) => l.text).join('\n')).toBe('internet-ok')
+      const refused = await env.shell.execute('curl -sS --max-time 10 http://private.test/', { toolRequestId: 'pool-no' })
+      expect(refused.output.map((l) => l.text).join('\n')).toContain(refusedLine('private.test', 80))
+      await eventually('both events of b', () => eventsB.length >= 2)
+      expect(eventsB.every((e) => e.sessionId === b)).toBe(true)
+      expect(eventsB.map((e) => [e.host, e.allowed])).toEqual(expect.arrayContaining([['internet.test', true], ['private.test', false]]))
+      expect(eventsA.filter((e) => e.sessionId === b)).toEqual([])
+    } finally {
+      for (const s of await pooled.list()) await pooled.destroy(s.sessionId).catch(() => {})
+      await pooled.poolReady().catch(() => {})
+      const left = engineCli('ps', '-a', '--filter', `label=dev.container-isolation.base-dir=${poolBase.path}`, '--format', '{{.Names}}')
+      for (const name of left.split('\n').filter(Boolean)) engineCli('rm', '-f', name)
     }
   })
 

@@ -36,7 +36,7 @@ pub struct Cleared {
 type Answers = Mutex<HashMap<(String, u16), Arc<OnceCell<bool>>>>;
 
 pub struct Gate {
-    pub session_id: String,
+    session_id: RwLock<String>,
     policy: RwLock<Arc<Policy>>,
     /// The host's answers, per destination, for the session's life.
     answers: Answers,
@@ -47,7 +47,7 @@ pub struct Gate {
 impl Gate {
     pub fn new(session_id: &str, policy: Policy, gateways: Vec<IpAddr>) -> Gate {
         Gate {
-            session_id: session_id.to_string(),
+            session_id: RwLock::new(session_id.to_string()),
             policy: RwLock::new(Arc::new(policy)),
             answers: Mutex::default(),
             gateways,
@@ -59,6 +59,27 @@ impl Gate {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// The session whose connections this gate decides.
+    pub fn session_id(&self) -> String {
+        self.session_id
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Makes this the gate of `session_id` (a warm pool member's relay, claimed): the
+    /// answers the host gave for another session are forgotten.
+    pub fn hand_to(&self, session_id: &str) {
+        let mut current = self.session_id.write().unwrap_or_else(|e| e.into_inner());
+        if *current != session_id {
+            *current = session_id.to_string();
+            self.answers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
     }
 
     /// Applies to connections made from now on.
@@ -156,7 +177,7 @@ impl Gate {
             .or_default()
             .clone();
         let request = EgressRequest {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id(),
             host: host.to_string(),
             port,
         };

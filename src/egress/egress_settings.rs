@@ -182,6 +182,17 @@ impl Egress {
         })
     }
 
+    /// This egress's bounds with no destination allowed and no host to ask: what a warm
+    /// pool member's relay holds until a session claims it.
+    pub fn held(&self) -> Egress {
+        Egress::of(EgressSpec {
+            mode: EgressMode::None,
+            max_connections: self.spec.max_connections,
+            idle_timeout_ms: self.spec.idle_timeout_ms,
+            ..Default::default()
+        })
+    }
+
     pub fn max_connections(&self) -> usize {
         self.spec.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS) as usize
     }

@@ -35,7 +35,7 @@ impl Outcome {
 
     pub fn report(self, gate: &Gate) {
         gate.report(EgressEvent {
-            session_id: gate.session_id.clone(),
+            session_id: gate.session_id(),
             host: self.host,
             port: self.port,
             address: self.address.map(|a| a.ip().to_string()),

@@ -70,7 +70,16 @@ pub async fn ensure_relay(
     let policy = egress.compile()?;
     let cell = cell(engine, container);
     let mut slot = cell.lock().await;
-    if let Some(relay) = slot.as_ref().filter(|r| !r.channel.is_closed()) {
+    // A relay started with other bounds (a pool member's, for other settings) is replaced.
+    let same_bounds = |r: &&SessionRelay| {
+        r.channel.max_streams == egress.max_connections() && r.channel.idle == egress.idle()
+    };
+    if let Some(relay) = slot
+        .as_ref()
+        .filter(|r| !r.channel.is_closed())
+        .filter(same_bounds)
+    {
+        relay.gate.hand_to(session_id);
         relay.gate.replace(policy);
         return Ok(relay.channel.clone());
     }
@@ -117,6 +126,16 @@ pub async fn set_egress(engine: &Engine, container: &str, egress: &Egress) -> Re
             Ok(true)
         }
         None => Ok(false),
+    }
+}
+
+/// Files `from`'s relay under `to`: a warm pool member, renamed to the session that claimed
+/// it, keeps the relay started with it (its policy then given by `ensure_relay`).
+pub fn move_relay(engine: &Engine, from: &str, to: &str) {
+    let endpoint = engine.endpoint().to_string();
+    let mut relays = relays().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(cell) = relays.remove(&(endpoint.clone(), from.to_string())) {
+        relays.insert((endpoint, to.to_string()), cell);
     }
 }
 

@@ -75,6 +75,7 @@ impl Workspaces {
         if self.runtime.uses_agent() {
             crate::agent::move_agent(container.engine, &member.id, &name);
         }
+        crate::egress::move_relay(container.engine, &member.name, &name);
         let (clone, folder) = (PathBuf::from(&record.clone_path), member.folder.clone());
         let placed = tokio::task::spawn_blocking(move || place_clone(&clone, &folder))
             .await

@@ -1,7 +1,7 @@
 //! Warm pool members for sessions: a session's container made ahead from the settings of
 //! the latest session — its clone folder standing in for the clone, labelled with the pool
-//! key, started without its relay and with no lifecycle command run (those are the claiming
-//! session's). Settings whose container could not stand in for another session's (volume
+//! key, started with its relay holding every connection and with no lifecycle command run
+//! (the policy and those are the claiming session's). Settings whose container could not stand in for another session's (volume
 //! storage, an engine elsewhere, mounts of folders inside the clone) make no members.
 
 use std::path::{Path, PathBuf};
@@ -155,7 +155,14 @@ impl MemberFactory for SessionMembers {
                 base_dir: self.base_dir.clone(),
             },
         };
-        container.create_member(recipe.lifetime, key).await
+        let held = recipe
+            .egress
+            .as_ref()
+            .filter(|e| e.spec.relayed())
+            .map(Egress::held);
+        container
+            .create_member(recipe.lifetime, key, held.as_ref())
+            .await
     }
 
     /// Through the runtime, so that the member's handles and line folder go with it; one
@@ -170,14 +177,20 @@ impl MemberFactory for SessionMembers {
 }
 
 impl SessionContainer<'_> {
-    /// Creates and starts the container as a pool member (no relay, no lifecycle command),
-    /// its agent started under its engine id, which a rename does not change; that id.
-    async fn create_member(&self, lifetime: Lifetime, key: &PoolKey) -> Result<String> {
+    /// Creates and starts the container as a pool member (its relay, if relayed, holding
+    /// every connection; no lifecycle command), its agent started under its engine id, which
+    /// a rename does not change; that id.
+    async fn create_member(
+        &self,
+        lifetime: Lifetime,
+        key: &PoolKey,
+        held: Option<&Egress>,
+    ) -> Result<String> {
         let mut config = self.engine_config(lifetime).await?;
         config.pool = Some(key.as_str().to_string());
         let name = self.runtime.create(config).await?;
         let started = async {
-            self.runtime.start_unrelayed(&name).await?;
+            self.runtime.start_member(&name, held).await?;
             let id = self.runtime.inspect(&name).await?.engine_id;
             if self.runtime.uses_agent() {
                 // Without an agent the session's calls take the engine path, as they would.
