@@ -44,6 +44,45 @@ async function readySessions(ws, between) {
   return median(samples)
 }
 
+/**
+ * `execute('true')` in a session of its own, p50 while no pool works against while pools
+ * fill (each round a new `Workspaces` with a pool of REFILL members: its first session made
+ * outside the samples, then samples taken until its pool is full). Interleaved rounds.
+ */
+async function refillImpact() {
+  const REFILL = 4
+  const ROUNDS = 3
+  const quiet = new Workspaces({ baseDir: base('quiet'), image, egress: 'bridge' })
+  const id = `bench${process.pid}q`
+  await quiet.create({ projectDir: project, sessionId: id, lifetime: 'process' })
+  const env = await quiet.environment(id, 'bench')
+  const execute = async () => {
+    const t = process.hrtime.bigint()
+    await env.shell.execute('true', { toolRequestId: 'q' })
+    return since(t)
+  }
+  for (let i = 0; i < 20; i++) await execute()
+  const [idle, filling] = [[], []]
+  let made = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < 150; i++) idle.push(await execute())
+    const pool = { size: REFILL, maxLoadPerCpu: 1e6, minAvailableMemory: 0 }
+    const ws = new Workspaces({ baseDir: base('refill'), image, egress: 'bridge', pool })
+    await ws.create({ projectDir: project, sessionId: `bench${process.pid}r${round}`, lifetime: 'process' })
+    let full = false
+    const ready = ws.poolReady().then(() => (full = true))
+    while (!full) filling.push(await execute())
+    await ready
+    made += ws.poolStatus().made
+  }
+  await quiet.destroy(id)
+  const [a, b] = [median(idle), median(filling)]
+  console.log(`execute('true') in another session while pools fill (${made} members made; ${idle.length} / ${filling.length} samples)`)
+  console.log('no pool working'.padEnd(30), `${a.toFixed(3)} ms`.padStart(10))
+  console.log('pools filling'.padEnd(30), `${b.toFixed(3)} ms`.padStart(10), `${(b / a).toFixed(2)}x`.padStart(8))
+  console.log('(goal: at most 1.20x)')
+}
+
 const bases = []
 const base = (tag) => {
   bases.push(mkdtempSync(join(tmpdir(), `ci-bench-${tag}-`)))
@@ -68,6 +107,8 @@ try {
     console.log(label, coldMs.toFixed(1).padStart(9), warmMs.toFixed(1).padStart(10), `${(coldMs / warmMs).toFixed(1)}x`.padStart(10))
   }
   console.log('(goal: warm <= 50 ms; cold no slower than before the pool)')
+  console.log()
+  await refillImpact()
 } finally {
   rmSync(project, { recursive: true, force: true })
   // The pool's members go with this process (exit hooks); the bases after them.
