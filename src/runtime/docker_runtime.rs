@@ -11,29 +11,21 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use super::agent_delivery::AgentDelivery;
-use super::container_body::create_body;
-use super::container_config::{ContainerConfig, Lifetime, MountKind};
+use super::container_config::ContainerConfig;
 use super::container_info::{ContainerInfo, ContainerState};
 use super::container_runtime::ContainerRuntime;
-use super::create_checks::{check_network, check_user};
 use super::engine_answers::{info_from_inspect, info_from_summary};
 use super::exec::{run_buffered, ExecOutcome, ExecRequest};
-use super::image_create::{create_container, create_pulling, ensure_for_platform};
-use super::keepalive::{sandbox_command_after, SHELL};
 use super::known_mounts::KnownMounts;
-use super::labels::{self, labels_for_new_container};
+use super::labels;
 use super::line_folder::LineFolder;
 use super::logs::{stream_logs, LogsRequest};
-use super::mount_source::ensure_mount_source;
-use super::path_exists::path_exists;
 use super::path_translation::Direction;
-use super::relayed_network::{prepare_relayed, RelayedContainers};
-use super::resource_limits::{host_pid_max, podman_nproc};
+use super::relayed_network::RelayedContainers;
 use crate::agent::agent_for;
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
-use crate::engine::{Engine, EngineKind, EngineOptions, ImageRequest, PullPolicy};
+use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
 
@@ -52,15 +44,15 @@ pub struct RuntimeOptions {
 }
 
 pub struct DockerRuntime {
-    engine_options: EngineOptions,
-    default_image: Option<String>,
-    base_dir: PathBuf,
-    mounts: KnownMounts,
-    agent: bool,
+    pub(super) engine_options: EngineOptions,
+    pub(super) default_image: Option<String>,
+    pub(super) base_dir: PathBuf,
+    pub(super) mounts: KnownMounts,
+    pub(super) agent: bool,
     pub(super) relayed: RelayedContainers,
-    pull: PullPolicy,
+    pub(super) pull: PullPolicy,
     /// Upload the agent into new containers even where it could be bind-mounted.
-    agent_upload: bool,
+    pub(super) agent_upload: bool,
 }
 
 pub(super) fn container_subject(id: &str) -> String {
@@ -100,16 +92,6 @@ impl DockerRuntime {
         Engine::connect(&self.engine_options).await
     }
 
-    async fn image_default_command(&self, engine: &Engine, image: &str) -> Result<bool> {
-        let subject = format!("image '{image}'");
-        let inspected = engine
-            .call(&subject, engine.docker().inspect_image(image))
-            .await?;
-        let config = inspected.config.unwrap_or_default();
-        let non_empty = |v: &Option<Vec<String>>| v.as_ref().is_some_and(|v| !v.is_empty());
-        Ok(non_empty(&config.entrypoint) || non_empty(&config.cmd))
-    }
-
     /// Starts `container`'s relay under `egress` (or gives a running one that policy) and
     /// keeps it for the container's later starts in this process.
     pub async fn attach_relay(
@@ -133,38 +115,6 @@ impl DockerRuntime {
         }
         Ok(())
     }
-
-    /// Puts an uploaded agent into the created `name`. Without it the relay cannot run
-    /// (`EGRESS_UNAVAILABLE`, the container removed); plain commands take the engine path.
-    async fn deliver_agent(
-        &self,
-        engine: &Engine,
-        name: &str,
-        delivery: &AgentDelivery,
-        relayed: bool,
-    ) -> Result<()> {
-        let Err(err) = delivery.deliver(engine, name).await else {
-            return Ok(());
-        };
-        if relayed {
-            self.discard(engine, name).await;
-            let why = format!("the session agent could not be uploaded: {}", err.message);
-            return Err(Error::new(ErrorCode::EgressUnavailable, why));
-        }
-        tracing::warn!("container '{name}': no session agent: {}", err.message);
-        Ok(())
-    }
-
-    /// Removes a container we just created and cannot use; failures are moot.
-    async fn discard(&self, engine: &Engine, name: &str) {
-        let options = RemoveContainerOptionsBuilder::default()
-            .force(true)
-            .v(true)
-            .build();
-        let _ = engine
-            .call(name, engine.docker().remove_container(name, Some(options)))
-            .await;
-    }
 }
 
 /// Closes what this process holds on a container that stopped or is gone: its agent's
@@ -175,115 +125,8 @@ async fn close_handles(engine: &Engine, ids: &[&str]) {
 }
 
 impl ContainerRuntime for DockerRuntime {
-    async fn create(&self, mut config: ContainerConfig) -> Result<String> {
-        let (name, image) = config.name_and_image(self.default_image.as_deref())?;
-        let engine = self.engine().await?;
-        let egress = config.egress.take().filter(|e| e.spec.relayed());
-        let policy = config.pull.unwrap_or(self.pull);
-        let wanted = ImageRequest {
-            image: &image,
-            platform: config.platform.as_deref(),
-            progress: &config.progress,
-        };
-        ensure_for_platform(&engine, &wanted, policy).await?;
-        let agent = match self.agent || egress.is_some() {
-            true => {
-                let platform = config.platform.as_deref();
-                let upload = self.agent_upload;
-                AgentDelivery::choose(&engine, &self.base_dir, &image, platform, upload).await?
-            }
-            false => Err(String::new()),
-        };
-        if let Some(egress) = &egress {
-            egress.compile()?;
-            prepare_relayed(&mut config, &name, agent.as_ref().err().map(String::as_str))?;
-        }
-        let agent = agent.ok();
-        let line = match &agent {
-            Some(AgentDelivery::Mount(_)) => LineFolder::make(&self.base_dir, &name),
-            _ => None,
-        };
-        // A bind mount's source is a path on the engine's machine: only on this one can it be
-        // made ahead of the engine.
-        if engine.is_local() {
-            for mount in config.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
-                ensure_mount_source(&mount.source, &name).await?;
-            }
-        }
-        if config.lifetime == Lifetime::Process {
-            crate::reaper::note_process_container(&self.engine_options);
-        }
-        check_network(&engine, config.network.as_deref()).await?;
-        let labels = labels_for_new_container(&config, &name, &image, &self.base_dir);
-        let entrypoint = match (&config.command, config.image_command) {
-            (None, true) => None,
-            (command, _) => Some(
-                command
-                    .clone()
-                    .unwrap_or_else(|| sandbox_command_after(&config.startup_commands)),
-            ),
-        };
-        let mut body = create_body(&config, &image, labels.clone(), entrypoint);
-        if engine.info().kind == EngineKind::Podman {
-            if let Some(host) = body.host_config.as_mut() {
-                podman_nproc(host, host_pid_max());
-            }
-        }
-        if let Some(delivery) = &agent {
-            delivery.apply(&mut body);
-        }
-        if let Some(line) = &line {
-            line.apply(&mut body);
-        }
-        let request = ImageRequest {
-            image: &image,
-            platform: config.platform.as_deref(),
-            progress: &config.progress,
-        };
-        let policy = config.pull.unwrap_or(self.pull);
-        create_pulling(&engine, &name, &request, policy, body).await?;
-
-        if config.command.is_none()
-            && !config.image_command
-            && !path_exists(&engine, &name, SHELL).await?
-        {
-            // An image without a shell cannot run our keep-alive: its own default process
-            // becomes the main process, if it has one.
-            self.discard(&engine, &name).await;
-            let defaults = self.image_default_command(&engine, &image).await?;
-            if !defaults {
-                return Err(Error::invalid_argument(format!(
-                    "container '{name}': image '{image}' has no {SHELL} for a keep-alive and no default command; pass `command`"
-                )));
-            }
-            let mut body = create_body(&config, &image, labels, None);
-            if let Some(delivery) = &agent {
-                delivery.apply(&mut body);
-            }
-            if let Some(line) = &line {
-                line.apply(&mut body);
-            }
-            create_container(&engine, &name, &request, body).await?;
-        }
-        if let Some(delivery) = &agent {
-            self.deliver_agent(&engine, &name, delivery, egress.is_some())
-                .await?;
-        }
-        if let Err(err) = check_user(&engine, &name, config.user.as_deref()).await {
-            self.discard(&engine, &name).await;
-            return Err(err);
-        }
-        let binds = config.mounts.iter().filter(|m| m.kind == MountKind::Bind);
-        self.mounts.remember(&[&name], binds.cloned().collect());
-        if let Some(egress) = egress {
-            let session = config
-                .session_id
-                .clone()
-                .or(config.id.clone())
-                .unwrap_or(name.clone());
-            self.relayed.remember(&name, &session, egress);
-        }
-        Ok(name)
+    async fn create(&self, config: ContainerConfig) -> Result<String> {
+        self.create_new(config).await
     }
 
     async fn start(&self, id: &str) -> Result<()> {

@@ -5,6 +5,7 @@ mod adoption;
 mod agent_delivery;
 mod container_body;
 mod container_config;
+mod container_create;
 mod container_info;
 mod container_privileges;
 mod container_runtime;
