@@ -21,6 +21,7 @@ mod session_changes;
 mod session_container;
 mod session_egress;
 mod session_export;
+mod session_lifecycle;
 mod session_push;
 mod session_resources;
 mod session_settings;

@@ -13,7 +13,6 @@ use super::image_supply::ImageSupply;
 use super::pool_members::SessionMembers;
 use super::session_container::SessionContainer;
 use super::session_source::PlainFolder;
-use super::session_volume::session_volume;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
@@ -32,7 +31,6 @@ use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
 use crate::warm_pool::{PoolOptions, WarmPool};
-use crate::workspace_volume::remove_volume;
 
 #[derive(Debug, Clone, Default)]
 pub struct WorkspacesOptions {
@@ -108,7 +106,7 @@ pub struct Workspaces {
     /// One create/start at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub(super) idle: Option<Arc<IdleTracker>>,
-    probes: ProbeCache,
+    pub(super) probes: ProbeCache,
     /// Each session's egress as this process last set it (with its callbacks).
     pub(super) egress: Mutex<HashMap<String, Egress>>,
     pub(super) forwards: Mutex<HashMap<String, Vec<Arc<PortForward>>>>,
@@ -286,81 +284,6 @@ impl Workspaces {
                 format!("no workspace for session '{session_id}'"),
             )
         })
-    }
-
-    /// Stops the container; the clone and the workspace stay.
-    pub async fn stop(&self, session_id: &str) -> Result<()> {
-        let record = self.required(session_id)?;
-        self.close_forwards(session_id);
-        match self.runtime.stop(&record.container_id, None).await {
-            Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(()),
-            other => other,
-        }
-    }
-
-    /// Stops an idle session's container, under the session's lock so that a start for a
-    /// use waits for it.
-    /// A session whose `shutdownAction` is `none` keeps running.
-    pub async fn idle_stop(&self, session_id: &str) -> Result<()> {
-        let lock = self.lock_for(session_id);
-        let _guard = lock.lock().await;
-        let record = self.required(session_id)?;
-        if let Some(settings) = &record.settings {
-            if !settings.behaviour.stops_when_idle() {
-                return Ok(());
-            }
-        }
-        self.stop(session_id).await
-    }
-
-    /// Starts a session's container again (after an idle stop), with `postStartCommand`.
-    pub async fn start_session(&self, session_id: &str) -> Result<()> {
-        let record = self.required(session_id)?;
-        let lock = self.lock_for(session_id);
-        let _guard = lock.lock().await;
-        self.ensure_started(&record).await
-    }
-
-    /// Removes the container (and a `volume` session's volume, its repository read back into
-    /// the clone first where it can be) and moves the clone (with its branch and commits) to
-    /// trash, with the session's own project if it has one.
-    pub async fn destroy(&self, session_id: &str) -> Result<()> {
-        let record = self.required(session_id)?;
-        if let Some(idle) = &self.idle {
-            idle.forget(session_id);
-        }
-        let lock = self.lock_for(session_id);
-        let _guard = lock.lock().await;
-        self.probes.forget(&record.container_id);
-        self.egress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(session_id);
-        self.close_forwards(session_id);
-        let reading = self.read_lock(session_id);
-        let _reading = reading.lock().await;
-        let read_back = self.read_back(&record).await;
-        match self.runtime.remove(&record.container_id).await {
-            Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
-            _ => {}
-        }
-        if let Some(volume) = session_volume(&record)? {
-            match read_back {
-                Ok(()) => remove_volume(&self.runtime.engine().await?, volume).await?,
-                // The work it holds is not in the clone: the volume stays on the engine until
-                // `reapOrphans` finds its owner gone, as a bind session's clone stays in trash.
-                Err(err) => tracing::warn!(
-                    "session '{session_id}': volume '{volume}' kept, its work could not be read back: {err}"
-                ),
-            }
-        }
-        let clones = self.clones.clone();
-        let id = session_id.to_string();
-        tokio::task::spawn_blocking(move || clones.remove_session_clone(&id))
-            .await
-            .map_err(blocking_error)??;
-        self.trash_remote_project(session_id).await?;
-        record::remove(&self.options.base_dir, session_id)
     }
 
     /// Which way the session's commands and file operations take (see `agent_access`).
