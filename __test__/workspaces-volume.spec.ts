@@ -190,3 +190,102 @@ describe('Workspaces with storage: volume', () => {
     expect(engineCli('ps', '-aq', '--filter', `name=^${made.container}$`)).toBe('')
   })
 })
+
+describe('a warm pool with storage: volume', () => {
+  const pool = { size: 1, maxLoadPerCpu: 1e6, minAvailableMemory: 0 }
+  const volumesOf = (baseDir: string) => {
+    const out = engineCli('volume', 'ls', '-q', '--filter', `label=dev.container-isolation.base-dir=${baseDir}`)
+    return out ? out.split('\n') : []
+  }
+  const containersOf = (baseDir: string) => {
+    const out = engineCli('ps', '-a', '--format', '{{.Names}}', '--filter', `label=dev.container-isolation.base-dir=${baseDir}`)
+    return out ? out.split('\n') : []
+  }
+  const sweep = (baseDir: string) => {
+    for (const c of containersOf(baseDir)) engineCli('rm', '-f', c)
+    for (const v of volumesOf(baseDir)) engineCli('volume', 'rm', '-f', v)
+  }
+
+  it("a claimed member's volume holds the session's clone and nothing of another; destroy removes it", async () => {
+    const poolBase = tempDir('wsv-pool')
+    dirs.push(poolBase)
+    const proj = gitProject('wsv-pool-project', { 'src/a.txt': 'a\n' })
+    dirs.push(proj)
+    const ws = new addon.Workspaces({ baseDir: poolBase.path, engine, image: IMAGES.debian, storage: 'volume', pool })
+    try {
+      const a = await ws.create({ projectDir: proj.path, sessionId: session(), lifetime: 'process' })
+      await (await ws.environment(a.sessionId, 't')).fileIO.writeFile('only-a.txt', 'a\n')
+      expect(await ws.poolReady()).toMatchObject({ ready: 1 })
+      const member = containersOf(poolBase.path).find((c) => c.startsWith('wp-'))!
+      expect(volumesOf(poolBase.path)).toContain(`${member}-workspace`)
+      expect(engineCli('exec', member, 'ls', '-A', '/workspace')).toBe('') // nothing until a claim
+      const memberId = engineCli('inspect', '--format', '{{.Id}}', member)
+
+      const b = await ws.create({ projectDir: proj.path, sessionId: session(), lifetime: 'process' })
+      expect(engineCli('inspect', '--format', '{{.Id}}', b.containerId)).toBe(memberId)
+      expect(b.storage).toBe('volume')
+      expect(b.volume).toBe(`${member}-workspace`)
+      expect((await ws.get(b.sessionId))?.volume).toBe(b.volume)
+      const envB = await ws.environment(b.sessionId, 't')
+      expect(await envB.fileIO.readFile('src/a.txt')).toBe('a\n')
+      const listed = await envB.shell.execute('ls -A; git status --porcelain; git rev-parse --abbrev-ref HEAD', { toolRequestId: 'ls' })
+      expect(listed.output.map((l) => l.text)).toEqual(['.git', 'README.md', 'src', `session-${b.sessionId}`])
+      await envB.fileIO.writeFile('from-b.txt', 'b\n')
+      const reaped = await addon.reapOrphans({ baseDir: poolBase.path, engine })
+      expect(reaped.volumesRemoved).toEqual([])
+      expect(await envB.fileIO.readFile('from-b.txt')).toBe('b\n')
+
+      await ws.destroy(b.sessionId)
+      expect(volumesOf(poolBase.path)).not.toContain(b.volume)
+    } finally {
+      for (const s of await ws.list()) await ws.destroy(s.sessionId).catch(() => {})
+      await ws.poolReady().catch(() => {})
+      sweep(poolBase.path)
+    }
+  })
+
+  it("killed with SIGKILL: the watchdog takes the unclaimed member and its volume; a claimed member's volume outlives its container and reapOrphans", async () => {
+    const poolBase = tempDir('wsv-pool-kill')
+    dirs.push(poolBase)
+    const proj = gitProject('wsv-pool-kill-project', { 'src/a.txt': 'a\n' })
+    dirs.push(proj)
+    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-pool-owner.cjs'), poolBase.path, proj.path, session(), JSON.stringify(engine)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    type Made = { volume: string; containerId: string; sessionId: string }
+    const made = await new Promise<{ a: Made; b: Made }>((resolve, reject) => {
+      let out = ''
+      child.stdout!.on('data', (chunk) => {
+        out += chunk
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
+      })
+      child.on('exit', (code) => reject(new Error(`owner exited early with ${code}`)))
+    })
+    const ws = new addon.Workspaces({ baseDir: poolBase.path, engine, image: IMAGES.debian, storage: 'volume' })
+    try {
+      expect(made.b.volume).toMatch(/^wp-.*-workspace$/)
+      const member = containersOf(poolBase.path).find((c) => c.startsWith('wp-'))!
+      expect(volumesOf(poolBase.path)).toContain(`${member}-workspace`)
+      child.kill('SIGKILL')
+      const killedAt = Date.now()
+      while (containersOf(poolBase.path).includes(member) && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 200))
+      expect(containersOf(poolBase.path)).not.toContain(member)
+      expect(volumesOf(poolBase.path).sort()).toEqual([made.a.volume, made.b.volume].sort())
+      // B's container lost; its owner gone: its volume is still its record's.
+      engineCli('rm', '-f', made.b.containerId)
+      const reaped = await addon.reapOrphans({ baseDir: poolBase.path, engine })
+      expect(reaped.volumesRemoved).toEqual([])
+      expect(volumesOf(poolBase.path)).toContain(made.b.volume)
+      const changes = await ws.changes(made.b.sessionId) // read from the claimed volume
+      expect(changes.uncommitted.map((u) => `${u.status} ${u.path}`)).toEqual(['?? from-b.txt'])
+      const again = await ws.create({ projectDir: proj.path, sessionId: made.b.sessionId })
+      expect(again.volume).toBe(made.b.volume)
+      const envB = await ws.environment(made.b.sessionId, 't')
+      expect(await envB.fileIO.readFile('from-b.txt')).toBe('b\n')
+    } finally {
+      child.kill('SIGKILL')
+      for (const s of await ws.list()) await ws.destroy(s.sessionId).catch(() => {})
+      sweep(poolBase.path)
+    }
+  })
+})

@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::pool_member::{claimed_session, is_unclaimed_member};
 use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
-use crate::workspace_volume::{labelled_volumes, remove_volume};
+use crate::workspace_volume::{labelled_volumes, remove_member_volume, remove_volume};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContainerReap {
@@ -149,7 +149,7 @@ pub async fn reap_containers(
         }
         if dry_run || remove_quietly(engine, &container.name).await? {
             if !dry_run {
-                remove_member_folder(&container).await;
+                remove_member_leftovers(engine, &container).await;
                 remove_line_folder(&container);
             }
             report.sessions.push(container.session().to_string());
@@ -175,7 +175,7 @@ pub async fn remove_own_process_containers(
     let mut removed = Vec::new();
     for container in managed_containers(engine, &filters).await? {
         if remove_quietly(engine, &container.name).await? {
-            remove_member_folder(&container).await;
+            remove_member_leftovers(engine, &container).await;
             remove_line_folder(&container);
             removed.push(container);
         }
@@ -184,7 +184,7 @@ pub async fn remove_own_process_containers(
     member_filters.extend(filters[1..].iter().cloned());
     for member in managed_containers(engine, &member_filters).await? {
         if member.unclaimed_member() && remove_quietly(engine, &member.name).await? {
-            remove_member_folder(&member).await;
+            remove_member_leftovers(engine, &member).await;
             remove_line_folder(&member);
             removed.push(member);
         }
@@ -194,6 +194,15 @@ pub async fn remove_own_process_containers(
     let mut names: Vec<String> = removed.into_iter().map(|c| c.name).collect();
     names.extend(remove_own_process_volumes(engine, &filters).await);
     Ok(names)
+}
+
+/// What an unclaimed member leaves once removed: its volume (volume storage) and its
+/// folder.
+async fn remove_member_leftovers(engine: &Engine, member: &ManagedContainer) {
+    if member.unclaimed_member() {
+        remove_member_volume(engine, &member.name).await;
+    }
+    remove_member_folder(member).await;
 }
 
 /// An unclaimed member's clone folder (`<base>/pool/<its name>`, as its labels say), once

@@ -43,7 +43,9 @@ pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
 pub use session_source::PlainFolder;
 pub use trust::{Grant, Refusal, Trust};
-pub use workspace_record::{load as load_record, remove as remove_record, WorkspaceRecord};
+pub use workspace_record::{
+    load as load_record, remove as remove_record, session_ids, WorkspaceRecord,
+};
 pub use workspace_storage::{Storage, StorageChoice};
 pub use workspaces::{
     CreateWorkspace, WorkspaceEnvironment, WorkspaceInfo, Workspaces, WorkspacesOptions,

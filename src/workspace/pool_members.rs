@@ -1,8 +1,10 @@
 //! Warm pool members for sessions: a session's container made ahead from the settings of
 //! the latest session — its clone folder standing in for the clone, labelled with the pool
 //! key, started with its relay holding every connection and with no lifecycle command run
-//! (the policy and those are the claiming session's). Settings whose container could not stand in for another session's (volume
-//! storage, an engine elsewhere, mounts of folders inside the clone) make no members.
+//! (the policy and those are the claiming session's). Bind storage (this machine's engine
+//! only) mounts the member's own empty folder; volume storage (any engine) an empty volume
+//! of the member's, which the claim fills. Settings whose container could not stand in for
+//! another session's (mounts of folders inside the clone) make no members.
 
 use std::path::{Path, PathBuf};
 
@@ -11,13 +13,14 @@ use super::session_container::SessionContainer;
 use super::session_settings::{MountOrigin, SessionSettings};
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
-use super::workspace_storage::Storage;
+use super::workspace_storage::{volume_name, Storage};
 use crate::egress::Egress;
 use crate::engine::{find_image, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 use crate::runtime::{ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions};
 use crate::warm_pool::{MemberFactory, PoolKey};
+use crate::workspace_volume::remove_member_volume;
 
 /// Where the settings' clone path was: a control character, which JSON text never holds
 /// unescaped.
@@ -30,6 +33,7 @@ pub struct MemberRecipe {
     lifetime: Lifetime,
     egress: Option<Egress>,
     memory: Option<u64>,
+    storage: Storage,
 }
 
 /// `text` as it appears inside a JSON string.
@@ -58,11 +62,8 @@ pub(super) async fn recipe_for(
     let inner_mounts = settings.mounts.iter().any(|m| {
         matches!(&m.origin, MountOrigin::Clone { relative } if !relative.as_os_str().is_empty())
     });
-    if !cfg!(target_os = "linux")
-        || record.storage != Storage::Bind
-        || !container.engine.is_local()
-        || inner_mounts
-    {
+    let bind = record.storage == Storage::Bind;
+    if !cfg!(target_os = "linux") || (bind && !container.engine.is_local()) || inner_mounts {
         return Ok(None);
     }
     let Some(image_id) = find_image(container.engine, settings.run_image())
@@ -72,12 +73,14 @@ pub(super) async fn recipe_for(
         return Ok(None);
     };
     let marked = marked_settings(settings, &record.clone_path)?;
-    let key = PoolKey::of(&[&marked, &image_id, lifetime.as_str(), "bind"]);
+    let storage = record.storage;
+    let key = PoolKey::of(&[&marked, &image_id, lifetime.as_str(), storage.as_str()]);
     let recipe = MemberRecipe {
         settings: marked,
         lifetime,
         egress: container.egress.clone(),
         memory: settings.effective_memory().map(|m| m.max(0) as u64),
+        storage,
     };
     Ok(Some((key, recipe)))
 }
@@ -129,8 +132,8 @@ impl MemberFactory for SessionMembers {
             snapshot_of: None,
             container_id: name.to_string(),
             container_mount_path: settings.mount_path.clone(),
-            storage: Storage::Bind,
-            volume: None,
+            storage: recipe.storage,
+            volume: (recipe.storage == Storage::Volume).then(|| volume_name(name)),
             image: settings.image.name().to_string(),
             lifetime: recipe.lifetime.as_str().to_string(),
             devcontainer: settings.config_path.is_some(),
@@ -165,10 +168,13 @@ impl MemberFactory for SessionMembers {
             .await
     }
 
-    /// Through the runtime, so that the member's handles and line folder go with it; one
-    /// already gone (a reaper was faster) is fine.
+    /// Through the runtime, so that the member's handles and line folder go with it, and
+    /// an unclaimed member's volume after it; one already gone (a reaper was faster) is fine.
     async fn remove(&self, name: &str) {
         let _ = self.runtime.remove(name).await;
+        if let Ok(engine) = self.runtime.engine().await {
+            remove_member_volume(&engine, name).await;
+        }
     }
 
     fn memory(&self, recipe: &MemberRecipe) -> Option<u64> {
@@ -188,7 +194,14 @@ impl SessionContainer<'_> {
     ) -> Result<String> {
         let mut config = self.engine_config(lifetime).await?;
         config.pool = Some(key.as_str().to_string());
-        let name = self.runtime.create(config).await?;
+        self.use_volume(&mut config, lifetime).await?;
+        let name = match self.runtime.create(config).await {
+            Ok(name) => name,
+            Err(err) => {
+                self.discard_volume().await;
+                return Err(err);
+            }
+        };
         let started = async {
             self.runtime.start_member(&name, held).await?;
             let id = self.runtime.inspect(&name).await?.engine_id;
@@ -202,6 +215,7 @@ impl SessionContainer<'_> {
             Ok(id) => Ok(id),
             Err(err) => {
                 let _ = self.runtime.remove(&name).await;
+                self.discard_volume().await;
                 Err(err)
             }
         }

@@ -89,7 +89,7 @@ impl Workspaces {
         let container_id = self.container_name(&request.session_id);
         let storage = self.options.storage.resolve(&engine);
         let volume = (storage == Storage::Volume).then(|| volume_name(&container_id));
-        let record = WorkspaceRecord {
+        let mut record = WorkspaceRecord {
             session_id: request.session_id.clone(),
             project_dir: project.to_string_lossy().into_owned(),
             clone_path: clone_path.to_string_lossy().into_owned(),
@@ -115,7 +115,10 @@ impl Workspaces {
         };
         let mut container = self.session_container(&engine, &record)?;
         container.supply = supply;
-        self.create_or_claim(&container, request.lifetime).await?;
+        let claimed_volume = self.create_or_claim(&container, request.lifetime).await?;
+        if let Some(volume) = claimed_volume {
+            record.volume = Some(volume);
+        }
         record::save(base, &record)?;
         self.forward_configured(&record).await?;
         self.info(record).await

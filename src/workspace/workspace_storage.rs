@@ -61,10 +61,7 @@ impl StorageChoice {
     }
 }
 
-/// The volume holding a session's repository, named after its container.
-pub fn volume_name(container: &str) -> String {
-    format!("{container}-workspace")
-}
+pub use crate::workspace_volume::volume_name;
 
 #[cfg(test)]
 mod tests {

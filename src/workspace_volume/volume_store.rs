@@ -16,14 +16,27 @@ fn missing(code: ErrorCode) -> bool {
     matches!(code, ErrorCode::Enoent | ErrorCode::ContainerNotFound)
 }
 
+/// The volume holding a session's repository, named after its container.
+pub fn volume_name(container: &str) -> String {
+    format!("{container}-workspace")
+}
+
 /// Whether the volume `name` exists.
 pub async fn volume_exists(engine: &Engine, name: &str) -> Result<bool> {
+    Ok(volume_labels_of(engine, name).await?.is_some())
+}
+
+/// The labels of the volume `name`; `None` when there is no such volume.
+pub async fn volume_labels_of(
+    engine: &Engine,
+    name: &str,
+) -> Result<Option<HashMap<String, String>>> {
     match engine
         .call(&subject(name), engine.docker().inspect_volume(name))
         .await
     {
-        Ok(_) => Ok(true),
-        Err(err) if missing(err.code) => Ok(false),
+        Ok(volume) => Ok(Some(volume.labels)),
+        Err(err) if missing(err.code) => Ok(None),
         Err(err) => Err(err),
     }
 }
