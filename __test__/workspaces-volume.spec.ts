@@ -30,6 +30,22 @@ function ourVolumes(): string[] {
   return out ? out.split('\n') : []
 }
 
+/** A host process from `fixtures/<script>`, and what it prints first (one JSON line). */
+function startOwner<T>(script: string, baseDir: string, projectDir: string) {
+  const child = spawn(process.execPath, [join(__dirname, 'fixtures', script), baseDir, projectDir, session(), JSON.stringify(engine)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const made = new Promise<T>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (chunk) => {
+      out += chunk
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
+    })
+    child.on('exit', (code) => reject(new Error(`owner exited early with ${code}`)))
+  })
+  return { child, made }
+}
+
 function volumeLabels(name: string): Record<string, string> {
   return JSON.parse(engineCli('volume', 'inspect', '--format', '{{json .Labels}}', name))
 }
@@ -171,17 +187,9 @@ describe('Workspaces with storage: volume', () => {
   it("a 'process' session's volume goes with its container when its owner is SIGKILLed (the watchdog)", async () => {
     const proj = gitProject('wsv-owner')
     dirs.push(proj)
-    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-owner.cjs'), base.path, proj.path, session(), JSON.stringify(engine)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const made = await new Promise<{ volume: string; container: string }>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (chunk) => {
-        out += chunk
-        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
-      })
-      child.on('exit', (code) => reject(new Error(`owner exited early with ${code}`)))
-    })
+    const started = startOwner<{ volume: string; container: string }>('volume-owner.cjs', base.path, proj.path)
+    const { child } = started
+    const made = await started.made
     expect(ourVolumes()).toContain(made.volume)
     child.kill('SIGKILL')
     const killedAt = Date.now()
@@ -249,18 +257,10 @@ describe('a warm pool with storage: volume', () => {
     dirs.push(poolBase)
     const proj = gitProject('wsv-pool-kill-project', { 'src/a.txt': 'a\n' })
     dirs.push(proj)
-    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'volume-pool-owner.cjs'), poolBase.path, proj.path, session(), JSON.stringify(engine)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
     type Made = { volume: string; containerId: string; sessionId: string }
-    const made = await new Promise<{ a: Made; b: Made }>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (chunk) => {
-        out += chunk
-        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]))
-      })
-      child.on('exit', (code) => reject(new Error(`owner exited early with ${code}`)))
-    })
+    const started = startOwner<{ a: Made; b: Made }>('volume-pool-owner.cjs', poolBase.path, proj.path)
+    const { child } = started
+    const made = await started.made
     const ws = new addon.Workspaces({ baseDir: poolBase.path, engine, image: IMAGES.debian, storage: 'volume' })
     try {
       expect(made.b.volume).toMatch(/^wp-.*-workspace$/)
