@@ -308,15 +308,6 @@ export declare class Workspaces {
    * and the clone's bounds as for `export`.
    */
   push(sessionId: string, opts: PushOptions): Promise<SessionPush>
-  /** The warm pool as it is now; `undefined` without the `pool` option. */
-  poolStatus(): WarmPoolStatus | undefined
-  /**
-   * Resolves once the pool holds `size` ready containers for the settings of the latest
-   * session (at once before any session, or while the host cannot spare a member:
-   * `waitingForHost` says why); rejects with a member's failure to be made meanwhile.
-   * `undefined` without the `pool` option.
-   */
-  poolReady(): Promise<WarmPoolStatus | undefined>
   /**
    * Connects lazily and installs the exit hooks that remove `process`-lifetime
    * containers. A negative `idleTimeoutMs` throws `INVALID_ARGUMENT`.
@@ -354,6 +345,15 @@ export declare class Workspaces {
    * `INVALID_ARGUMENT`).
    */
   environment(sessionId: string, threadId: string, opts?: EnvironmentOptions | undefined | null): Promise<WorkspaceEnvironment>
+  /** The warm pool as it is now; `undefined` without the `pool` option. */
+  poolStatus(): WarmPoolStatus | undefined
+  /**
+   * Resolves once the pool holds `size` ready containers for the settings of the latest
+   * session (at once before any session, or while the host cannot spare a member:
+   * `waitingForHost` says why); rejects with a member's failure to be made meanwhile.
+   * `undefined` without the `pool` option.
+   */
+  poolReady(): Promise<WarmPoolStatus | undefined>
 }
 
 /** Options of `new AppleContainerRuntime()`. */

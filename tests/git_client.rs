@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use container_isolation::engine::{Engine, EngineOptions};
 use container_isolation::git::{GitClient, GitClientOptions};
-use container_isolation::runtime::exec::{self, ExecRequest};
+use container_isolation::runtime::exec::ExecRequest;
 use container_isolation::runtime::{
     ContainerConfig, ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions,
 };
@@ -19,7 +19,9 @@ async fn sh(engine: &Engine, id: &str, script: &str) -> String {
         command: vec!["sh".into(), "-c".into(), script.into()],
         ..Default::default()
     };
-    let out = exec::run_buffered(engine, id, request).await.unwrap();
+    let out = container_isolation::runtime::run_buffered(engine, id, request)
+        .await
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

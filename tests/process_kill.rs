@@ -27,7 +27,7 @@ async fn sandbox(runtime: &DockerRuntime) -> String {
 }
 
 async fn ps(engine: &Engine, id: &str) -> String {
-    let out = exec::run_buffered(
+    let out = container_isolation::runtime::run_buffered(
         engine,
         id,
         ExecRequest {

@@ -32,6 +32,7 @@ mod warm_pool;
 mod watchdog;
 mod workspace_info;
 mod workspaces;
+mod workspaces_pool;
 
 /// libgit2's network transports replaced by `git_transport`'s when the addon loads, before
 /// any thread can use libgit2 (its registry of transports has no lock).

@@ -1,11 +1,8 @@
-//! `Workspaces`' warm pool (docs/contract.md §6, "Warm pools"): its options, `poolStatus`
-//! and `poolReady`; the pool itself is `crate::warm_pool`'s.
+//! `Workspaces`' warm pool (docs/contract.md §6, "Warm pools"): its options and its status
+//! as JavaScript sees them; the pool itself is `crate::warm_pool`'s.
 
-use napi::bindgen_prelude::{Either, Undefined};
 use napi_derive::napi;
 
-use super::error::Outcome;
-use super::workspaces::Workspaces;
 use crate::error::{Error, Result};
 use crate::warm_pool::{PoolOptions, PoolStatus};
 
@@ -96,29 +93,4 @@ pub fn pool_options(opts: Option<WarmPoolOptions>) -> Result<Option<PoolOptions>
     };
     options.validate()?;
     Ok(Some(options))
-}
-
-#[napi]
-impl Workspaces {
-    /// The warm pool as it is now; `undefined` without the `pool` option.
-    #[napi(ts_return_type = "WarmPoolStatus | undefined")]
-    pub fn pool_status(&self) -> Either<WarmPoolStatus, Undefined> {
-        match self.inner.pool_status() {
-            Some(status) => Either::A(status.into()),
-            None => Either::B(()),
-        }
-    }
-
-    /// Resolves once the pool holds `size` ready containers for the settings of the latest
-    /// session (at once before any session, or while the host cannot spare a member:
-    /// `waitingForHost` says why); rejects with a member's failure to be made meanwhile.
-    /// `undefined` without the `pool` option.
-    #[napi(ts_return_type = "Promise<WarmPoolStatus | undefined>")]
-    pub async fn pool_ready(&self) -> Outcome<Option<WarmPoolStatus>> {
-        let inner = self.inner.clone();
-        async move { inner.pool_ready().await }
-            .await
-            .map(|status| status.map(WarmPoolStatus::from))
-            .into()
-    }
 }

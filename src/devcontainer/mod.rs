@@ -3,6 +3,7 @@
 //! what may reach the host).
 
 mod build_config;
+mod byte_size;
 mod compose;
 mod config;
 mod dockerfile_bases;

@@ -154,7 +154,7 @@ pub fn parse_tmpfs_flag(text: &str, field: &str) -> std::result::Result<MountSpe
         .filter_map(|o| o.split_once('='))
         .collect();
     if let Some(size) = options.get("size") {
-        spec.tmpfs_size = Some(super::run_args::parse_bytes(size, "--tmpfs size")?);
+        spec.tmpfs_size = Some(super::byte_size::parse_bytes(size, "--tmpfs size")?);
     }
     if let Some(mode) = options.get("mode") {
         spec.tmpfs_mode = Some(

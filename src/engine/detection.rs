@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::detection_env::DetectionEnv;
 use super::docker_context::{
     current_context, default_tls, docker_host_endpoint, load_context, DEFAULT_CONTEXT,
 };
@@ -19,36 +20,6 @@ pub struct Candidate {
     pub family_hint: Option<EngineKind>,
     /// Named by the caller (an option), so its failure is reported with its own code.
     pub explicit: bool,
-}
-
-/// The environment auto-detection reads; a struct so that tests can supply their own.
-#[derive(Debug, Clone, Default)]
-pub struct DetectionEnv {
-    pub docker_host: Option<String>,
-    /// `DOCKER_TLS_VERIFY` is set and not empty.
-    pub docker_tls_verify: bool,
-    pub docker_cert_path: Option<String>,
-    pub docker_context: Option<String>,
-    pub docker_config: Option<String>,
-    pub container_host: Option<String>,
-    pub xdg_runtime_dir: Option<String>,
-    pub home: Option<String>,
-}
-
-impl DetectionEnv {
-    pub fn from_process() -> Self {
-        let non_empty = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        DetectionEnv {
-            docker_host: non_empty("DOCKER_HOST"),
-            docker_tls_verify: non_empty("DOCKER_TLS_VERIFY").is_some(),
-            docker_cert_path: non_empty("DOCKER_CERT_PATH"),
-            docker_context: non_empty("DOCKER_CONTEXT"),
-            docker_config: non_empty("DOCKER_CONFIG"),
-            container_host: non_empty("CONTAINER_HOST"),
-            xdg_runtime_dir: non_empty("XDG_RUNTIME_DIR"),
-            home: non_empty("HOME"),
-        }
-    }
 }
 
 fn explicit(endpoint: Endpoint, source: &'static str) -> Vec<Candidate> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::detection::DetectionEnv;
+use super::detection_env::DetectionEnv;
 use super::endpoint::Endpoint;
 use super::options::TlsOptions;
 use crate::error::{Error, Result};

@@ -6,8 +6,10 @@ mod chunk_sender;
 mod connection;
 mod container_queries;
 mod detection;
+mod detection_env;
 mod docker_context;
 mod endpoint;
+mod engine_connect;
 mod engine_error;
 mod image_lookup;
 mod image_pull;
@@ -21,9 +23,11 @@ mod ssh_tunnel;
 mod tls;
 
 pub use chunk_sender::{chunk_channel, ChunkSender};
-pub use connection::{detect, Engine};
-pub use detection::{candidates, Candidate, DetectionEnv};
+pub use connection::Engine;
+pub use detection::{candidates, Candidate};
+pub use detection_env::DetectionEnv;
 pub use endpoint::Endpoint;
+pub use engine_connect::detect;
 pub use engine_error::{code_for_status, describe, from_bollard};
 pub use image_lookup::{find_image, image_present};
 pub use image_pull::{

@@ -8,7 +8,8 @@ use super::container_path::split;
 use super::engine_files::{file_error, EngineFiles};
 use super::tar_stream::EntryOwner;
 use crate::error::{ErrorCode, Result};
-use crate::runtime::exec::{run_buffered, ExecRequest};
+use crate::runtime::exec::ExecRequest;
+use crate::runtime::run_buffered;
 
 const LIST_SCRIPT: &str = r#"cd -- "$1" || exit 3
 for f in * .[!.]* ..?*; do

@@ -2,6 +2,7 @@
 //! (docs/contract.md §6).
 
 mod exit_registry;
+mod managed_containers;
 mod orphan_volumes;
 mod owner_status;
 mod probe_volumes;
@@ -11,11 +12,11 @@ mod reap_orphans;
 mod watchdog;
 
 pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
+pub use managed_containers::{managed_containers, ManagedContainer};
 pub use orphan_volumes::reap_volumes;
 pub use owner_status::{owner_status, OwnerStatus};
 pub use reap::{
-    is_orphan, managed_containers, reap_containers, remove_own_process_containers, remove_quietly,
-    ContainerReap, ManagedContainer,
+    is_orphan, reap_containers, remove_own_process_containers, remove_quietly, ContainerReap,
 };
 pub use reap_orphans::{reap_orphans, ReapOptions, ReapReport};
 pub use watchdog::{watch_owner, POLL as WATCHDOG_POLL};

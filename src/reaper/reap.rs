@@ -3,15 +3,15 @@
 //! once its owner is gone (same host), a `session` container only when the caller names
 //! the active sessions and it is not among them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::query_parameters::RemoveContainerOptionsBuilder;
 
+use super::managed_containers::{managed_containers, ManagedContainer};
 use super::owner_status::{owner_status, OwnerStatus};
 use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
-use crate::runtime::pool_member::{claimed_session, is_unclaimed_member};
 use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
 use crate::workspace_volume::{labelled_volumes, remove_member_volume, remove_volume};
 
@@ -22,73 +22,6 @@ pub struct ContainerReap {
     pub kept: Vec<String>,
     /// Sessions whose containers were removed.
     pub sessions: Vec<String>,
-}
-
-/// A managed container as the reaper sees it.
-#[derive(Debug, Clone)]
-pub struct ManagedContainer {
-    pub name: String,
-    pub labels: HashMap<String, String>,
-}
-
-impl ManagedContainer {
-    fn label(&self, key: &str) -> &str {
-        self.labels.get(key).map(String::as_str).unwrap_or("")
-    }
-
-    /// The session label; for a warm pool member, the session its name says claimed it
-    /// (else its own name: no session has it).
-    pub fn session(&self) -> &str {
-        if self.labels.contains_key(labels::POOL) {
-            return claimed_session(&self.name).unwrap_or(&self.name);
-        }
-        self.label(labels::SESSION)
-    }
-
-    /// The lifetime label; a pool member no session has claimed lives as long as the process
-    /// that made it, whatever the lifetime of the sessions it was made for.
-    pub fn lifetime(&self) -> Lifetime {
-        if self.unclaimed_member() {
-            return Lifetime::Process;
-        }
-        Lifetime::parse(self.label(labels::LIFETIME)).unwrap_or(Lifetime::Session)
-    }
-
-    pub fn unclaimed_member(&self) -> bool {
-        is_unclaimed_member(&self.name, self.labels.keys())
-    }
-}
-
-/// Lists the containers carrying our labels and the given extra label filters.
-pub async fn managed_containers(
-    engine: &Engine,
-    filters: &[String],
-) -> Result<Vec<ManagedContainer>> {
-    let mut label_filters = vec![format!("{}=true", labels::MANAGED)];
-    label_filters.extend(filters.iter().cloned());
-    let filter_map: HashMap<&str, Vec<String>> = HashMap::from([("label", label_filters)]);
-    let options = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filter_map)
-        .build();
-    let listed = engine
-        .list_containers(options, "list of managed containers")
-        .await?;
-    Ok(listed
-        .into_iter()
-        .filter_map(|c| {
-            let name = c
-                .names?
-                .into_iter()
-                .next()?
-                .trim_start_matches('/')
-                .to_string();
-            Some(ManagedContainer {
-                name,
-                labels: c.labels.unwrap_or_default(),
-            })
-        })
-        .collect())
 }
 
 /// Whether the reaper should remove this container.

@@ -5,10 +5,11 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use super::managed_containers::managed_containers;
 use super::orphan_volumes::reap_volumes;
 use super::probe_volumes::reap_probe_volumes;
 use super::process_clones::{owner_gone, trash_session};
-use super::reap::{managed_containers, reap_containers};
+use super::reap::reap_containers;
 use crate::clone::CloneManager;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::Result;

@@ -15,7 +15,9 @@ mod docker_runtime;
 mod engine_answers;
 mod environment_vars;
 pub mod exec;
+mod exec_buffered;
 pub mod exec_stream;
+pub mod exec_token;
 mod image_create;
 mod keepalive;
 mod known_mounts;
@@ -46,6 +48,7 @@ pub use engine_answers::{
 };
 pub use environment_vars::check_environment;
 pub use exec::{ExecOutcome, ExecRequest};
+pub use exec_buffered::run_buffered;
 pub use keepalive::sandbox_command;
 pub use known_mounts::KnownMounts;
 pub use line_folder::LineFolder;

@@ -6,14 +6,12 @@
 
 use std::time::Duration;
 
+use super::exec_token::token_entry;
 use crate::engine::Engine;
 use crate::error::Result;
 
 /// How long a signal sent in the background may take (an engine that does not answer).
 const BACKGROUND_BOUND: Duration = Duration::from_secs(30);
-
-/// Environment variable whose value marks every process of one exec.
-pub const EXEC_TOKEN_VAR: &str = "CONTAINER_ISOLATION_EXEC";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
@@ -44,14 +42,6 @@ impl Signal {
             Signal::Kill => libc::SIGKILL,
         }
     }
-}
-
-pub fn new_exec_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
-
-pub fn token_entry(token: &str) -> String {
-    format!("{EXEC_TOKEN_VAR}={token}")
 }
 
 /// Kills by token from inside the container. `$1` is the signal, `$2` the `VAR=token`

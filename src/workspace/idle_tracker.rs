@@ -1,14 +1,28 @@
 //! Idle stopping for `Workspaces { idleTimeoutMs }`: every FileIO/Shell use of a session
 //! is tracked; a session unused (and with nothing in flight) for the timeout has its
-//! container stopped — not removed — and the next use starts it again first.
+//! container stopped — not removed — and the next use starts it again first. The tracker
+//! knows its owner only as an `IdleOwner`.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::workspaces::Workspaces;
 use crate::error::Result;
 use crate::runtime::{ContainerUse, UseFuture, UseGuard};
+
+/// A call of the tracker's owner about one session.
+pub type SessionCall<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// What the tracker asks of whoever owns the sessions (`Workspaces`), held weakly: the
+/// tracker's task ends when its owner goes.
+pub trait IdleOwner: Send + Sync + 'static {
+    /// Stops an idle session's container (unless its settings keep it running).
+    fn stop_idle<'a>(&'a self, session: &'a str) -> SessionCall<'a>;
+    /// Starts a session's container again before a use.
+    fn start_again<'a>(&'a self, session: &'a str) -> SessionCall<'a>;
+}
 
 #[derive(Debug)]
 struct SessionUse {
@@ -59,8 +73,8 @@ impl IdleTracker {
         self.with(|all| all.remove(session));
     }
 
-    /// Starts the stopper task once (it ends when the `Workspaces` is dropped).
-    pub fn ensure_running(self: &Arc<Self>, workspaces: Weak<Workspaces>) {
+    /// Starts the stopper task once (it ends when its owner is dropped).
+    pub fn ensure_running(self: &Arc<Self>, owner: Weak<dyn IdleOwner>) {
         let tracker = self.clone();
         self.started.call_once(|| {
             let interval =
@@ -68,7 +82,7 @@ impl IdleTracker {
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(interval).await;
-                    let Some(workspaces) = workspaces.upgrade() else {
+                    let Some(owner) = owner.upgrade() else {
                         return;
                     };
                     for session in tracker.idle_sessions() {
@@ -77,7 +91,7 @@ impl IdleTracker {
                         if !tracker.claim_idle(&session) {
                             continue;
                         }
-                        if workspaces.idle_stop(&session).await.is_err() {
+                        if owner.stop_idle(&session).await.is_err() {
                             tracker.set_idle_stopped(&session, false);
                         }
                     }
@@ -119,7 +133,7 @@ impl IdleTracker {
 /// The hook handed to a session's FileIO and Shell.
 pub struct SessionUseHook {
     pub tracker: Arc<IdleTracker>,
-    pub workspaces: Weak<Workspaces>,
+    pub owner: Weak<dyn IdleOwner>,
     pub session: String,
 }
 
@@ -156,8 +170,8 @@ impl SessionUseHook {
             session: self.session.clone(),
         };
         if was_stopped {
-            if let Some(workspaces) = self.workspaces.upgrade() {
-                workspaces.start_session(&self.session).await?;
+            if let Some(owner) = self.owner.upgrade() {
+                owner.start_again(&self.session).await?;
             }
         }
         Ok(UseGuard::new(end))

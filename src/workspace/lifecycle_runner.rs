@@ -10,7 +10,8 @@ use crate::devcontainer::{Command, LifecycleCommand};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::{Phase, Progress};
-use crate::runtime::exec::{run_buffered, ExecRequest};
+use crate::runtime::exec::ExecRequest;
+use crate::runtime::run_buffered;
 
 /// The most kept in memory of each stream of a lifecycle command (its end is shown when
 /// it fails).

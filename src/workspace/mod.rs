@@ -13,6 +13,7 @@ mod image_prune;
 mod image_supply;
 mod lifecycle_runner;
 mod metadata_merge;
+mod plain_folder;
 mod pool_claim;
 mod pool_members;
 mod remote_env;
@@ -38,10 +39,10 @@ mod workspace_storage;
 mod workspaces;
 
 pub use image_prune::{PruneReport, PruneRequest};
+pub use plain_folder::PlainFolder;
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;
 pub use session_settings::SessionSettings;
-pub use session_source::PlainFolder;
 pub use trust::{Grant, Refusal, Trust};
 pub use workspace_record::{
     load as load_record, remove as remove_record, session_ids, WorkspaceRecord,

@@ -19,7 +19,8 @@ use crate::egress::Egress;
 use crate::engine::{find_image, image_present, Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Phase;
-use crate::runtime::exec::{run_buffered, ExecRequest};
+use crate::runtime::exec::ExecRequest;
+use crate::runtime::run_buffered;
 use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
 
 /// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each

@@ -2,6 +2,7 @@
 //! session destroyed: its container (and a `volume` session's volume, read back first)
 //! removed, its clone moved to trash.
 
+use super::idle_tracker::{IdleOwner, SessionCall};
 use super::session_volume::session_volume;
 use super::workspace_record as record;
 use super::workspaces::{blocking_error, Workspaces};
@@ -83,5 +84,15 @@ impl Workspaces {
             .map_err(blocking_error)??;
         self.trash_remote_project(session_id).await?;
         record::remove(&self.options.base_dir, session_id)
+    }
+}
+
+impl IdleOwner for Workspaces {
+    fn stop_idle<'a>(&'a self, session: &'a str) -> SessionCall<'a> {
+        Box::pin(self.idle_stop(session))
+    }
+
+    fn start_again<'a>(&'a self, session: &'a str) -> SessionCall<'a> {
+        Box::pin(self.start_session(session))
     }
 }

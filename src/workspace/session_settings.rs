@@ -192,6 +192,16 @@ impl SessionSettings {
 
     /// The user that tools and lifecycle commands run as (`remoteUser`, else
     /// `containerUser`, else the image's).
+    /// The derived image these settings need on a host whose effective user is not root
+    /// (`updateRemoteUserUID`); `None` where the reference changes nothing.
+    pub fn uid_image_wanted(&self) -> Option<UidImage> {
+        // SAFETY: geteuid and getegid have no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let user = self.remote_user()?;
+        (uid != 0 && user != "root" && self.behaviour.update_remote_user_uid())
+            .then(|| UidImage::new(self.featured_image(), user, uid, gid))
+    }
+
     pub fn remote_user(&self) -> Option<&str> {
         self.remote_user
             .as_deref()

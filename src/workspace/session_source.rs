@@ -8,34 +8,12 @@
 
 use std::path::PathBuf;
 
+use super::plain_folder::PlainFolder;
 use super::workspaces::{blocking_error, CreateWorkspace, Workspaces};
 use crate::clone::{
     clone_remote_project, has_own_commit, snapshot_folder, trash_remote_project, SnapshotLimits,
 };
 use crate::error::{Error, ErrorCode, Result};
-
-/// What `create` does with a project folder that has no commit to clone.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PlainFolder {
-    /// Its files are snapshotted into the library's own repository; the folder is only read.
-    #[default]
-    Snapshot,
-    /// It is made a repository with one commit of everything (a default `.gitignore` when
-    /// it has none), as `CloneManager` does.
-    Initialize,
-}
-
-impl PlainFolder {
-    pub fn parse(text: &str) -> Result<PlainFolder> {
-        match text {
-            "snapshot" => Ok(PlainFolder::Snapshot),
-            "initialize" => Ok(PlainFolder::Initialize),
-            other => Err(Error::invalid_argument(format!(
-                "plainFolder '{other}' is not 'snapshot' or 'initialize'"
-            ))),
-        }
-    }
-}
 
 /// The project a session is cloned from, and what it is.
 pub(super) struct SessionSource {

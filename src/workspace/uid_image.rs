@@ -55,16 +55,6 @@ pub struct UidImage {
 }
 
 impl UidImage {
-    /// The image a session with these settings needs on a host whose effective user is not
-    /// root; `None` where the reference changes nothing.
-    pub fn wanted(settings: &super::session_settings::SessionSettings) -> Option<UidImage> {
-        // SAFETY: geteuid and getegid have no preconditions.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let user = settings.remote_user()?;
-        (uid != 0 && user != "root" && settings.behaviour.update_remote_user_uid())
-            .then(|| UidImage::new(settings.featured_image(), user, uid, gid))
-    }
-
     /// Named after the base image, the user and the ids.
     pub fn new(base: &str, user: &str, uid: u32, gid: u32) -> UidImage {
         let key = format!("{base}\0{user}\0{uid}\0{gid}");
@@ -128,7 +118,8 @@ impl UidImage {
 mod tests {
     use super::*;
     use crate::engine::EngineOptions;
-    use crate::runtime::exec::{run_buffered, ExecRequest};
+    use crate::runtime::exec::ExecRequest;
+    use crate::runtime::run_buffered;
 
     /// Against the machine's engine: the Debian test image's `agent` (uid 1000) becomes
     /// uid 4242, named with a shell-hostile user name that must reach nothing.

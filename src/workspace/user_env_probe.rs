@@ -11,7 +11,8 @@ use super::remote_env::{process_env, remote_env, RemoteEnv};
 use super::session_settings::SessionSettings;
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::runtime::exec::{run_buffered, ExecRequest};
+use crate::runtime::exec::ExecRequest;
+use crate::runtime::run_buffered;
 
 const MARK: &str = "\u{1e}CI_ENV\u{1e}";
 const PROBE_LIMIT: &str = "1048576";

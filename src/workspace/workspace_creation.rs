@@ -3,9 +3,10 @@
 //! before its container is made; and a removed container made again from those settings.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::host_paths::engine_sockets;
+use super::idle_tracker::IdleOwner;
 use super::image_supply::ImageSupply;
 use super::metadata_merge::{merge_image_metadata, read_image_metadata};
 use super::session_container::prepare_image;
@@ -13,7 +14,6 @@ use super::session_resources::settle_resources;
 use super::session_settings::SessionSettings;
 use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
 use super::trust::Trust;
-use super::uid_image::UidImage;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
@@ -34,7 +34,8 @@ impl Workspaces {
         let _creating = self.pool_pause();
         if let Some(idle) = &self.idle {
             idle.touch(&request.session_id);
-            idle.ensure_running(Arc::downgrade(self));
+            let owner: Weak<dyn IdleOwner> = Arc::downgrade(self) as Weak<Workspaces>;
+            idle.ensure_running(owner);
         }
         let lock = self.lock_for(&request.session_id);
         let _guard = lock.lock().await;
@@ -180,7 +181,7 @@ impl Workspaces {
         settings.feature_image = Some(image.clone()).filter(|i| i != settings.image.name());
         let entries = read_image_metadata(engine, &image).await?;
         merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
-        if let Some(derived) = UidImage::wanted(&settings) {
+        if let Some(derived) = settings.uid_image_wanted() {
             derived.ensure(engine, &image, supply).await?;
             settings.uid_image = Some(derived);
         }

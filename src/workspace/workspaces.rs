@@ -3,16 +3,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::idle_tracker::{IdleTracker, SessionUseHook};
+use super::idle_tracker::{IdleOwner, IdleTracker, SessionUseHook};
 use super::image_supply::ImageSupply;
+use super::plain_folder::PlainFolder;
 use super::pool_members::SessionMembers;
 use super::session_container::SessionContainer;
-use super::session_source::PlainFolder;
 use super::trust::Trust;
 use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
@@ -310,10 +310,11 @@ impl Workspaces {
         self.start_session(session_id).await?;
         let usage: Option<Arc<dyn ContainerUse>> = self.idle.as_ref().map(|idle| {
             idle.touch(session_id);
-            idle.ensure_running(Arc::downgrade(self));
+            let owner: Weak<dyn IdleOwner> = Arc::downgrade(self) as Weak<Workspaces>;
+            idle.ensure_running(owner.clone());
             Arc::new(SessionUseHook {
                 tracker: idle.clone(),
-                workspaces: Arc::downgrade(self),
+                owner,
                 session: session_id.to_string(),
             }) as Arc<dyn ContainerUse>
         });
