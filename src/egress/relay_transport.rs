@@ -101,3 +101,78 @@ async fn next_on(line: &mut Option<LineFrames>) -> Frame {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn written(reader: &mut (impl tokio::io::AsyncRead + Unpin), n: usize) -> Vec<u8> {
+        let mut got = vec![0u8; n];
+        reader.read_exact(&mut got).await.unwrap();
+        got
+    }
+
+    /// The writer with its input, queue, offer and handover; returns the other ends.
+    fn writer() -> (
+        tokio::io::DuplexStream,
+        mpsc::Sender<Vec<u8>>,
+        mpsc::Sender<Vec<u8>>,
+        oneshot::Sender<Option<OwnedWriteHalf>>,
+    ) {
+        let (input, stdin) = tokio::io::duplex(1024);
+        let (queue_tx, queue) = mpsc::channel(8);
+        let (offer_tx, offer) = mpsc::channel(1);
+        let (handover_tx, handover) = oneshot::channel();
+        let outbound = Outbound {
+            queue,
+            offer,
+            handover,
+        };
+        tokio::spawn(write_frames(Box::pin(input), outbound));
+        (stdin, queue_tx, offer_tx, handover_tx)
+    }
+
+    #[tokio::test]
+    async fn nothing_follows_the_offer_on_stdin_and_the_rest_goes_over_the_line() {
+        let (mut stdin, queue, offer, handover) = writer();
+        queue.send(b"before".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 6).await, b"before");
+        offer.send(b"offer".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 5).await, b"offer");
+        queue.send(b"held".to_vec()).await.unwrap();
+        tokio::task::yield_now().await;
+        let (ours, mut theirs) = tokio::net::UnixStream::pair().unwrap();
+        handover.send(Some(ours.into_split().1)).unwrap();
+        assert_eq!(written(&mut theirs, 4).await, b"held");
+        queue.send(b"after".to_vec()).await.unwrap();
+        assert_eq!(written(&mut theirs, 5).await, b"after");
+        drop(queue);
+        drop(offer);
+        // Stdin got nothing past the offer, and is shut at the end.
+        let mut rest = Vec::new();
+        stdin.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_line_not_taken_resumes_stdin_in_order() {
+        let (mut stdin, queue, offer, handover) = writer();
+        offer.send(b"offer".to_vec()).await.unwrap();
+        queue.send(b"held".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 5).await, b"offer");
+        handover.send(None).unwrap();
+        queue.send(b"next".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 8).await, b"heldnext");
+    }
+
+    #[tokio::test]
+    async fn without_an_offer_the_writer_never_waits() {
+        let (mut stdin, queue, _offer, handover) = writer();
+        queue.send(b"one".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 3).await, b"one");
+        drop(handover);
+        queue.send(b"two".to_vec()).await.unwrap();
+        assert_eq!(written(&mut stdin, 3).await, b"two");
+    }
+}
