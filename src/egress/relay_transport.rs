@@ -113,13 +113,16 @@ mod tests {
         got
     }
 
-    /// The writer with its input, queue, offer and handover; returns the other ends.
-    fn writer() -> (
+    /// The other ends of a writer's stdin, queue, offer and handover.
+    type Ends = (
         tokio::io::DuplexStream,
         mpsc::Sender<Vec<u8>>,
         mpsc::Sender<Vec<u8>>,
         oneshot::Sender<Option<OwnedWriteHalf>>,
-    ) {
+    );
+
+    /// A writer with its stdin, queue, offer and handover.
+    fn writer() -> Ends {
         let (input, stdin) = tokio::io::duplex(1024);
         let (queue_tx, queue) = mpsc::channel(8);
         let (offer_tx, offer) = mpsc::channel(1);
