@@ -434,6 +434,14 @@ export interface ContainerAccess {
    * run there; with `line: 'exec'`, why not the direct line.
    */
   reason?: string
+  /**
+   * How the frames of the container's egress relay (run by this process) travel:
+   * `direct` over the direct line, `exec` over the relay's own exec stream; absent when
+   * this process runs no relay for the container.
+   */
+  relayLine?: 'direct' | 'exec'
+  /** With `relayLine: 'exec'`, why not the direct line. */
+  relayReason?: string
 }
 
 /**

@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, gitProject, IMAGES, isRemote, suiteRuntime, tempDir } from './helpers'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addon, engine, engineCli, eventually, gitProject, IMAGES, isRemote, suiteRuntime, tempDir } from './helpers'
 
 // The direct line to the session agent (a unix socket this process listens on in the
 // container's line folder), what the container can do to it from inside, and every handle
@@ -214,5 +217,104 @@ describe.skipIf(isRemote)('handles close with the session, not the garbage colle
     await workspaces.stop(sessionId)
     expect(fds() - before).toBeLessThanOrEqual(1)
     await workspaces.destroy(sessionId)
+  }, 120_000)
+})
+
+describe.skipIf(isRemote)('the egress relay over the direct line', () => {
+  // A server of this test on the host's loopback, reached from a session without a network
+  // through its relay: `target.test` is pinned to it and allowed, `other.test` is pinned to
+  // another loopback address the policy does not allow.
+  const BIG = Buffer.alloc((3 << 20) + 4099)
+  for (let i = 0; i < BIG.length; i++) BIG[i] = (i * 131 + (i >> 12)) & 0xff
+  const bigHash = createHash('sha256').update(BIG).digest('hex')
+  let server: Server
+  let port = 0
+  const egress = () => ({ allow: ['127.0.0.1/32'], hosts: { 'target.test': ['127.0.0.1'], 'other.test': ['127.0.0.2'] } })
+  beforeAll(async () => {
+    server = createServer((req, res) => res.end(req.url === '/big' ? BIG : 'relayed-ok'))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    port = (server.address() as AddressInfo).port
+  })
+  afterAll(() => server?.close())
+
+  const curl = (url: string) => ['curl', '-sS', '--max-time', '20', url]
+  /** What the session's policy lets through and what it refuses, from inside the container. */
+  async function egressWorks(exec: (command: string[]) => Promise<string>) {
+    expect(await exec(curl(`http://target.test:${port}/`))).toBe('relayed-ok')
+    const big = await exec(['sh', '-c', `curl -sS --max-time 60 http://target.test:${port}/big | sha256sum`])
+    expect(big.split(' ')[0]).toBe(bigHash)
+    expect(await exec(curl(`http://other.test:${port}/`))).toContain(`container-isolation: egress to other.test:${port} refused by the session's policy`)
+  }
+
+  async function relayedContainer(extra: Record<string, unknown> = {}) {
+    const id = await container({ egress: egress(), lifetime: 'process', ...extra })
+    const exec = async (command: string[]) => (await runtime.exec(id, { command })).stdout
+    return { id, exec }
+  }
+
+  /** Kills the container's relay and has this process start another one. */
+  async function restartRelay(id: string) {
+    asRoot(id, 'kill -9 "$(cat /run/.container-isolation-relay.pid 2>/dev/null || cat /tmp/.container-isolation-relay.pid)"')
+    await eventually('the relay seen gone', async () => (await access(id)).relayLine === undefined)
+    await runtime.start(id)
+    return access(id)
+  }
+
+  it('a relayed session\'s relay is on the line: the proxy and a forwarded port work over it', async () => {
+    const base = tempDir('line-relay')
+    const project = gitProject('line-relay-project', { 'a.txt': 'a\n' })
+    dirs.push(base, project)
+    const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian, egress: egress() })
+    const sessionId = `linerelay${process.pid}`
+    try {
+      await workspaces.create({ projectDir: project.path, sessionId, lifetime: 'process' })
+      expect(await workspaces.containerAccess(sessionId)).toMatchObject({ line: 'direct', relayLine: 'direct' })
+      const env = await workspaces.environment(sessionId, 't')
+      await egressWorks(async (command) => {
+        const r = await env.shell.execute(command.map((a) => `'${a}'`).join(' '), { toolRequestId: `r-${Math.random()}` })
+        return r.output.filter((l) => l.stream === 'stdout').map((l) => l.text).join('\n')
+      })
+      // The relay's own proxy port, forwarded to this host: a dial over the line.
+      const forward = await workspaces.forwardPort(sessionId, 3128)
+      const viaForward = await new Promise<string>((resolve, reject) => {
+        request({ host: '127.0.0.1', port: forward.hostPort, path: `http://target.test:${port}/`, headers: { host: `target.test:${port}` } }, (res) => {
+          let body = ''
+          res.on('data', (d) => (body += d))
+          res.on('end', () => resolve(body))
+        }).on('error', reject).end()
+      })
+      expect(viaForward).toBe('relayed-ok')
+      await forward.close()
+      expect((await workspaces.containerAccess(sessionId)).relayLine).toBe('direct')
+    } finally {
+      await workspaces.destroy(sessionId).catch(() => {})
+    }
+  }, 120_000)
+
+  const cases: Array<[string, string, RegExp]> = [
+    ['replaced by a symlink to the engine\'s socket', `ln -s /run/engine.sock ${SOCKET}`, /is a symlink, not a socket/],
+    ['replaced by a plain file', `: > ${SOCKET}`, /is a plain file, not a socket/],
+  ]
+  for (const [name, setUp, reason] of cases) {
+    it(`the line's socket ${name}: the relay keeps its exec, and the policy still holds`, async () => {
+      const { id, exec } = await relayedContainer({ capAdd: ['SYS_ADMIN'], mounts: [{ source: engine.socketPath, target: '/run/engine.sock' }] })
+      expect((await access(id)).relayLine).toBe('direct')
+      asRoot(id, `umount /.container-isolation-line && ${setUp}`)
+      const after = await restartRelay(id)
+      expect(after.relayLine).toBe('exec')
+      expect(after.relayReason).toMatch(reason)
+      await egressWorks(exec)
+    }, 120_000)
+  }
+
+  it('CONTAINER_ISOLATION_LINE=off keeps the relay on its exec', async () => {
+    process.env.CONTAINER_ISOLATION_LINE = 'off'
+    try {
+      const { id, exec } = await relayedContainer()
+      expect(await access(id)).toMatchObject({ relayLine: 'exec', relayReason: 'CONTAINER_ISOLATION_LINE=off' })
+      await egressWorks(exec)
+    } finally {
+      delete process.env.CONTAINER_ISOLATION_LINE
+    }
   }, 120_000)
 })

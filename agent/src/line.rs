@@ -1,6 +1,9 @@
 //! The agent's end of the direct line: when the host asks (`Line`), it connects to the unix
 //! socket the host listens on, in the host's folder mounted read-only into the container,
-//! presents the host's token (`Join`) and waits for the host's `Done` on that socket.
+//! presents the host's token (`Join`) and waits for the host's `Done` on that socket; then
+//! (`take`) it answers `Done` as its last frame on stdout, sends every later frame over the
+//! line, reads the host's from there, and keeps stdin only as the lifeline. Both `agent
+//! serve` and `agent relay` take the line this way.
 //!
 //! The entry is opened without following a symlink and must be a socket; the connection
 //! goes through that very inode (`/proc/self/fd/N`), so what is checked is what is reached.
@@ -16,7 +19,9 @@ use std::time::Duration;
 
 use container_isolation_agent::protocol::{encode, FrameBuffer, Message};
 
-use super::files::quoted;
+use super::detached;
+use super::files::{errno, failed, quoted};
+use super::frame_out::FrameOut;
 
 /// How long a connect may wait (a listener whose backlog is full blocks it).
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
@@ -49,8 +54,51 @@ fn os_error(what: &str, path: &str, err: std::io::Error) -> Refusal {
     )
 }
 
+/// Answers the host's `Line` offer (request `id`): joins the line at `path` with `token`,
+/// answers `Done` on stdout and moves `out` to the line, and returns the line to read the
+/// host's frames from; else answers why not, and stdin and stdout stay in use. Nothing is
+/// read from stdin after a switch but its end, which then shuts the line.
+pub fn take(id: u32, path: &str, token: &[u8], out: &FrameOut) -> Option<UnixStream> {
+    let joined = match join(id, path, token) {
+        Ok(stream) => match (stream.try_clone(), stream.try_clone()) {
+            (Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
+            (Err(e), _) | (_, Err(e)) => {
+                out.send(id, &failed(&e, path));
+                None
+            }
+        },
+        Err(refusal) => {
+            out.send(id, &refusal.answer());
+            None
+        }
+    };
+    let (stream, output, lifeline) = joined?;
+    if detached::spawn(move || watch_stdin(lifeline)).is_err() {
+        out.send(id, &failed(&errno(libc::EAGAIN), "a thread for the line"));
+        return None;
+    }
+    out.send(id, &Message::Done);
+    out.switch(output);
+    Some(stream)
+}
+
+/// Stdin after the switch: nothing more is read from it but its end, which means the host
+/// is gone; the line is then shut so that the reading loop ends as it would have.
+fn watch_stdin(line: UnixStream) {
+    let mut stdin = std::io::stdin();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => break,
+            _ => {}
+        }
+    }
+    let _ = line.shutdown(std::net::Shutdown::Both);
+}
+
 /// Connects to the host's socket at `path` and has the host accept it under request `id`.
-pub fn join(id: u32, path: &str, token: &[u8]) -> Result<UnixStream, Refusal> {
+fn join(id: u32, path: &str, token: &[u8]) -> Result<UnixStream, Refusal> {
     let entry = open_entry(path)?;
     let stream = connect_through(&entry, path)?;
     drop(entry);

@@ -1,8 +1,10 @@
 //! `agent relay PORT...`: the session's only way to the network. Listens on the
 //! container's loopback on each PORT (the host decides what each listener speaks) and
 //! carries every accepted connection, and every connection the host dials into the
-//! container (a forwarded port), as a stream over framed stdin/stdout. It decides nothing:
-//! the host reads each stream, applies the policy and makes the connection itself.
+//! container (a forwarded port), as a stream over framed stdin/stdout, or over the direct
+//! line once the host offers it (`Line`, taken as `agent serve` takes it; stdin then stays
+//! as the lifeline). It decides nothing: the host reads each stream, applies the policy and
+//! makes the connection itself.
 //!
 //! A relay started later for the same container (another host process) replaces this one:
 //! the pid file names the running relay, which the new one ends before it listens.
@@ -21,6 +23,7 @@ use container_isolation_agent::protocol::{
 
 use super::detached;
 use super::frame_out::FrameOut;
+use super::line;
 use super::relay_stream::{self, Streams, Toward};
 
 /// Where the running relay's pid is kept, first writable wins.
@@ -104,12 +107,11 @@ fn accept_loop(
     }
 }
 
-/// Reads the host's frames until stdin ends.
+/// Reads the host's frames until stdin ends (or the line, once taken).
 fn serve(out: &FrameOut, streams: &Streams) -> i32 {
     let mut frames = FrameBuffer::default();
     let mut buf = vec![0u8; 4 * RELAY_CHUNK];
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    let mut input: Box<dyn Read> = Box::new(std::io::stdin());
     loop {
         match input.read(&mut buf) {
             Ok(0) => return 0,
@@ -119,6 +121,11 @@ fn serve(out: &FrameOut, streams: &Streams) -> i32 {
         }
         while let Some(frame) = frames.next_frame() {
             match frame {
+                Ok((id, Message::Line { path, token })) => {
+                    if let Some(line) = line::take(id, &path, &token, out) {
+                        input = Box::new(line);
+                    }
+                }
                 Ok((id, message)) => dispatch(id, message, out, streams),
                 Err(e) => {
                     eprintln!("container-isolation-agent relay: {e}");

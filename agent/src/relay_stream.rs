@@ -7,7 +7,9 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
-use container_isolation_agent::protocol::{Message, RELAY_CHUNK, RELAY_WINDOW};
+use container_isolation_agent::protocol::{
+    data_header, Message, DATA_HEADER, RELAY_CHUNK, RELAY_WINDOW,
+};
 
 use super::detached;
 use super::frame_out::FrameOut;
@@ -132,13 +134,16 @@ pub fn start(
 }
 
 fn read_side(id: u32, mut socket: TcpStream, entry: &StreamEntry, out: &FrameOut) {
-    let mut buf = vec![0u8; RELAY_CHUNK];
     while let Some(room) = entry.take_credit() {
-        match socket.read(&mut buf[..room]) {
+        // Read straight into the frame that carries it.
+        let mut frame = vec![0u8; DATA_HEADER + room];
+        match socket.read(&mut frame[DATA_HEADER..]) {
             Ok(0) => return out.send(id, &Message::End),
             Ok(n) => {
                 entry.spend(n);
-                out.send(id, &Message::Data(buf[..n].to_vec()));
+                frame.truncate(DATA_HEADER + n);
+                frame[..DATA_HEADER].copy_from_slice(&data_header(id, n));
+                out.send_frame(frame);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,

@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +16,7 @@ use container_isolation_agent::protocol::{agreed_version, FrameBuffer, Message, 
 
 use super::creds::act_as;
 use super::detached;
-use super::files::{self, errno, failed, quoted};
+use super::files::{self, failed, quoted};
 use super::frame_out::FrameOut;
 use super::line;
 use super::process::{self, Registry};
@@ -218,7 +217,7 @@ pub fn run() -> i32 {
         while let Some(frame) = frames.next_frame() {
             match frame {
                 Ok((id, Message::Line { path, token })) => {
-                    if let Some(line) = server.join_line(id, &path, &token) {
+                    if let Some(line) = line::take(id, &path, &token, &server.out) {
                         input = Box::new(line);
                     }
                 }
@@ -235,48 +234,4 @@ pub fn run() -> i32 {
     // The host is gone: there is no one left to flush to.
     drop(writer);
     code
-}
-
-impl Server {
-    /// Takes the direct line at `path` when the host accepts it: answers `Done` (on stdin's
-    /// side, the last frame there), moves output to the line, and returns the line to read
-    /// from; else answers why not and the pipes stay in use.
-    fn join_line(&mut self, id: u32, path: &str, token: &[u8]) -> Option<UnixStream> {
-        let joined = match line::join(id, path, token) {
-            Ok(stream) => match (stream.try_clone(), stream.try_clone()) {
-                (Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
-                (Err(e), _) | (_, Err(e)) => {
-                    self.out.send(id, &files::failed(&e, path));
-                    None
-                }
-            },
-            Err(refusal) => {
-                self.out.send(id, &refusal.answer());
-                None
-            }
-        };
-        let (stream, output, lifeline) = joined?;
-        if detached::spawn(move || watch_stdin(lifeline)).is_err() {
-            self.out.send(id, &failed(&errno(libc::EAGAIN), "a thread for the line"));
-            return None;
-        }
-        self.out.send(id, &Message::Done);
-        self.out.switch(output);
-        Some(stream)
-    }
-}
-
-/// Stdin after the switch: nothing more is read from it but its end, which means the host
-/// is gone; the line is then shut so that the serve loop ends as it would have.
-fn watch_stdin(line: UnixStream) {
-    let mut stdin = std::io::stdin();
-    let mut buf = [0u8; 4096];
-    loop {
-        match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => break,
-            _ => {}
-        }
-    }
-    let _ = line.shutdown(std::net::Shutdown::Both);
 }

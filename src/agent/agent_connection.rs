@@ -19,7 +19,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::agent_frames::AgentFrames;
 use super::agent_health::{start_watch, Health};
-use super::agent_line::{negotiate, Line, LineFrames, LineOffer, LineRequest, Negotiated};
+use super::agent_line::{
+    negotiate, route_answer, Line, LineFrames, LineOffer, LineRequest, Negotiated,
+};
 use super::agent_reading::Reading;
 use super::agent_routes::{RouteEnd, Routes};
 use super::agent_writer::write_frames;
@@ -173,7 +175,7 @@ impl AgentConnection {
         let (id, mut route) = self.open_route().map_err(|e| e.message)?;
         let request = LineRequest {
             id,
-            route: &mut route,
+            answer: route_answer(&mut route),
             outgoing: &self.outgoing,
             agent_pid: self.pid,
         };

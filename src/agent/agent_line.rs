@@ -7,12 +7,17 @@
 //! token; then the host answers `Done` on the line, the agent confirms over the exec
 //! stream, and frames travel over the socket with no engine between.
 //!
+//! The egress relay (`agent relay`, the same binary in its own exec) is offered the line the
+//! same way (`offer_line`): the offer goes out over its exec and its answer comes back from
+//! its channel's reader, so the negotiation takes the answer as a future.
+//!
 //! The socket itself is `line_listener`'s. The host never connects to anything the container can name: a swapped entry can only
 //! lead the agent astray, which the agent reports (or its silence times out), and the exec
 //! stream stays in use. The first connection decides: one that is not the agent's is
 //! refused and the session keeps the exec stream, with the reason kept for
 //! `containerAccess`.
 
+use std::future::Future;
 use std::time::Duration;
 
 use container_isolation_agent::protocol::{encode, FrameBuffer, Message, ProtocolError};
@@ -57,16 +62,30 @@ pub enum Negotiated {
     Broken(String),
 }
 
-/// What the negotiation needs of a connection being started.
-pub struct LineRequest<'a> {
+/// What the negotiation needs of a process being started: the id of its `Line` request,
+/// where its frames go, its answer to `Line` (`None` if it went away), and its pid in the
+/// container (its `Welcome`'s).
+pub struct LineRequest<'a, A> {
     pub id: u32,
-    pub route: &'a mut RouteEnd,
+    pub answer: A,
     pub outgoing: &'a mpsc::Sender<Vec<u8>>,
     pub agent_pid: u32,
 }
 
-/// Offers the line to a just-started agent and settles it one way or the other.
-pub async fn negotiate(offer: &LineOffer<'_>, request: LineRequest<'_>) -> Negotiated {
+/// The answer to `Line` from an agent connection's request queue.
+pub fn route_answer(route: &mut RouteEnd) -> impl Future<Output = Option<Message>> + '_ {
+    route.replies.recv()
+}
+
+/// Offers the line to a just-started agent (or relay) and settles it one way or the other,
+/// once no other offer is under way on the listener.
+pub async fn negotiate<A: Future<Output = Option<Message>>>(
+    offer: &LineOffer<'_>,
+    request: LineRequest<'_, A>,
+) -> Negotiated {
+    let _turn = offer.listener.turn.lock().await;
+    let answer = request.answer;
+    tokio::pin!(answer);
     let token = random_token();
     let line = Message::Line {
         path: offer.listener.container_path(),
@@ -91,7 +110,7 @@ pub async fn negotiate(offer: &LineOffer<'_>, request: LineRequest<'_>) -> Negot
     let mut decided: Option<Result<UnixStream, String>> = None;
     loop {
         tokio::select! {
-            reply = request.route.replies.recv() => {
+            reply = &mut answer => {
                 return settle(decided, reply);
             }
             accepted = offer.listener.listener.accept() => match accepted {

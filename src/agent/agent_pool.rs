@@ -57,8 +57,9 @@ enum Slot {
 struct CellState {
     slot: Option<Slot>,
     strikes: VecDeque<(Instant, String)>,
-    /// This process's socket in the container's line folder.
-    listener: Option<LineListener>,
+    /// This process's socket in the container's line folder (shared with the egress
+    /// relay's offer while one runs).
+    listener: Option<Arc<LineListener>>,
 }
 
 impl CellState {
@@ -180,6 +181,34 @@ pub async fn agent_access(engine: &Engine, container: &str) -> Result<AgentAcces
     })
 }
 
+fn cell(engine: &Engine, container: &str) -> Cell {
+    let key = (engine.endpoint().to_string(), container.to_string());
+    pool()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone()
+}
+
+/// The container's line listener (made now if need be) and the pid of its main process
+/// on this host, for an offer to another process than its agent; or why there is none.
+pub(super) async fn shared_listener(
+    engine: &Engine,
+    container: &str,
+    inspected: &ContainerInspectResponse,
+) -> std::result::Result<(Arc<LineListener>, u32), String> {
+    let engine_id = inspected.id.clone().unwrap_or_default();
+    let cell = cell(engine, container);
+    let mut state = cell.state.lock().await;
+    *cell.engine_id.lock().unwrap_or_else(|e| e.into_inner()) = engine_id.clone();
+    let (mounts, _) = bind_mounts_with_agent(inspected.mounts.clone());
+    let offer = line_offer(engine, inspected, &engine_id, &mounts, &mut state.listener)?;
+    let init_pid = offer.init_pid;
+    let listener = state.listener.clone().expect("an offer has its listener");
+    Ok((listener, init_pid))
+}
+
 async fn access(
     engine: &Engine,
     container: &str,
@@ -192,13 +221,7 @@ async fn access(
             retry_at: None,
         });
     }
-    let key = (engine.endpoint().to_string(), container.to_string());
-    let cell = pool()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_default()
-        .clone();
+    let cell = cell(engine, container);
     let mut state = cell.state.lock().await;
     if let Some(Slot::Ready { connection, .. }) = state.slot.as_ref() {
         if !connection.is_closed() {
@@ -290,7 +313,7 @@ async fn start(
     container: &str,
     inspected: &ContainerInspectResponse,
     engine_id: String,
-    listener: &mut Option<LineListener>,
+    listener: &mut Option<Arc<LineListener>>,
 ) -> Slot {
     let (mounts, agent_mount) = bind_mounts_with_agent(inspected.mounts.clone());
     let uploaded = agent_uploaded(inspected.config.as_ref().and_then(|c| c.labels.as_ref()));

@@ -1,7 +1,8 @@
 //! This host process's unix socket in one container's line folder (`host-<pid>.sock`),
 //! for the direct line to its agent (`agent_line`): bound through the folder's descriptor
 //! once the folder is found to be a private folder of this user, mode 0600, and removed
-//! when dropped, if it is still the one in the folder.
+//! when dropped, if it is still the one in the folder. One offer at a time is negotiated
+//! on it (`turn`): the agent's and the egress relay's never take each other's connection.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -19,6 +20,8 @@ pub struct LineListener {
     pub source: String,
     /// The socket file's inode, to tell whether it is still the one in the folder.
     inode: u64,
+    /// Held by the negotiation under way: the first connection it accepts is its own.
+    pub(super) turn: tokio::sync::Mutex<()>,
 }
 
 impl LineListener {
@@ -64,6 +67,7 @@ impl LineListener {
             listener,
             source: source.to_string(),
             inode,
+            turn: tokio::sync::Mutex::new(()),
         })
     }
 

@@ -4,6 +4,8 @@
 //! library on this machine), a folder the container could swap through a writable mount,
 //! or `CONTAINER_ISOLATION_LINE=off`.
 
+use std::sync::Arc;
+
 use bollard::models::ContainerInspectResponse;
 
 use super::agent_line::LineOffer;
@@ -21,7 +23,7 @@ pub fn line_offer<'a>(
     inspected: &ContainerInspectResponse,
     engine_id: &str,
     mounts: &[ContainerMount],
-    listener: &'a mut Option<LineListener>,
+    listener: &'a mut Option<Arc<LineListener>>,
 ) -> std::result::Result<LineOffer<'a>, String> {
     if !cfg!(target_os = "linux") {
         return Err("there is no direct line off Linux".into());
@@ -55,10 +57,10 @@ pub fn line_offer<'a>(
         .is_none_or(|l| l.source != folder.source || !l.in_place())
     {
         *listener = None;
-        *listener = Some(LineListener::open(&folder.source)?);
+        *listener = Some(Arc::new(LineListener::open(&folder.source)?));
     }
     Ok(LineOffer {
-        listener: listener.as_ref().expect("just made"),
+        listener: listener.as_deref().expect("just made"),
         init_pid,
         engine_id: engine_id.to_string(),
     })

@@ -1,6 +1,7 @@
 //! The session agent seen from the host: finding its binary for a container's architecture,
 //! putting it into a container, one connection per container (over the exec stream or the
-//! direct line), and the commands and file operations carried over it.
+//! direct line), and the commands and file operations carried over it; the direct line
+//! offered to the egress relay too (`offer_line`).
 
 mod agent_binary;
 mod agent_choice;
@@ -21,6 +22,7 @@ mod agent_writer;
 mod line_listener;
 mod line_offer;
 mod line_peer;
+mod shared_line;
 
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
 pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
@@ -29,7 +31,7 @@ pub use agent_errors::errno_code;
 pub use agent_exec::{run_buffered, spawn_for};
 pub use agent_files::{AgentFiles, AgentReply};
 pub use agent_frames::AgentFrames;
-pub use agent_line::Line;
+pub use agent_line::{Line, LineFrames, LineRequest};
 pub use agent_lookup::{AgentArch, AGENT_ENV};
 pub use agent_pool::{
     agent_access, agent_for, agent_for_inspected, agent_if, close_container, move_agent,
@@ -38,3 +40,4 @@ pub use agent_pool::{
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};
+pub use shared_line::{offer_line, NoLine};

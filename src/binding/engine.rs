@@ -174,6 +174,25 @@ pub struct ContainerAccess {
     /// Why requests do not take a faster way: with `line: 'engine'`, why the agent does not
     /// run there; with `line: 'exec'`, why not the direct line.
     pub reason: Option<String>,
+    /// How the frames of the container's egress relay (run by this process) travel:
+    /// `direct` over the direct line, `exec` over the relay's own exec stream; absent when
+    /// this process runs no relay for the container.
+    #[napi(ts_type = "'direct' | 'exec'")]
+    pub relay_line: Option<String>,
+    /// With `relayLine: 'exec'`, why not the direct line.
+    pub relay_reason: Option<String>,
+}
+
+impl ContainerAccess {
+    /// With how the container's relay (if this process runs one) reaches it.
+    pub fn with_relay(mut self, relay: Option<crate::agent::Line>) -> Self {
+        (self.relay_line, self.relay_reason) = match relay {
+            None => (None, None),
+            Some(crate::agent::Line::Direct) => (Some("direct".into()), None),
+            Some(crate::agent::Line::Exec(why)) => (Some("exec".into()), Some(why)),
+        };
+        self
+    }
 }
 
 impl From<crate::agent::AgentAccess> for ContainerAccess {
@@ -192,6 +211,8 @@ impl From<crate::agent::AgentAccess> for ContainerAccess {
                 agent_path: Some(path),
                 agent_pid: Some(pid),
                 reason: exec_why,
+                relay_line: None,
+                relay_reason: None,
             },
             crate::agent::AgentAccess::Engine { why } => ContainerAccess {
                 path: "engine".into(),
@@ -199,6 +220,8 @@ impl From<crate::agent::AgentAccess> for ContainerAccess {
                 agent_path: None,
                 agent_pid: None,
                 reason: Some(why),
+                relay_line: None,
+                relay_reason: None,
             },
         }
     }
@@ -214,7 +237,8 @@ pub async fn container_access(
     async {
         let engine = engine::Engine::connect(&engine_options(opts)?).await?;
         let access = crate::agent::agent_access(&engine, &container_id).await?;
-        Ok(ContainerAccess::from(access))
+        let relay = crate::egress::relay_line(&engine, &container_id).await;
+        Ok(ContainerAccess::from(access).with_relay(relay))
     }
     .await
     .into()

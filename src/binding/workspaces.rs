@@ -345,11 +345,13 @@ impl Workspaces {
     /// (as `containerAccess` for its container; starts its agent if need be).
     #[napi(ts_return_type = "Promise<ContainerAccess>")]
     pub async fn container_access(&self, session_id: String) -> Outcome<ContainerAccess> {
-        self.inner
-            .container_access(&session_id)
-            .await
-            .map(ContainerAccess::from)
-            .into()
+        async {
+            let access = self.inner.container_access(&session_id).await?;
+            let relay = self.inner.relay_line(&session_id).await?;
+            Ok(ContainerAccess::from(access).with_relay(relay))
+        }
+        .await
+        .into()
     }
 
     /// Container stopped, clone kept.

@@ -26,8 +26,10 @@ mod port_forward;
 mod proxy_answer;
 mod proxy_connection;
 mod relay_channel;
+mod relay_line;
 mod relay_outcome;
 mod relay_pump;
+mod relay_transport;
 mod reported_body;
 mod request_guard;
 mod session_relay;
@@ -41,6 +43,7 @@ pub use egress_settings::{
 pub use port_forward::{forward_port, PortForward};
 pub use relay_channel::RelayChannel;
 pub use session_relay::{
-    ensure_relay, forget_relay, move_relay, proxy_environment, set_egress, HTTP_PROXY_PORT,
+    ensure_relay, forget_relay, move_relay, proxy_environment, relay_line, set_egress,
+    HTTP_PROXY_PORT,
     SOCKS_PORT,
 };

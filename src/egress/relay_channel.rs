@@ -1,8 +1,11 @@
 //! The relay's channel to one container: `agent relay` started by an exec of its own (so
 //! that a session's network traffic never queues behind its tool calls, nor theirs behind
 //! it), its frames read by one task that never waits on a stream, and each stream handed
-//! out as a local duplex pipe. What the agent says is hostile: a stream that overruns its
-//! window is aborted, a malformed frame ends the channel.
+//! out as a local duplex pipe. Where the container has the direct line, the relay is
+//! offered it after its `Welcome` (`crate::agent::offer_line`: the agent's listener and
+//! checks) and its frames then travel over that socket (`relay_transport`); anything off
+//! keeps the exec stream, with the reason kept (`line`). What the agent says is hostile: a
+//! stream that overruns its window is aborted, a malformed frame ends the channel.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -12,11 +15,14 @@ use std::time::Duration;
 use container_isolation_agent::protocol::{
     encode, version_accepted, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
 };
-use tokio::io::{AsyncWriteExt, DuplexStream};
+use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
 
+use super::relay_line::{switch_to_line, Switch, Welcomed};
 use super::relay_pump::{Credit, Inbound, Pump, StreamShared};
-use crate::agent::AgentFrames;
+use super::relay_transport::{read_frames, write_frames, Outbound};
+use crate::agent::{AgentFrames, Line, LineFrames};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{self, ExecRequest};
@@ -37,8 +43,21 @@ struct Slot {
     shared: Arc<StreamShared>,
 }
 
+/// A started relay: its channel, the connections accepted in the container, its switch to
+/// the line, and its `Welcome` (protocol version, pid).
+type Started = (
+    Arc<RelayChannel>,
+    mpsc::UnboundedReceiver<Accepted>,
+    Switch,
+    Welcomed,
+);
+
 pub struct RelayChannel {
     outgoing: mpsc::Sender<Vec<u8>>,
+    /// Which way the frames travel.
+    line: Mutex<Line>,
+    /// The writer and reader tasks.
+    tasks: Mutex<Vec<AbortHandle>>,
     slots: Mutex<HashMap<u32, Slot>>,
     dials: Mutex<HashMap<u32, oneshot::Sender<Message>>>,
     next_dial: AtomicU32,
@@ -51,7 +70,8 @@ pub struct RelayChannel {
 }
 
 impl RelayChannel {
-    /// Starts `agent relay` at `agent` in `container`, listening on `ports`.
+    /// Starts `agent relay` at `agent` in `container`, listening on `ports`, and offers it
+    /// the direct line.
     pub async fn start(
         engine: &Engine,
         container: &str,
@@ -60,6 +80,30 @@ impl RelayChannel {
         max_streams: usize,
         idle: Duration,
     ) -> Result<(Arc<RelayChannel>, mpsc::UnboundedReceiver<Accepted>)> {
+        let limits = (max_streams, idle);
+        let (channel, accepted, switch, welcome) =
+            Self::start_exec(engine, container, agent, ports, limits).await?;
+        let Err(why) = channel.take_line(engine, switch, welcome).await else {
+            return Ok((channel, accepted));
+        };
+        // Its frames go elsewhere now: a new relay (which replaces it), on the exec alone.
+        channel.close();
+        tracing::warn!("network relay in '{container}': {why}; started again without the line");
+        let (again, accepted, switch, _) =
+            Self::start_exec(engine, container, agent, ports, limits).await?;
+        let _ = switch.writer.send(None);
+        *again.line.lock().unwrap() = Line::Exec(why);
+        Ok((again, accepted))
+    }
+
+    /// Starts the relay's exec, its writer and reader, and has it say `Welcome`.
+    async fn start_exec(
+        engine: &Engine,
+        container: &str,
+        agent: &str,
+        ports: &[u16],
+        (max_streams, idle): (usize, Duration),
+    ) -> Result<Started> {
         let mut command = vec![agent.to_string(), "relay".to_string()];
         command.extend(ports.iter().map(u16::to_string));
         let request = ExecRequest {
@@ -69,20 +113,23 @@ impl RelayChannel {
             ..Default::default()
         };
         let started = exec::start_attached(engine, container, &request).await?;
-        let Some(mut input) = started.input else {
+        let Some(input) = started.input else {
             return Err(unavailable(container, "its exec has no stdin".into()));
         };
-        let (outgoing, mut queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
-        tokio::spawn(async move {
-            while let Some(frame) = queue.recv().await {
-                if input.write_all(&frame).await.is_err() {
-                    break;
-                }
-            }
-            let _ = input.shutdown().await;
-        });
+        let (outgoing, queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
+        let (offer, offers) = mpsc::channel::<Vec<u8>>(1);
+        let (writer_line, writer_handover) = oneshot::channel();
+        let (reader_line, reader_handover) = oneshot::channel();
+        let outbound = Outbound {
+            queue,
+            offer: offers,
+            handover: writer_handover,
+        };
+        let writer = tokio::spawn(write_frames(input, outbound));
         let channel = Arc::new(RelayChannel {
             outgoing,
+            line: Mutex::new(Line::Exec(String::new())),
+            tasks: Mutex::new(vec![writer.abort_handle()]),
             slots: Mutex::default(),
             dials: Mutex::default(),
             next_dial: AtomicU32::new(CONTROL + 1),
@@ -97,16 +144,69 @@ impl RelayChannel {
         let (accepted_tx, accepted) = mpsc::unbounded_channel();
         let frames = AgentFrames::new(started.output);
         let stderr = frames.stderr.clone();
-        tokio::spawn(read_frames(frames, channel.clone(), accepted_tx));
-        channel.handshake(welcome_rx, &stderr).await?;
-        Ok((channel, accepted))
+        let reader = tokio::spawn(serve_frames(
+            frames,
+            reader_handover,
+            channel.clone(),
+            accepted_tx,
+        ));
+        channel.tasks.lock().unwrap().push(reader.abort_handle());
+        let switch = Switch {
+            offer,
+            writer: writer_line,
+            reader: reader_line,
+        };
+        match channel.handshake(welcome_rx, &stderr).await {
+            Ok(welcome) => Ok((channel, accepted, switch, welcome)),
+            Err(e) => {
+                channel.close();
+                Err(e)
+            }
+        }
     }
 
+    /// Offers the line to the relay that just said `Welcome`; `Err` only when it took a
+    /// line that is not this host's. `line` says which way its frames travel.
+    async fn take_line(
+        &self,
+        engine: &Engine,
+        switch: Switch,
+        welcomed: Welcomed,
+    ) -> std::result::Result<(), String> {
+        // The answer to `Line` is routed back as a dial's.
+        let id = self.next_dial.fetch_add(1, Ordering::Relaxed) & !AGENT_STREAM;
+        let (answer_tx, answer) = oneshot::channel();
+        self.dials.lock().unwrap().insert(id, answer_tx);
+        let taken = switch_to_line(engine, &self.container, switch, welcomed, id, answer).await;
+        self.dials.lock().unwrap().remove(&id);
+        *self.line.lock().unwrap() = taken?;
+        Ok(())
+    }
+
+    /// Which way the relay's frames travel.
+    pub fn line(&self) -> Line {
+        self.line.lock().unwrap().clone()
+    }
+
+    /// Ends the channel now: its streams are aborted, the relay sees its stdin end.
+    pub fn close(&self) {
+        for task in self.tasks.lock().unwrap().drain(..) {
+            task.abort();
+        }
+        self.closed.store(true, Ordering::Release);
+        let slots: Vec<_> = self.slots.lock().unwrap().drain().collect();
+        for (_, slot) in slots {
+            let _ = slot.inbound.send(Inbound::Abort);
+        }
+        self.dials.lock().unwrap().clear();
+    }
+
+    /// Says `Hello`; the relay's protocol version and pid.
     async fn handshake(
         &self,
         welcome: oneshot::Receiver<Message>,
         stderr: &Mutex<Vec<u8>>,
-    ) -> Result<()> {
+    ) -> Result<Welcomed> {
         let hello = encode(CONTROL, &Message::Hello { version: VERSION });
         let _ = self.outgoing.send(hello).await;
         let said = || {
@@ -115,7 +215,9 @@ impl RelayChannel {
                 .to_string()
         };
         match tokio::time::timeout(WELCOME_WAIT, welcome).await {
-            Ok(Ok(Message::Welcome { version, .. })) if version_accepted(version) => Ok(()),
+            Ok(Ok(Message::Welcome { version, pid })) if version_accepted(version) => {
+                Ok(Welcomed { version, pid })
+            }
             Ok(Ok(other)) => Err(unavailable(&self.container, format!("answered {other:?}"))),
             Ok(Err(_)) => Err(unavailable(&self.container, format!("exited: {}", said()))),
             Err(_) => Err(unavailable(&self.container, "did not answer".into())),
@@ -280,22 +382,17 @@ fn busy(what: &str) -> Error {
     )
 }
 
-async fn read_frames(
-    mut frames: AgentFrames,
+/// Hands every frame of the relay to the channel until the relay ends (its exec, or its
+/// line), then ends the channel.
+async fn serve_frames(
+    frames: AgentFrames,
+    handover: oneshot::Receiver<LineFrames>,
     channel: Arc<RelayChannel>,
     accepted: mpsc::UnboundedSender<Accepted>,
 ) {
-    while let Some(frame) = frames.next().await {
-        let Ok((id, message)) = frame else {
-            tracing::warn!("network relay in '{}': malformed frame", channel.container);
-            break;
-        };
-        channel.dispatch(id, message, &accepted);
+    let dispatch = |id, message| channel.dispatch(id, message, &accepted);
+    if let Some(e) = read_frames(frames, handover, dispatch).await {
+        tracing::warn!("network relay in '{}': {e}", channel.container);
     }
-    channel.closed.store(true, Ordering::Release);
-    let slots: Vec<_> = channel.slots.lock().unwrap().drain().collect();
-    for (_, slot) in slots {
-        let _ = slot.inbound.send(Inbound::Abort);
-    }
-    channel.dials.lock().unwrap().clear();
+    channel.close();
 }

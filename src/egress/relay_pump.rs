@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use container_isolation_agent::protocol::{encode, Message, RELAY_CHUNK, RELAY_WINDOW};
+use container_isolation_agent::protocol::{
+    data_header, encode, Message, DATA_HEADER, RELAY_CHUNK, RELAY_WINDOW,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, Notify};
 
@@ -106,10 +108,14 @@ impl Pump {
             Err(())
         };
         let toward_agent = async {
-            let mut buf = vec![0u8; RELAY_CHUNK];
             loop {
                 let room = shared.credit.take().await;
-                let n = from_pipe.read(&mut buf[..room]).await.map_err(|_| ())?;
+                // Read straight into the frame that carries it.
+                let mut frame = vec![0u8; DATA_HEADER + room];
+                let n = from_pipe
+                    .read(&mut frame[DATA_HEADER..])
+                    .await
+                    .map_err(|_| ())?;
                 touch();
                 if n == 0 {
                     return outgoing
@@ -118,8 +124,9 @@ impl Pump {
                         .map_err(|_| ());
                 }
                 shared.credit.spend(n);
-                let data = Message::Data(buf[..n].to_vec());
-                outgoing.send(encode(id, &data)).await.map_err(|_| ())?;
+                frame.truncate(DATA_HEADER + n);
+                frame[..DATA_HEADER].copy_from_slice(&data_header(id, n));
+                outgoing.send(frame).await.map_err(|_| ())?;
             }
         };
         let idle_watch = async {

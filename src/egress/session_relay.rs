@@ -11,6 +11,7 @@ use super::egress_settings::Egress;
 use super::engine_gateways::engine_gateways;
 use super::proxy_connection;
 use super::relay_channel::RelayChannel;
+use crate::agent::Line;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::AGENT_MOUNT;
@@ -139,10 +140,30 @@ pub fn move_relay(engine: &Engine, from: &str, to: &str) {
     }
 }
 
-/// Forgets `container`'s relay (its container is being removed).
+/// Forgets `container`'s relay (its container is being removed), closing its channel (and
+/// its line's socket) now.
 pub fn forget_relay(engine: &Engine, container: &str) {
-    relays()
+    let cell = relays()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&(engine.endpoint().to_string(), container.to_string()));
+    let Some(cell) = cell else { return };
+    if let Ok(slot) = cell.try_lock() {
+        if let Some(relay) = slot.as_ref() {
+            relay.channel.close();
+        }
+    };
+}
+
+/// Which way the frames of `container`'s running relay travel; `None` when none runs here.
+pub async fn relay_line(engine: &Engine, container: &str) -> Option<Line> {
+    let cell = relays()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(engine.endpoint().to_string(), container.to_string()))
+        .cloned()?;
+    let slot = cell.lock().await;
+    slot.as_ref()
+        .filter(|r| !r.channel.is_closed())
+        .map(|r| r.channel.line())
 }

@@ -207,6 +207,13 @@ impl Workspaces {
         }
     }
 
+    /// Which way the frames of the session's relay travel, when this process runs it.
+    pub async fn relay_line(&self, session_id: &str) -> Result<Option<crate::agent::Line>> {
+        let record = self.required(session_id)?;
+        let engine = self.runtime.engine().await?;
+        Ok(crate::egress::relay_line(&engine, &record.container_id).await)
+    }
+
     /// The ports this process serves for the session.
     pub(super) fn forwarded(&self, session_id: &str) -> Vec<(u16, std::net::SocketAddr)> {
         self.forwards
