@@ -319,6 +319,7 @@ describe('egress', () => {
       const info = await pooled.get(b)
       expect(engineCli('inspect', '--format', '{{.Id}}', info!.containerId)).toBe(memberId)
       expect(relayPid()).toBe(before) // the claim took the member's relay over, not a new one
+      expect(await pooled.containerAccess(b)).toMatchObject({ line: 'direct', relayLine: 'direct' })
       const env = await pooled.environment(b, 'egress')
       const ok = await env.shell.execute('curl -sS --max-time 10 http://internet.test/', { toolRequestId: 'pool-ok' })
       expect(ok.output.map((l) => l.text).join('\n')).toBe('internet-ok')

@@ -26,6 +26,7 @@ mod port_forward;
 mod proxy_answer;
 mod proxy_connection;
 mod relay_channel;
+mod relay_dispatch;
 mod relay_line;
 mod relay_outcome;
 mod relay_pump;
@@ -44,6 +45,5 @@ pub use port_forward::{forward_port, PortForward};
 pub use relay_channel::RelayChannel;
 pub use session_relay::{
     ensure_relay, forget_relay, move_relay, proxy_environment, relay_line, set_egress,
-    HTTP_PROXY_PORT,
-    SOCKS_PORT,
+    HTTP_PROXY_PORT, SOCKS_PORT,
 };

@@ -38,9 +38,9 @@ pub struct Accepted {
     pub stream: DuplexStream,
 }
 
-struct Slot {
-    inbound: mpsc::UnboundedSender<Inbound>,
-    shared: Arc<StreamShared>,
+pub(super) struct Slot {
+    pub(super) inbound: mpsc::UnboundedSender<Inbound>,
+    pub(super) shared: Arc<StreamShared>,
 }
 
 /// A started relay: its channel, the connections accepted in the container, its switch to
@@ -53,23 +53,37 @@ type Started = (
 );
 
 pub struct RelayChannel {
-    outgoing: mpsc::Sender<Vec<u8>>,
+    pub(super) outgoing: mpsc::Sender<Vec<u8>>,
     /// Which way the frames travel.
     line: Mutex<Line>,
     /// The writer and reader tasks.
     tasks: Mutex<Vec<AbortHandle>>,
-    slots: Mutex<HashMap<u32, Slot>>,
-    dials: Mutex<HashMap<u32, oneshot::Sender<Message>>>,
+    pub(super) slots: Mutex<HashMap<u32, Slot>>,
+    pub(super) dials: Mutex<HashMap<u32, oneshot::Sender<Message>>>,
     next_dial: AtomicU32,
     closed: AtomicBool,
     open_streams: AtomicUsize,
     /// Streams open at once, at most; more are aborted as they arrive.
     pub max_streams: usize,
     pub idle: Duration,
-    pub container: String,
+    /// The container's name, as messages give it (a claimed pool member's changes).
+    container: Mutex<String>,
 }
 
 impl RelayChannel {
+    /// The container's name, as messages give it.
+    pub fn container(&self) -> String {
+        self.container
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The container now goes by `name` (a warm pool member claimed by a session).
+    pub fn rename(&self, name: &str) {
+        *self.container.lock().unwrap_or_else(|e| e.into_inner()) = name.to_string();
+    }
+
     /// Starts `agent relay` at `agent` in `container`, listening on `ports`, and offers it
     /// the direct line.
     pub async fn start(
@@ -137,7 +151,7 @@ impl RelayChannel {
             open_streams: AtomicUsize::new(0),
             max_streams,
             idle,
-            container: container.to_string(),
+            container: Mutex::new(container.to_string()),
         });
         let (welcome_tx, welcome_rx) = oneshot::channel();
         channel.dials.lock().unwrap().insert(CONTROL, welcome_tx);
@@ -177,7 +191,7 @@ impl RelayChannel {
         let id = self.next_dial.fetch_add(1, Ordering::Relaxed) & !AGENT_STREAM;
         let (answer_tx, answer) = oneshot::channel();
         self.dials.lock().unwrap().insert(id, answer_tx);
-        let taken = switch_to_line(engine, &self.container, switch, welcomed, id, answer).await;
+        let taken = switch_to_line(engine, &self.container(), switch, welcomed, id, answer).await;
         self.dials.lock().unwrap().remove(&id);
         *self.line.lock().unwrap() = taken?;
         Ok(())
@@ -218,9 +232,15 @@ impl RelayChannel {
             Ok(Ok(Message::Welcome { version, pid })) if version_accepted(version) => {
                 Ok(Welcomed { version, pid })
             }
-            Ok(Ok(other)) => Err(unavailable(&self.container, format!("answered {other:?}"))),
-            Ok(Err(_)) => Err(unavailable(&self.container, format!("exited: {}", said()))),
-            Err(_) => Err(unavailable(&self.container, "did not answer".into())),
+            Ok(Ok(other)) => Err(unavailable(
+                &self.container(),
+                format!("answered {other:?}"),
+            )),
+            Ok(Err(_)) => Err(unavailable(
+                &self.container(),
+                format!("exited: {}", said()),
+            )),
+            Err(_) => Err(unavailable(&self.container(), "did not answer".into())),
         }
     }
 
@@ -235,7 +255,7 @@ impl RelayChannel {
 
     /// A connection to `port` on the container's loopback.
     pub async fn dial(self: &Arc<Self>, port: u16) -> Result<DuplexStream> {
-        let what = format!("port {port} in container '{}'", self.container);
+        let what = format!("port {port} in container '{}'", self.container());
         let id = self.next_dial.fetch_add(1, Ordering::Relaxed) & !AGENT_STREAM;
         let pipe = self.open_stream(id).ok_or_else(|| busy(&what))?;
         let (answer_tx, answer) = oneshot::channel();
@@ -269,7 +289,7 @@ impl RelayChannel {
     }
 
     /// A new stream's slot and pump; its local end, or `None` past `max_streams`.
-    fn open_stream(self: &Arc<Self>, id: u32) -> Option<DuplexStream> {
+    pub(super) fn open_stream(self: &Arc<Self>, id: u32) -> Option<DuplexStream> {
         if self.open_streams.fetch_add(1, Ordering::AcqRel) >= self.max_streams {
             self.open_streams.fetch_sub(1, Ordering::AcqRel);
             return None;
@@ -309,62 +329,11 @@ impl RelayChannel {
         }
     }
 
-    fn abort(&self, id: u32) {
+    pub(super) fn abort(&self, id: u32) {
         if let Some(slot) = self.slots.lock().unwrap().get(&id) {
             let _ = slot.inbound.send(Inbound::Abort);
         }
         let _ = self.outgoing.try_send(encode(id, &Message::Abort));
-    }
-
-    /// One frame from the agent.
-    fn dispatch(
-        self: &Arc<Self>,
-        id: u32,
-        message: Message,
-        accepted: &mpsc::UnboundedSender<Accepted>,
-    ) {
-        match message {
-            Message::Accepted { listener } if id & AGENT_STREAM != 0 => {
-                match self.open_stream(id) {
-                    Some(stream) => {
-                        let _ = accepted.send(Accepted { listener, stream });
-                    }
-                    None => {
-                        let _ = self.outgoing.try_send(encode(id, &Message::Abort));
-                    }
-                }
-            }
-            Message::Data(data) => {
-                let slots = self.slots.lock().unwrap();
-                let Some(slot) = slots.get(&id) else { return };
-                let pending = slot.shared.pending.fetch_add(data.len(), Ordering::AcqRel);
-                if pending + data.len() > RELAY_WINDOW as usize {
-                    drop(slots);
-                    return self.abort(id);
-                }
-                let _ = slot.inbound.send(Inbound::Data(data));
-            }
-            Message::End | Message::Abort => {
-                let inbound = match message {
-                    Message::End => Inbound::End,
-                    _ => Inbound::Abort,
-                };
-                if let Some(slot) = self.slots.lock().unwrap().get(&id) {
-                    let _ = slot.inbound.send(inbound);
-                }
-            }
-            Message::Credit { bytes } => {
-                if let Some(slot) = self.slots.lock().unwrap().get(&id) {
-                    slot.shared.credit.grant(bytes);
-                }
-            }
-            answer @ (Message::Welcome { .. } | Message::Done | Message::Failed { .. }) => {
-                if let Some(waiting) = self.dials.lock().unwrap().remove(&id) {
-                    let _ = waiting.send(answer);
-                }
-            }
-            _ => {}
-        }
     }
 }
 
@@ -392,7 +361,7 @@ async fn serve_frames(
 ) {
     let dispatch = |id, message| channel.dispatch(id, message, &accepted);
     if let Some(e) = read_frames(frames, handover, dispatch).await {
-        tracing::warn!("network relay in '{}': {e}", channel.container);
+        tracing::warn!("network relay in '{}': {e}", channel.container());
     }
     channel.close();
 }

@@ -136,6 +136,12 @@ pub fn move_relay(engine: &Engine, from: &str, to: &str) {
     let endpoint = engine.endpoint().to_string();
     let mut relays = relays().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cell) = relays.remove(&(endpoint.clone(), from.to_string())) {
+        // Uncontended at a claim: the member's relay has served nothing yet.
+        if let Ok(slot) = cell.try_lock() {
+            if let Some(relay) = slot.as_ref() {
+                relay.channel.rename(to);
+            }
+        }
         relays.insert((endpoint, to.to_string()), cell);
     }
 }
