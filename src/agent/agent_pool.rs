@@ -18,20 +18,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bollard::models::ContainerInspectResponse;
-use bytes::Bytes;
 
 use super::agent_binary::{disabled, SWITCHED_OFF};
-use super::agent_choice::agent_for_container;
 use super::agent_connection::AgentConnection;
+use super::agent_upload::upload_and_start;
 use super::line_listener::LineListener;
 use super::line_offer::line_offer;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
-use crate::fileio::{swappable_mount, EngineFiles, EntryOwner};
+use crate::fileio::swappable_mount;
 use crate::runtime::{agent_uploaded, bind_mounts_with_agent, AGENT_MOUNT};
-
-/// Where the agent is uploaded, in order, until one of them lets it run.
-const UPLOAD_DIRS: [&str; 5] = ["/tmp", "/var/tmp", "/run", "/dev/shm", "/"];
 
 /// Agent failures within `STRIKE_WINDOW` that send a container to the engine path.
 const STRIKES: usize = 3;
@@ -344,40 +340,6 @@ async fn start(
             }
         }
     }
-}
-
-/// Uploads the agent for `container`'s architecture where it may run, and starts it.
-async fn upload_and_start(
-    engine: &Engine,
-    container: &str,
-    inspected: &ContainerInspectResponse,
-) -> std::result::Result<AgentConnection, String> {
-    let binary = agent_for_container(engine, inspected).await?;
-    let files = EngineFiles { engine, container };
-    let name = format!(".container-isolation-agent-{}", binary.tag());
-    let bytes = Bytes::from(binary.bytes.clone());
-    let mut tried = Vec::new();
-    for dir in UPLOAD_DIRS {
-        let owner = EntryOwner { uid: 0, gid: 0 };
-        if let Err(e) = files
-            .write_file(dir, &name, bytes.clone(), 0o700, owner)
-            .await
-        {
-            tried.push(format!("{dir}: {}", e.message));
-            continue;
-        }
-        let path = format!("{}/{name}", dir.trim_end_matches('/'));
-        let line =
-            Err("the agent was uploaded into the container, which has no line folder".into());
-        match AgentConnection::start(engine, container, &path, line).await {
-            Ok(connection) => return Ok(connection),
-            Err(e) => tried.push(format!("{dir}: {}", e.message)),
-        }
-    }
-    Err(format!(
-        "the agent could not be put anywhere it runs ({})",
-        tried.join("; ")
-    ))
 }
 
 #[cfg(test)]

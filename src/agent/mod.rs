@@ -18,6 +18,7 @@ mod agent_process;
 mod agent_reading;
 mod agent_request;
 mod agent_routes;
+mod agent_upload;
 mod agent_writer;
 mod line_listener;
 mod line_offer;
