@@ -9,21 +9,25 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use container_isolation_agent::protocol::{agreed_version, FrameBuffer, Message, CONTROL};
+use container_isolation_agent::protocol::{agreed_version, Message, CONTROL, MAX_FRAME};
 
 use super::creds::act_as;
 use super::detached;
 use super::files::{self, errno, failed, quoted};
+use super::frame_in::FrameIn;
 use super::frame_out::FrameOut;
 use super::line;
 use super::process::{self, Registry};
 use super::reply_window::{Window, Windows};
 use super::write::{self, WriteInput};
 
+/// The send buffer asked for on the direct line (the kernel doubles it).
+const LINE_BUFFER: libc::c_int = 1 << 20;
 /// A write's data frames buffered towards its thread before the reader waits for it.
 const WRITE_BACKLOG: usize = 8;
 
@@ -196,7 +200,20 @@ impl Server {
     }
 }
 
+/// Frame buffers (up to `MAX_FRAME`, one per chunk of a file or an output) come from the
+/// heap and go back to it, reused by the next: above glibc's default threshold each would be
+/// a fresh mapping whose every page faults in zeroed. What the heap keeps is bounded by the
+/// trim threshold.
+fn reuse_frame_buffers() {
+    // SAFETY: mallopt only tunes the allocator; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 * MAX_FRAME as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 * MAX_FRAME as libc::c_int);
+    }
+}
+
 pub fn run() -> i32 {
+    reuse_frame_buffers();
     let (out, writer) = FrameOut::start();
     let mut server = Server {
         out,
@@ -205,30 +222,22 @@ pub fn run() -> i32 {
         windows: Windows::default(),
         umask: current_umask(),
     };
-    let mut frames = FrameBuffer::default();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut input: Box<dyn Read> = Box::new(std::io::stdin());
+    let mut frames = FrameIn::new(Box::new(std::io::stdin()));
     let code = loop {
-        match input.read(&mut buf) {
-            Ok(0) => break 0,
-            Ok(n) => frames.push(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break 1,
-        }
-        while let Some(frame) = frames.next_frame() {
-            match frame {
-                Ok((id, Message::Line { path, token })) => {
-                    if let Some(line) = server.join_line(id, &path, &token) {
-                        input = Box::new(line);
-                    }
-                }
-                Ok((id, message)) => server.dispatch(id, message),
-                Err(e) => {
-                    eprintln!("container-isolation-agent: {e}");
-                    server.shut_down();
-                    return 3;
+        match frames.next() {
+            Ok(None) => break 0,
+            Ok(Some(Ok((id, Message::Line { path, token })))) => {
+                if let Some(line) = server.join_line(id, &path, &token) {
+                    frames.switch(Box::new(line));
                 }
             }
+            Ok(Some(Ok((id, message)))) => server.dispatch(id, message),
+            Ok(Some(Err(e))) => {
+                eprintln!("container-isolation-agent: {e}");
+                server.shut_down();
+                return 3;
+            }
+            Err(_) => break 1,
         }
     };
     server.shut_down();
@@ -243,9 +252,9 @@ impl Server {
     /// from; else answers why not and the pipes stay in use.
     fn join_line(&mut self, id: u32, path: &str, token: &[u8]) -> Option<UnixStream> {
         let joined = match line::join(id, path, token) {
-            Ok(stream) => match (stream.try_clone(), stream.try_clone()) {
-                (Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
-                (Err(e), _) | (_, Err(e)) => {
+            Ok(stream) => match (widen(&stream), stream.try_clone(), stream.try_clone()) {
+                ((), Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
+                ((), Err(e), _) | ((), _, Err(e)) => {
                     self.out.send(id, &files::failed(&e, path));
                     None
                 }
@@ -263,6 +272,23 @@ impl Server {
         self.out.send(id, &Message::Done);
         self.out.switch(output);
         Some(stream)
+    }
+}
+
+/// Lets the line hold a few chunks in flight (the default, about 200 KiB, is less than one
+/// `CHUNK` frame), so that a file's data streams without waiting on every frame; the kernel
+/// caps it at its `wmem_max`. A refusal leaves the default, which works, only slower.
+fn widen(stream: &UnixStream) {
+    let size: libc::c_int = LINE_BUFFER;
+    // SAFETY: sets an integer option on our own socket.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 
