@@ -202,13 +202,14 @@ impl Server {
 
 /// Frame buffers (up to `MAX_FRAME`, one per chunk of a file or an output) come from the
 /// heap and go back to it, reused by the next: above glibc's default threshold each would be
-/// a fresh mapping whose every page faults in zeroed. What the heap keeps is bounded by the
-/// trim threshold.
+/// a fresh mapping whose every page faults in zeroed. What the heap keeps free is bounded by
+/// the trim threshold: a few frames' worth, as every command's reaper is forked from this
+/// process and copies its page tables.
 fn reuse_frame_buffers() {
     // SAFETY: mallopt only tunes the allocator; called before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 * MAX_FRAME as libc::c_int);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 * MAX_FRAME as libc::c_int);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 2 * MAX_FRAME as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 * MAX_FRAME as libc::c_int);
     }
 }
 
