@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -26,8 +25,6 @@ use super::process::{self, Registry};
 use super::reply_window::{Window, Windows};
 use super::write::{self, WriteInput};
 
-/// The send buffer asked for on the direct line (the kernel doubles it).
-const LINE_BUFFER: libc::c_int = 1 << 20;
 /// A write's data frames buffered towards its thread before the reader waits for it.
 const WRITE_BACKLOG: usize = 8;
 
@@ -253,9 +250,9 @@ impl Server {
     /// from; else answers why not and the pipes stay in use.
     fn join_line(&mut self, id: u32, path: &str, token: &[u8]) -> Option<UnixStream> {
         let joined = match line::join(id, path, token) {
-            Ok(stream) => match (widen(&stream), stream.try_clone(), stream.try_clone()) {
-                ((), Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
-                ((), Err(e), _) | ((), _, Err(e)) => {
+            Ok(stream) => match (stream.try_clone(), stream.try_clone()) {
+                (Ok(output), Ok(lifeline)) => Some((stream, output, lifeline)),
+                (Err(e), _) | (_, Err(e)) => {
                     self.out.send(id, &files::failed(&e, path));
                     None
                 }
@@ -273,23 +270,6 @@ impl Server {
         self.out.send(id, &Message::Done);
         self.out.switch(output);
         Some(stream)
-    }
-}
-
-/// Lets the line hold a few chunks in flight (the default, about 200 KiB, is less than one
-/// `CHUNK` frame), so that a file's data streams without waiting on every frame; the kernel
-/// caps it at its `wmem_max`. A refusal leaves the default, which works, only slower.
-fn widen(stream: &UnixStream) {
-    let size: libc::c_int = LINE_BUFFER;
-    // SAFETY: sets an integer option on our own socket.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            (&size as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
     }
 }
 
