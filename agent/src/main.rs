@@ -17,6 +17,7 @@ linux_only! {
     mod creds;
     mod detached;
     mod files;
+    mod frame_in;
     mod frame_out;
     mod launch;
     mod line;

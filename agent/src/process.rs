@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use container_isolation_agent::protocol::{Message, Spawn, CHUNK};
+use container_isolation_agent::protocol::{output_header, Message, Spawn, CHUNK, OUTPUT_HEADER};
 
 use super::detached;
 use super::frame_out::FrameOut;
@@ -249,7 +249,7 @@ struct Ends<'a> {
 fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &Running) {
     let Ends {
         socket,
-        mut outputs,
+        outputs,
         window,
     } = ends;
     let mut reports = Reports {
@@ -262,7 +262,7 @@ fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &
         exited: None,
     };
     let mut open = [true, true, true];
-    let mut buf = vec![0u8; CHUNK];
+    let mut records = [0u8; 16 * reaper_report::SIZE];
     // Done once the command has exited and its output has ended; the reaper (the socket)
     // may outlive it, reaping what the command left running.
     while open.iter().any(|o| *o) && !(reports.exited.is_some() && !open[1] && !open[2]) {
@@ -281,22 +281,19 @@ fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &
             ROOM_POLL_MS
         };
         for i in readable(&fds, &watched, wait) {
-            let n = match i {
-                0 => socket.read(&mut buf),
-                _ => outputs[i - 1].read(&mut buf),
+            if i == 0 {
+                match socket.read(&mut records).unwrap_or(0) {
+                    0 => open[0] = false,
+                    n => reports.push(&records[..n]),
+                }
+                continue;
             }
-            .unwrap_or(0);
-            match (n, i) {
-                (0, _) => open[i] = false,
-                (_, 0) => reports.push(&buf[..n]),
-                _ if !window.spend_now(n as u32) => {}
-                _ => out.send(
-                    id,
-                    &Message::Output {
-                        stderr: i == 2,
-                        data: buf[..n].to_vec(),
-                    },
-                ),
+            match read_output(id, i == 2, &outputs[i - 1]) {
+                None => open[i] = false,
+                Some(frame) if window.spend_now((frame.len() - OUTPUT_HEADER) as u32) => {
+                    out.send_frame(frame)
+                }
+                Some(_) => {}
             }
         }
     }
@@ -306,6 +303,28 @@ fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &
         signal: libc::SIGKILL,
     });
     out.send(id, &exited);
+}
+
+/// The next piece of a command's output, read straight into the `Output` frame that carries
+/// it (no zeroing, no copy); `None` at its end.
+fn read_output(id: u32, stderr: bool, pipe: &std::fs::File) -> Option<Vec<u8>> {
+    let mut frame: Vec<u8> = Vec::with_capacity(OUTPUT_HEADER + CHUNK);
+    let n = loop {
+        // SAFETY: reads at most CHUNK bytes into the frame's spare room past its header.
+        let n = unsafe {
+            let room = frame.as_mut_ptr().add(OUTPUT_HEADER);
+            libc::read(pipe.as_raw_fd(), room.cast(), CHUNK)
+        };
+        let interrupted = std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+        if n >= 0 || !interrupted {
+            break n;
+        }
+    };
+    let n = usize::try_from(n).ok().filter(|n| *n > 0)?;
+    frame.extend_from_slice(&output_header(id, stderr, n));
+    // SAFETY: the header is in place and `read` filled the n bytes after it.
+    unsafe { frame.set_len(OUTPUT_HEADER + n) };
+    Some(frame)
 }
 
 /// Which of the open `fds` can be read (or have ended) now; waits until one can, or

@@ -1,5 +1,6 @@
 //! A command's reaper: the child `serve` forks for it. It makes itself a child subreaper and
-//! a session leader, forks the command (as the asked user, in the asked directory), and
+//! a session leader, starts the command (as the asked user, in the asked directory; a
+//! clone that shares its memory until the command's `execve`, as `posix_spawn` does), and
 //! then reaps: every process of the command's tree that loses its parent becomes its
 //! child, so none can leave the tree. Its socket to `serve` (fd 3) carries `Report`s: the
 //! command started or could not, then its exit status. When that socket ends (`serve` is
@@ -101,38 +102,38 @@ unsafe fn close_listed(first: i32) -> Result<(), i32> {
     Ok(())
 }
 
-/// The command's side of the fork: its stdio, user and directory, then `execve` of each
-/// candidate path. Reports the reason to `status` and exits if none can be run.
-unsafe fn exec_command(launch: &Launch, p: &Pointers, status: i32) -> ! {
+/// The command's side of the clone: its stdio, user and directory, then `execve` of each
+/// candidate path. Returns only if none can be run, with the reason's `errno`. It shares
+/// the reaper's memory until it execs: it only makes system calls (raw ones for the ids,
+/// which glibc's wrappers would apply to every thread they know of) and writes nothing but
+/// its own stack.
+unsafe fn exec_command(launch: &Launch, p: &Pointers) -> i32 {
     let mut none: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut none);
     libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     // Rust ignores SIGPIPE in `serve`; a command gets the default, as from a shell.
     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    let mut failure = 0;
     for (target, fd) in [(0, CMD_STDIN), (1, CMD_STDOUT), (2, CMD_STDERR)] {
         if libc::dup2(fd, target) < 0 {
-            failure = errno();
+            return errno();
         }
     }
-    // The rest (the signalfd, the status pipe) is close-on-exec.
+    // The rest (the signalfd) is close-on-exec.
     for fd in CHANNEL..FIRST_FREE {
         libc::close(fd);
     }
-    if failure == 0
-        && (libc::setgroups(launch.groups.len(), launch.groups.as_ptr()) != 0
-            || libc::setgid(launch.gid) != 0
-            || libc::setuid(launch.uid) != 0
-            || (!p.cwd.is_null() && libc::chdir(p.cwd) != 0))
+    if libc::syscall(
+        libc::SYS_setgroups,
+        launch.groups.len(),
+        launch.groups.as_ptr(),
+    ) != 0
+        || libc::syscall(libc::SYS_setgid, launch.gid) != 0
+        || libc::syscall(libc::SYS_setuid, launch.uid) != 0
+        || (!p.cwd.is_null() && libc::chdir(p.cwd) != 0)
     {
-        failure = errno();
+        return errno();
     }
-    if failure == 0 {
-        failure = exec_any(p);
-    }
-    let bytes = failure.to_le_bytes();
-    libc::write(status, bytes.as_ptr().cast(), bytes.len());
-    libc::_exit(127)
+    exec_any(p)
 }
 
 /// `execve` of each candidate path, as `execvp` does: a missing one is skipped, a denied one
@@ -157,35 +158,67 @@ unsafe fn exec_any(p: &Pointers) -> i32 {
     }
 }
 
-/// Starts the command: `Ok(pid)` once it has exec'd, else the `errno` it reported.
+/// The stack the command's side of the clone runs on until it execs.
+const CHILD_STACK: usize = 256 * 1024;
+
+/// What the command's side of the clone is given, and where it leaves a failure's `errno`
+/// (in the reaper's memory, which it shares until it execs).
+struct Child<'a> {
+    launch: &'a Launch,
+    pointers: &'a Pointers,
+    failure: i32,
+}
+
+extern "C" fn command_side(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Child` of `start_command`, whose frame waits for this side to
+    // exec or exit (`CLONE_VFORK`).
+    unsafe {
+        let child = &mut *arg.cast::<Child<'_>>();
+        let failure = exec_command(child.launch, child.pointers);
+        std::ptr::write_volatile(&mut child.failure, failure);
+    }
+    127
+}
+
+/// Starts the command: `Ok(pid)` once it has exec'd, else the `errno` it reported. The
+/// command's process shares the reaper's memory until its `execve` (as `posix_spawn` does),
+/// so no page table is copied and the reaper resumes the moment the command runs.
 unsafe fn start_command(launch: &Launch, p: &Pointers) -> Result<i32, i32> {
-    let mut status = [0; 2];
-    if libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+    let stack = libc::mmap(
+        std::ptr::null_mut(),
+        CHILD_STACK,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+        -1,
+        0,
+    );
+    if stack == libc::MAP_FAILED {
         return Err(errno());
     }
-    let pid = libc::fork();
-    if pid == 0 {
-        exec_command(launch, p, status[1]);
-    }
-    libc::close(status[1]);
+    let mut child = Child {
+        launch,
+        pointers: p,
+        failure: 0,
+    };
+    let pid = libc::clone(
+        command_side,
+        stack.cast::<u8>().add(CHILD_STACK).cast(),
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        (&mut child as *mut Child<'_>).cast(),
+    );
+    let clone_errno = errno();
+    libc::munmap(stack, CHILD_STACK);
     for fd in [CMD_STDIN, CMD_STDOUT, CMD_STDERR] {
         libc::close(fd);
     }
     if pid < 0 {
-        return Err(errno());
+        return Err(clone_errno);
     }
-    let mut bytes = [0u8; 4];
-    let n = loop {
-        let n = libc::read(status[0], bytes.as_mut_ptr().cast(), 4);
-        if n >= 0 || errno() != libc::EINTR {
-            break n;
-        }
-    };
-    libc::close(status[0]);
-    if n == 4 {
+    let failure = std::ptr::read_volatile(&child.failure);
+    if failure != 0 {
         let mut ignored = 0;
         libc::waitpid(pid, &mut ignored, 0);
-        return Err(i32::from_le_bytes(bytes));
+        return Err(failure);
     }
     Ok(pid)
 }

@@ -8,15 +8,15 @@
 //! agent as before.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use container_isolation_agent::protocol::{agreed_version, FrameBuffer, Message, CONTROL};
+use container_isolation_agent::protocol::{agreed_version, Message, CONTROL, MAX_FRAME};
 
 use super::creds::act_as;
 use super::detached;
 use super::files::{self, failed, quoted};
+use super::frame_in::FrameIn;
 use super::frame_out::FrameOut;
 use super::line;
 use super::process::{self, Registry};
@@ -195,8 +195,22 @@ impl Server {
     }
 }
 
+/// Frame buffers (up to `MAX_FRAME`, one per chunk of a file or an output) come from the
+/// heap and go back to it, reused by the next: above glibc's default threshold each would be
+/// a fresh mapping whose every page faults in zeroed. What the heap keeps free is bounded by
+/// the trim threshold: a few frames' worth, as every command's reaper is forked from this
+/// process and copies its page tables.
+fn reuse_frame_buffers() {
+    // SAFETY: mallopt only tunes the allocator; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 2 * MAX_FRAME as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 * MAX_FRAME as libc::c_int);
+    }
+}
+
 pub fn run() -> i32 {
-    let (out, writer) = FrameOut::start();
+    reuse_frame_buffers();
+    let out = FrameOut::direct();
     let mut server = Server {
         out,
         processes: Arc::new(Mutex::new(HashMap::new())),
@@ -204,34 +218,24 @@ pub fn run() -> i32 {
         windows: Windows::default(),
         umask: current_umask(),
     };
-    let mut frames = FrameBuffer::default();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut input: Box<dyn Read> = Box::new(std::io::stdin());
+    let mut frames = FrameIn::new(Box::new(std::io::stdin()));
     let code = loop {
-        match input.read(&mut buf) {
-            Ok(0) => break 0,
-            Ok(n) => frames.push(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break 1,
-        }
-        while let Some(frame) = frames.next_frame() {
-            match frame {
-                Ok((id, Message::Line { path, token })) => {
-                    if let Some(line) = line::take(id, &path, &token, &server.out) {
-                        input = Box::new(line);
-                    }
-                }
-                Ok((id, message)) => server.dispatch(id, message),
-                Err(e) => {
-                    eprintln!("container-isolation-agent: {e}");
-                    server.shut_down();
-                    return 3;
+        match frames.next() {
+            Ok(None) => break 0,
+            Ok(Some(Ok((id, Message::Line { path, token })))) => {
+                if let Some(line) = line::take(id, &path, &token, &server.out) {
+                    frames.switch(Box::new(line));
                 }
             }
+            Ok(Some(Ok((id, message)))) => server.dispatch(id, message),
+            Ok(Some(Err(e))) => {
+                eprintln!("container-isolation-agent: {e}");
+                server.shut_down();
+                return 3;
+            }
+            Err(_) => break 1,
         }
     };
     server.shut_down();
-    // The host is gone: there is no one left to flush to.
-    drop(writer);
     code
 }

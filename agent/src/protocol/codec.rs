@@ -31,6 +31,25 @@ pub fn data_header(id: u32, len: usize) -> [u8; DATA_HEADER] {
     header
 }
 
+/// The bytes of an `Output` frame before its data: length, id, kind, stream, data length.
+pub const OUTPUT_HEADER: usize = 14;
+
+/// The header of an `Output` frame of `id` carrying `len` bytes of `stderr` or stdout, for a
+/// sender that reads the output straight into the frame.
+pub fn output_header(id: u32, stderr: bool, len: usize) -> [u8; OUTPUT_HEADER] {
+    let mut header = [0u8; OUTPUT_HEADER];
+    header[..4].copy_from_slice(&((OUTPUT_HEADER - 4 + len) as u32).to_le_bytes());
+    header[4..8].copy_from_slice(&id.to_le_bytes());
+    header[8] = Message::Output {
+        stderr,
+        data: Vec::new(),
+    }
+    .code();
+    header[9] = stderr as u8;
+    header[10..].copy_from_slice(&(len as u32).to_le_bytes());
+    header
+}
+
 /// One frame's body (after the length field): its id and message. Bytes left over after
 /// the message's fields are an error.
 pub fn decode(body: &[u8]) -> Result<(u32, Message), ProtocolError> {

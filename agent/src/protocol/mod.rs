@@ -19,7 +19,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use codec::{data_header, decode, encode, DATA_HEADER};
+pub use codec::{data_header, decode, encode, output_header, DATA_HEADER, OUTPUT_HEADER};
 pub use frame_buffer::FrameBuffer;
 pub use message::{Creds, FileKind, Message, Spawn, Stat};
 

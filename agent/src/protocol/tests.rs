@@ -132,3 +132,13 @@ fn a_data_header_and_its_payload_are_the_encoded_frame() {
     frame.extend_from_slice(&payload);
     assert_eq!(frame, encode(7, &Message::Data(payload)));
 }
+
+#[test]
+fn an_output_header_and_its_data_are_the_encoded_frame() {
+    for stderr in [false, true] {
+        let data = b"line\n\xff".to_vec();
+        let mut frame = output_header(9, stderr, data.len()).to_vec();
+        frame.extend_from_slice(&data);
+        assert_eq!(frame, encode(9, &Message::Output { stderr, data }));
+    }
+}
