@@ -1,10 +1,11 @@
 //! The refill: one background task per pool making its members one at a time and removing
 //! the retired ones, waiting while the pool is full, a session is being created in this
-//! process, or the host cannot spare a member. It holds the pool weakly: when the pool goes,
-//! it ends.
+//! process, or the host cannot spare a member, and resting after each member it made. It
+//! holds the pool weakly: when the pool goes, it ends.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -16,6 +17,13 @@ use super::pool_options::PoolOptions;
 use super::pool_state::{Job, Member, State};
 use crate::error::{Error, ErrorCode};
 use crate::runtime::pool_member::member_name;
+
+/// A member costs the engine a burst of work (create, start, the agent): after each, the
+/// refill rests this many times as long as the member took, so that it holds the machine
+/// at most a third of the time and the sessions running beside it keep their pace.
+const REST_FACTOR: u32 = 2;
+/// The longest rest, whatever a member took.
+const MAX_REST: Duration = Duration::from_secs(10);
 
 pub struct Shared<F: MemberFactory> {
     pub options: PoolOptions,
@@ -110,7 +118,12 @@ pub async fn refill<F: MemberFactory>(pool: Weak<Shared<F>>, changed: Arc<Notify
         };
         match job {
             Job::Retire(member) => shared.discard(&member).await,
-            Job::Make(key, recipe) => shared.make_one(key, recipe).await,
+            Job::Make(key, recipe) => {
+                let started = Instant::now();
+                shared.make_one(key, recipe).await;
+                drop(shared);
+                tokio::time::sleep((started.elapsed() * REST_FACTOR).min(MAX_REST)).await;
+            }
             Job::Wait(limit) => {
                 drop(shared);
                 match limit {
