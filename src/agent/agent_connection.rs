@@ -53,26 +53,6 @@ pub struct AgentConnection {
     pub line: Line,
 }
 
-/// The send buffer asked for on the direct line (the kernel doubles it, and caps it at its
-/// `wmem_max`): a few `CHUNK` frames in flight, where the default holds less than one.
-const LINE_BUFFER: libc::c_int = 1 << 20;
-
-/// Widens the line's send buffer, so that a write's data streams without waiting on every
-/// frame. A refusal leaves the default, which works, only slower.
-fn widen(stream: &tokio::net::UnixStream) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: sets an integer option on our own socket.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            (&LINE_BUFFER as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
-}
-
 /// What a connection hands its writer and reader once the direct line is up.
 struct Handover {
     writer: oneshot::Sender<tokio::net::unix::OwnedWriteHalf>,
@@ -203,7 +183,6 @@ impl AgentConnection {
         self.close_route(id);
         match negotiated {
             Negotiated::Direct(stream) => {
-                widen(&stream);
                 let (read, write) = stream.into_split();
                 let handed = handover.writer.send(write).is_ok()
                     && handover.reader.send(LineFrames::new(read)).is_ok();

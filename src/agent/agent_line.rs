@@ -137,7 +137,10 @@ pub async fn negotiate<A: Future<Output = Option<Message>>>(
 /// The end of the negotiation, given the agent's answer to `Line`.
 fn settle(decided: Option<Result<UnixStream, String>>, reply: Option<Message>) -> Negotiated {
     match (decided, reply) {
-        (Some(Ok(stream)), Some(Message::Done)) => Negotiated::Direct(stream),
+        (Some(Ok(stream)), Some(Message::Done)) => {
+            widen(&stream);
+            Negotiated::Direct(stream)
+        }
         (Some(Err(why)), Some(Message::Failed { .. })) => Negotiated::Exec(why),
         (None, Some(Message::Failed { message, .. })) => {
             Negotiated::Exec(format!("the agent could not take the line: {message}"))
@@ -150,6 +153,27 @@ fn settle(decided: Option<Result<UnixStream, String>>, reply: Option<Message>) -
         ),
         (_, Some(other)) => Negotiated::Broken(format!("the agent answered the line's offer with {other:?}")),
         (_, None) => Negotiated::Broken("the agent went away while the line was offered".into()),
+    }
+}
+
+/// The send buffer asked for on a direct line, the agent's or the relay's (the kernel
+/// doubles it, and caps it at its `wmem_max`): a few frames in flight, where the default
+/// holds less than one.
+const LINE_BUFFER: libc::c_int = 1 << 20;
+
+/// Widens the line's send buffer, so that a write's data streams without waiting on every
+/// frame. A refusal leaves the default, which works, only slower.
+fn widen(stream: &tokio::net::UnixStream) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sets an integer option on our own socket.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&LINE_BUFFER as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 
