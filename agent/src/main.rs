@@ -16,6 +16,7 @@ macro_rules! linux_only {
 linux_only! {
     mod creds;
     mod detached;
+    mod fd_pairs;
     mod files;
     mod frame_in;
     mod frame_out;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use container_isolation_agent::protocol::{output_header, Message, Spawn, CHUNK, OUTPUT_HEADER};
 
 use super::detached;
+use super::fd_pairs::{pipe, socket_pair};
 use super::frame_out::FrameOut;
 use super::launch::{fork_reaper, Launch, ReaperFds};
 use super::reaper_report::{self, Report};
@@ -71,32 +72,6 @@ impl Running {
             .wait_while(started, |started| !*started)
             .unwrap_or_else(|e| e.into_inner());
     }
-}
-
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds is a valid out-array of two.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: as above.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// This binary's path, for a reaper that must exec `reaper-kill`.
