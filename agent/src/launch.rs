@@ -1,4 +1,4 @@
-//! A command made ready to start, and the fork of its reaper. Everything the reaper and the
+//! A command made ready to start, for the reaper `reaper::fork_reaper` forks. Everything the reaper and the
 //! command need after the fork — argv, environment, the paths `execve` tries in `PATH`
 //! order, directory, user — is built here first: a child forked from this multi-threaded
 //! process may only make system calls (no allocation, no locks) until it execs.
@@ -14,7 +14,6 @@ use std::sync::OnceLock;
 
 use container_isolation_agent::protocol::Spawn;
 
-use super::reaper;
 
 /// Where `execve` looks when neither the command's environment nor ours has `PATH`
 /// (glibc's default for `execvp`).
@@ -144,20 +143,6 @@ fn candidates(program: &str, path: Option<&[u8]>) -> std::io::Result<Vec<CString
             c_string(full)
         })
         .collect()
-}
-
-/// Forks the reaper of `launch`; returns its pid. `agent` is this binary's path (the reaper
-/// execs it to kill the command's tree when `serve` is gone).
-pub fn fork_reaper(launch: &Launch, fds: &ReaperFds, agent: &CString) -> std::io::Result<i32> {
-    let pointers = launch.pointers();
-    let kill_argv = [agent.as_ptr(), c"reaper-kill".as_ptr(), std::ptr::null()];
-    // SAFETY: the child runs `reaper::run`, which makes only system calls on the data
-    // prepared above (still mapped in the child) and never returns.
-    match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()),
-        0 => reaper::run(launch, &pointers, fds, &kill_argv),
-        pid => Ok(pid),
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use container_isolation_agent::protocol::{output_header, Message, Spawn, CHUNK, 
 use super::detached;
 use super::fd_pairs::{pipe, socket_pair};
 use super::frame_out::FrameOut;
-use super::launch::{fork_reaper, Launch, ReaperFds};
+use super::launch::{Launch, ReaperFds};
+use super::reaper::fork_reaper;
 use super::reaper_report::{self, Report};
 use super::reply_window::{Window, Windows};
 use super::tree;

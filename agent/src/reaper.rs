@@ -318,6 +318,20 @@ pub fn kill_mode() -> i32 {
     0
 }
 
+/// Forks the reaper of `launch`; returns its pid. `agent` is this binary's path (the reaper
+/// execs it to kill the command's tree when `serve` is gone).
+pub fn fork_reaper(launch: &Launch, fds: &ReaperFds, agent: &std::ffi::CStr) -> std::io::Result<i32> {
+    let pointers = launch.pointers();
+    let kill_argv = [agent.as_ptr(), c"reaper-kill".as_ptr(), std::ptr::null()];
+    // SAFETY: the child runs `reaper::run`, which makes only system calls on the data
+    // prepared above (still mapped in the child) and never returns.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => run(launch, &pointers, fds, &kill_argv),
+        pid => Ok(pid),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
