@@ -1,7 +1,8 @@
 //! A command made ready to start, for the reaper that `reaper::fork_reaper` forks.
 //! Everything the reaper and the command need after the fork — argv, environment, the
-//! paths `execve` tries in `PATH` order, directory, user — is built here first: a child forked from this multi-threaded
-//! process may only make system calls (no allocation, no locks) until it execs.
+//! paths `execve` tries in `PATH` order, directory, user — is built here first: a child
+//! forked from this multi-threaded process may only make system calls (no allocation, no
+//! locks) until it execs.
 //!
 //! The reaper is forked, not exec'd: a fresh image of this binary per command cost about
 //! 0.5 ms of every command's start. It holds a copy-on-write image of `serve` (a few MiB at
