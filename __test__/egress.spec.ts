@@ -274,9 +274,12 @@ describe('egress', () => {
     expect(idle.text).toContain('ping exit=0')
     const bounded = await session({ allow: [`${PUBLIC.ns}/32`], maxConnections: 2 })
     const held = `(${tunnel}; sleep 3) & `
-    const third = await run(bounded, `${held}${held}sleep 0.5; ${tunnel}; timeout 5 cat <&3; echo " exit=$?"; wait`)
+    // The third is closed as soon as it is accepted, maybe before the shell's printf to it
+    // (then a broken pipe, which must not end the shell) and with its request unread (then a
+    // reset: cat's exit 1); either way it ends at once, never with timeout's 124.
+    const third = await run(bounded, `trap '' PIPE; ${held}${held}sleep 0.5; ${tunnel}; timeout 5 cat <&3; echo " exit=$?"; wait`)
     expect(third.text).not.toContain('200 Connection established')
-    expect(third.text).toContain('exit=0')
+    expect(third.text).toMatch(/ exit=[01]$/m)
   })
 
   it('DockerRuntime.create with egress: no network, the proxy variables, the relay started with the container', async () => {
