@@ -11,35 +11,57 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Writes frames until both senders are gone or a write fails.
 pub async fn write_frames(
-    mut input: Pin<Box<dyn AsyncWrite + Send>>,
+    input: Pin<Box<dyn AsyncWrite + Send>>,
     mut urgent: mpsc::UnboundedReceiver<Vec<u8>>,
     mut queue: mpsc::Receiver<Vec<u8>>,
     mut handover: oneshot::Receiver<OwnedWriteHalf>,
 ) {
-    let mut line: Option<OwnedWriteHalf> = None;
+    let mut sink = FrameSink::new(input);
     let mut waiting = true;
     loop {
         let frame = tokio::select! {
             biased;
             given = &mut handover, if waiting => {
                 waiting = false;
-                line = given.ok();
+                sink.line = given.ok();
                 continue;
             }
             Some(frame) = urgent.recv() => frame,
             Some(frame) = queue.recv() => frame,
             else => break,
         };
-        let written = match line.as_mut() {
-            Some(line) => line.write_all(&frame).await,
-            None => input.write_all(&frame).await,
-        };
-        if written.is_err() {
+        if sink.write(&frame).await.is_err() {
             break;
         }
     }
-    if let Some(mut line) = line {
-        let _ = line.shutdown().await;
+    sink.close().await;
+}
+
+/// Where one connection's frames are written: the exec's stdin, or the direct line once it
+/// is handed over; the stdin stays open until `close` (its end tells the other side that
+/// this host is gone).
+pub struct FrameSink {
+    input: Pin<Box<dyn AsyncWrite + Send>>,
+    pub line: Option<OwnedWriteHalf>,
+}
+
+impl FrameSink {
+    pub fn new(input: Pin<Box<dyn AsyncWrite + Send>>) -> FrameSink {
+        FrameSink { input, line: None }
     }
-    let _ = input.shutdown().await;
+
+    pub async fn write(&mut self, frame: &[u8]) -> std::io::Result<()> {
+        match self.line.as_mut() {
+            Some(line) => line.write_all(frame).await,
+            None => self.input.write_all(frame).await,
+        }
+    }
+
+    /// Shuts the line (if any), then the exec's stdin.
+    pub async fn close(mut self) {
+        if let Some(mut line) = self.line.take() {
+            let _ = line.shutdown().await;
+        }
+        let _ = self.input.shutdown().await;
+    }
 }

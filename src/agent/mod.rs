@@ -40,5 +40,6 @@ pub use agent_pool::{
 };
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};
+pub use agent_writer::FrameSink;
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};
 pub use shared_line::{offer_line, NoLine};

@@ -11,11 +11,11 @@
 use std::pin::Pin;
 
 use container_isolation_agent::protocol::{Message, ProtocolError};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWrite;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::agent::{AgentFrames, LineFrames};
+use crate::agent::{AgentFrames, FrameSink, LineFrames};
 
 /// Where the writer takes its frames from.
 pub struct Outbound {
@@ -29,20 +29,20 @@ pub struct Outbound {
 
 /// Writes frames until every sender is gone or a write fails; holds the exec's stdin open
 /// all the while (its end tells the relay this host is gone).
-pub async fn write_frames(mut input: Pin<Box<dyn AsyncWrite + Send>>, outbound: Outbound) {
+pub async fn write_frames(input: Pin<Box<dyn AsyncWrite + Send>>, outbound: Outbound) {
     let Outbound {
         mut queue,
         mut offer,
         mut handover,
     } = outbound;
-    let mut line: Option<OwnedWriteHalf> = None;
+    let mut sink = FrameSink::new(input);
     let (mut waiting, mut paused) = (true, false);
     loop {
         let frame = tokio::select! {
             biased;
             given = &mut handover, if waiting => {
                 (waiting, paused) = (false, false);
-                line = given.ok().flatten();
+                sink.line = given.ok().flatten();
                 continue;
             }
             Some(frame) = offer.recv(), if waiting && !paused => {
@@ -52,18 +52,11 @@ pub async fn write_frames(mut input: Pin<Box<dyn AsyncWrite + Send>>, outbound: 
             Some(frame) = queue.recv(), if !paused => frame,
             else => break,
         };
-        let written = match line.as_mut() {
-            Some(line) => line.write_all(&frame).await,
-            None => input.write_all(&frame).await,
-        };
-        if written.is_err() {
+        if sink.write(&frame).await.is_err() {
             break;
         }
     }
-    if let Some(mut line) = line {
-        let _ = line.shutdown().await;
-    }
-    let _ = input.shutdown().await;
+    sink.close().await;
 }
 
 type Frame = Option<Result<(u32, Message), ProtocolError>>;
