@@ -47,13 +47,12 @@ fn is_orphan(
 ) -> Result<bool> {
     let labelled = labels_of.get(labels::SESSION).map(String::as_str);
     let container = labels_of.get(labels::CONTAINER).map(String::as_str);
-    let record = match labelled {
-        Some(s) => load_record(base_dir, s).ok().flatten(),
-        None => None,
-    };
     let by_name = named_volumes.get(name).map(String::as_str);
+    // The labelled session's record is read only when no record names the volume already.
     let named = by_name.is_some()
-        || record.is_some_and(|r| r.volume.is_some() && Some(r.container_id.as_str()) == container);
+        || labelled
+            .and_then(|s| load_record(base_dir, s).ok().flatten())
+            .is_some_and(|r| r.volume.is_some() && Some(r.container_id.as_str()) == container);
     let session = by_name.or(labelled);
     let inactive = active.is_some_and(|a| !session.is_some_and(|s| a.contains(s)));
     if named || inactive {
