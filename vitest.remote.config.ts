@@ -1,16 +1,24 @@
 import { defineConfig } from 'vitest/config'
 
 // The engine-parameterised suites against an engine on "another machine": the global set-up
-// starts the remote-engine rig (scripts/remote-engine.mjs) once, points the workers at it
-// over TEST_REMOTE_TRANSPORT (tls, the default, or ssh) and removes it at the end.
-//   TEST_REMOTE_TRANSPORT=ssh npx vitest run -c vitest.remote.config.ts __test__/shell.spec.ts
+// starts the remote-engine rig (scripts/remote-engine.mjs) once for both projects, `tls` and
+// `ssh`, which run side by side against it (each with the rig's endpoint for its transport),
+// and removes it at the end. One transport alone: `--project ssh`.
+//   npx vitest run -c vitest.remote.config.ts --project ssh __test__/shell.spec.ts
+const include = ['__test__/{fileio,shell,runtime,workspaces,workspaces-volume,remote}.spec.ts']
+
 export default defineConfig({
   test: {
-    // The suites that run remotely (scripts/test.sh names them; a suite not listed stays local).
-    include: ['__test__/{fileio,shell,runtime,workspaces,workspaces-volume,remote}.spec.ts'],
     globalSetup: ['__test__/remote-setup.ts'],
     pool: 'forks',
+    // One file of each transport at a time: the two passes mostly wait on the rig's engine.
+    maxWorkers: 2,
+    minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 240_000,
+    projects: ['tls', 'ssh'].map((transport) => ({
+      extends: true,
+      test: { name: transport, include, env: { TEST_REMOTE_TRANSPORT: transport } },
+    })),
   },
 })

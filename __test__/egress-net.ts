@@ -1,7 +1,7 @@
 // The egress suites' "internet", made of real parts on this machine only: a network
-// namespace joined to the host by a veth pair (by default 203.0.113.0/24, TEST-NET-3, as
-// the public side and 10.213.7.0/24 as a private range the host has an address in; a suite
-// that runs beside another takes ranges of its own), servers inside it
+// namespace joined to the host by a veth pair (`internetNets`: a public range and a private
+// range the host has an address in; each suite, on each engine's pass, takes ranges of its
+// own, as the passes run side by side), servers inside it
 // (fixtures/egress_internet.py), and canaries on the host's loopback and private address,
 // each recording the requests it gets.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -10,10 +10,28 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { git, tempDir } from './helpers'
+import { git, isPodman, tempDir } from './helpers'
 
-export const PUBLIC = { host: '203.0.113.1', ns: '203.0.113.2' }
-export const PRIVATE = { host: '10.213.7.1', ns: '10.213.7.2' }
+/**
+ * A suite's ranges on this engine's pass: `suite` 0 or 1 (egress.spec.ts, egress-requests.spec.ts)
+ * on dockerd and on Podman, four public /24s (documentation and benchmarking ranges, public
+ * to the relay) and four private ones, so that no two suites that may run at once share one.
+ */
+export function internetNets(suite: 0 | 1): Nets & { privateRange: string } {
+  const slot = suite + (isPodman ? 2 : 0)
+  const publicNet = ['203.0.113', '198.51.100', '192.0.2', '198.18.7'][slot]
+  const privateNet = `10.213.${7 + slot}`
+  return {
+    public: { host: `${publicNet}.1`, ns: `${publicNet}.2` },
+    private: { host: `${privateNet}.1`, ns: `${privateNet}.2` },
+    privateRange: `${privateNet}.0/24`,
+  }
+}
+
+const DEFAULT_NETS = internetNets(0)
+export const PUBLIC = DEFAULT_NETS.public
+export const PRIVATE = DEFAULT_NETS.private
+export const PRIVATE_RANGE = DEFAULT_NETS.privateRange
 
 /** The ranges of one suite's internet: suites that run at once each take their own. */
 export interface Nets {
@@ -90,7 +108,7 @@ export async function until(what: string, probe: () => boolean, ms = 10_000): Pr
   }
 }
 
-export async function startInternet(nets: Nets = { public: PUBLIC, private: PRIVATE }): Promise<Internet> {
+export async function startInternet(nets: Nets = DEFAULT_NETS): Promise<Internet> {
   const { public: pub, private: priv } = nets
   const ns = `ci-egress-${process.pid}`
   const hostIf = `cie${process.pid % 100000}h`

@@ -6,15 +6,12 @@
 // so it runs beside the egress suite; the shared front there serves any Host (a CDN).
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startInternet, until, type Internet, type Nets } from './egress-net'
+import { internetNets, startInternet, until, type Internet, type Nets } from './egress-net'
 import { addon, engine, gitProject, IMAGES, tempDir } from './helpers'
 
 type Event = import('../index').EgressEventInfo
 
-const NETS: Nets = {
-  public: { host: '198.51.100.1', ns: '198.51.100.2' },
-  private: { host: '10.213.8.1', ns: '10.213.8.2' },
-}
+const NETS: Nets = internetNets(1)
 const hosts = { 'allowed.test': [NETS.public.ns], 'fronted.test': [NETS.public.ns] }
 const policy = { allow: ['allowed.test'], hosts, onEvent: (e: Event) => events.push(e) }
 

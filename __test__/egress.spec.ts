@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startInternet, PRIVATE, PUBLIC, type Internet } from './egress-net'
+import { startInternet, PRIVATE, PRIVATE_RANGE, PUBLIC, type Internet } from './egress-net'
 import { addon, engine, engineCli, eventually, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 type Egress = Parameters<InstanceType<typeof addon.Workspaces>['setEgress']>[1]
@@ -103,7 +103,7 @@ describe('egress', () => {
     expect((await curl(ranges, `http://${PRIVATE.ns}/`)).text).toBe('canary-ns-private')
     expect((await curl(ranges, `--noproxy '' http://127.0.0.1:${net.loopbackPort}/`)).text).toBe('canary-loopback')
     expect((await curl(ranges, `-i http://${PRIVATE.host}:${net.hostPrivatePort}/`)).text).toContain('refused')
-    const hostRange = await session({ allow: ['10.213.7.0/24'], hosts })
+    const hostRange = await session({ allow: [PRIVATE_RANGE], hosts })
     expect((await curl(hostRange, `http://${PRIVATE.host}:${net.hostPrivatePort}/`)).text).toBe('canary-host-private')
   })
 

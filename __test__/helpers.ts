@@ -19,11 +19,15 @@ export const IMAGES = {
 const env = process.env
 
 /**
- * Whether the suites run against an engine on "another machine" (vitest.remote.config.ts
- * starts the rig, scripts/remote-engine.mjs, and sets TEST_ENGINE_HOST to its tcp:// or
- * ssh:// endpoint): the engine's volumes and pids are not this machine's.
+ * The engine on "another machine" the suites run against, if any: TEST_ENGINE_HOST, or the
+ * rig's endpoint for this pass's transport (vitest.remote.config.ts starts the rig,
+ * scripts/remote-engine.mjs, once for its two projects, `tls` and `ssh`).
  */
-export const isRemote = Boolean(env.TEST_ENGINE_HOST)
+export const remoteHost: string | undefined =
+  env.TEST_ENGINE_HOST ?? (env.TEST_REMOTE_TRANSPORT === 'ssh' ? env.TEST_REMOTE_SSH_HOST : env.TEST_REMOTE_TLS_HOST)
+
+/** Whether the suites run remotely: the engine's volumes and pids are not this machine's. */
+export const isRemote = Boolean(remoteHost)
 
 /** The rig's TLS client material (both transports: the CLI checks always go over TLS). */
 const remoteTls = { ca: env.TEST_ENGINE_TLS_CA ?? '', cert: env.TEST_ENGINE_TLS_CERT ?? '', key: env.TEST_ENGINE_TLS_KEY ?? '' }
@@ -36,12 +40,12 @@ function remoteEngine(host: string) {
 }
 
 /**
- * The engine under test: TEST_ENGINE_HOST (the remote rig), else TEST_ENGINE_SOCKET, else
+ * The engine under test: `remoteHost`, else TEST_ENGINE_SOCKET, else
  * dockerd. `socketPath` is typed for the local suites that reach the socket themselves;
  * those never run remotely, where it is absent.
  */
 export const engine = (isRemote
-  ? remoteEngine(env.TEST_ENGINE_HOST!)
+  ? remoteEngine(remoteHost!)
   : { socketPath: env.TEST_ENGINE_SOCKET ?? '/var/run/docker.sock' }) as { socketPath: string }
 
 /** Whether the suites run against Podman's Docker-compatible service. */

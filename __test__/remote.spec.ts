@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, remoteHost, tempDir } from './helpers'
 
 const env = process.env
 const tcpHost = env.TEST_ENGINE_TCP_HOST ?? ''
@@ -46,7 +46,7 @@ describe.skipIf(!isRemote)('the remote engine', () => {
   })
 })
 
-describe.skipIf(!isRemote)(`a Workspaces session on the remote engine (${env.TEST_ENGINE_HOST?.split(':')[0]})`, () => {
+describe.skipIf(!isRemote)(`a Workspaces session on the remote engine (${remoteHost?.split(':')[0]})`, () => {
   let base: ReturnType<typeof tempDir>
   let project: ReturnType<typeof gitProject>
   let workspaces: InstanceType<typeof addon.Workspaces>

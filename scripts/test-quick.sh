@@ -19,8 +19,9 @@ bash scripts/build-agent.sh
 bash scripts/build-standin-agents.sh
 npx napi build --platform --no-const-enum
 
+# For the host's triple, sharing the dependencies `napi build --platform` compiled.
 step "cargo test --lib"
-CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --lib
+CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$(rustc -vV | sed -n 's/^host: //p')" --lib
 
 step "type tests (tsc --noEmit)"
 npx tsc --noEmit -p .

@@ -11,13 +11,15 @@ step "provisioning engines and test images"
 bash scripts/provision.sh
 bash scripts/sweep-test-containers.sh
 
-# The darwin checks (scripts/darwin-check.sh) run in the background beside the tests, in a
-# process group of their own (so that a failed run stops all of it), at the lowest priority.
+# The darwin checks (scripts/darwin-check.sh), the MCP client suite and the Podman pass run
+# in the background beside the tests, each in a process group of its own (so that a failed
+# run stops all of it); the darwin checks at the lowest priority.
 darwin_pid=""
 darwin_log=target/darwin-check.log
 clients_pid=""
+podman_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid"; do
+  for pid in "$darwin_pid" "$clients_pid" "$podman_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -67,8 +69,11 @@ darwin_pid=$!
 step "devcontainer.json conformance against the reference CLI's readings (tests/devcontainer-corpus)"
 node scripts/conformance.mjs
 
-step "cargo test"
-CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --workspace --all-targets
+# For the host's triple, as `napi build --platform` builds: the addon's dependencies, compiled
+# there already, are shared instead of compiled a second time into target/debug.
+host_triple=$(rustc -vV | sed -n 's/^host: //p')
+step "cargo test ($host_triple)"
+CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --workspace --all-targets
 
 step "type tests (tsc --noEmit)"
 npx tsc --noEmit -p .
@@ -89,10 +94,9 @@ PODMAN=$(podman_answers && echo 1 || echo 0) setsid bash -c 'set -e
   if [ "$PODMAN" = 1 ]; then TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run __test__/mcp-clients.spec.ts; fi' >"$clients_log" 2>&1 &
 clients_pid=$!
 
-step "vitest"
-npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
-
-# The engine-parameterised suites again, against Podman's Docker-compatible service.
+# The engine-parameterised suites again, against Podman's Docker-compatible service, beside
+# the dockerd pass: the two engines share nothing but the machine (each pass's egress suites
+# take address ranges of their own, __test__/egress-net.ts).
 ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
   __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
   __test__/isolation.spec.ts __test__/agent.spec.ts __test__/host-interfaces.spec.ts
@@ -101,23 +105,41 @@ ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.s
   __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
   __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
   __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts __test__/warm-pool.spec.ts)
+podman_log=target/vitest-podman.log
 if podman_answers; then
-  step "vitest on podman"
-  TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run "${ENGINE_SUITES[@]}"
+  step "vitest on podman, in the background beside the dockerd pass (log: $podman_log)"
+  TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
+  podman_pid=$!
 elif [ "${CI:-}" = true ]; then
   echo "[test] podman's service does not answer: the podman pass cannot run" >&2
   exit 1
 fi
 
+step "vitest on dockerd"
+npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
+
+if [ -n "$podman_pid" ]; then
+  step "waiting for the podman pass"
+  podman_status=0
+  wait "$podman_pid" || podman_status=$?
+  podman_pid=""
+  if [ "$podman_status" -ne 0 ]; then
+    cat "$podman_log" >&2
+    echo "[test] FAIL: the podman pass failed (status $podman_status; its log above, whole in $podman_log)" >&2
+    exit 1
+  fi
+  sed 's/\x1b\[[0-9;]*m//g' "$podman_log" | grep -E '(Test Files|Tests|Duration) ' >&2 || true
+fi
+
 # The same engine suites against an engine on "another machine": vitest.remote.config.ts
 # starts the remote-engine rig (a private dockerd and sshd in a network namespace of their
-# own, scripts/remote-engine.mjs) and removes it after each pass.
+# own, scripts/remote-engine.mjs) once, runs the suites over TLS and over ssh side by side
+# against it, and removes it at the end.
 REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
   __test__/runtime.spec.ts __test__/workspaces.spec.ts)
 [ ! -f __test__/workspaces-volume.spec.ts ] || REMOTE_SUITES+=(__test__/workspaces-volume.spec.ts)
-step "vitest on a remote engine (tls, then ssh)"
-TEST_REMOTE_TRANSPORT=tls npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
-TEST_REMOTE_TRANSPORT=ssh npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
+step "vitest on a remote engine (tls and ssh)"
+npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
 
 # Waited for before the serial suites, whose timing comparisons need a quiet machine.
 step "waiting for the MCP client suite"
