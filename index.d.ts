@@ -1044,7 +1044,7 @@ export interface EgressPolicy {
   hosts?: Record<string, Array<string>>
   /**
    * Asked for what neither list decides, once per host:port per session; the answer is
-   * remembered. A callback that throws or takes over 30 s means no.
+   * remembered. A callback that throws or takes longer than `askTimeoutMs` means no.
    */
   onRequest?: (req: EgressRequestInfo) => boolean | Promise<boolean>
   /**
@@ -1056,6 +1056,11 @@ export interface EgressPolicy {
   maxConnections?: number
   /** A connection with no traffic for this long is closed (default 600000). */
   idleTimeoutMs?: number
+  /**
+   * How long `onRequest` may take to answer before its silence means no (default 30000;
+   * a person asked through an MCP client may need longer).
+   */
+  askTimeoutMs?: number
 }
 
 /** A destination the lists leave open. */

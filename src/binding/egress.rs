@@ -74,7 +74,7 @@ pub struct EgressPolicy {
     /// system's resolver.
     pub hosts: Option<HashMap<String, Vec<String>>>,
     /// Asked for what neither list decides, once per host:port per session; the answer is
-    /// remembered. A callback that throws or takes over 30 s means no.
+    /// remembered. A callback that throws or takes longer than `askTimeoutMs` means no.
     #[napi(ts_type = "(req: EgressRequestInfo) => boolean | Promise<boolean>")]
     pub on_request: Option<AskCallback>,
     /// Called once per relayed request (several on a kept-alive proxy connection) or tunnel,
@@ -85,6 +85,9 @@ pub struct EgressPolicy {
     pub max_connections: Option<u32>,
     /// A connection with no traffic for this long is closed (default 600000).
     pub idle_timeout_ms: Option<f64>,
+    /// How long `onRequest` may take to answer before its silence means no (default 30000;
+    /// a person asked through an MCP client may need longer).
+    pub ask_timeout_ms: Option<f64>,
 }
 
 pub type EgressOption = Either<String, EgressPolicy>;
@@ -146,14 +149,8 @@ pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
         }
         Either::B(policy) => policy,
     };
-    let idle_timeout_ms = match policy.idle_timeout_ms {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => {
-            return Err(Error::invalid_argument(
-                "egress idleTimeoutMs must be a positive number",
-            ))
-        }
-        other => other.map(|ms| ms.ceil() as u64),
-    };
+    let idle_timeout_ms = positive_ms(policy.idle_timeout_ms, "idleTimeoutMs")?;
+    let ask_timeout_ms = positive_ms(policy.ask_timeout_ms, "askTimeoutMs")?;
     let spec = EgressSpec {
         mode: EgressMode::Policy,
         allow: policy.allow.unwrap_or_default(),
@@ -161,6 +158,7 @@ pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
         hosts: policy.hosts.unwrap_or_default().into_iter().collect(),
         max_connections: policy.max_connections,
         idle_timeout_ms,
+        ask_timeout_ms,
     };
     let egress = Egress {
         spec,
@@ -173,4 +171,14 @@ pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
     };
     egress.compile()?;
     Ok(egress)
+}
+
+/// Whole milliseconds of a positive duration option; `INVALID_ARGUMENT` for anything else.
+fn positive_ms(ms: Option<f64>, name: &str) -> Result<Option<u64>> {
+    match ms {
+        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(Error::invalid_argument(format!(
+            "egress {name} must be a positive number"
+        ))),
+        other => Ok(other.map(|ms| ms.ceil() as u64)),
+    }
 }

@@ -16,8 +16,6 @@ use super::address_class::{host_addresses, special_kind};
 use super::egress_policy::Decision;
 use super::egress_settings::{EgressEvent, EgressMode, EgressRequest, Policy};
 
-/// How long the host's `onRequest` may take before its silence means no.
-const ASK_WAIT: Duration = Duration::from_secs(30);
 const RESOLVE_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a destination is not connected to: the policy's refusal, or a name that could not
@@ -181,9 +179,10 @@ impl Gate {
             host: host.to_string(),
             port,
         };
+        let wait = policy.ask_wait;
         let yes = *cell
             .get_or_init(|| async move {
-                tokio::time::timeout(ASK_WAIT, asker.ask(request))
+                tokio::time::timeout(wait, asker.ask(request))
                     .await
                     .unwrap_or(false)
             })

@@ -106,6 +106,36 @@ async fn on_request_is_asked_before_the_lookup_and_pins_need_none() {
     assert_eq!(no.asked.load(Ordering::SeqCst), 1);
 }
 
+struct SilentAsker;
+
+impl EgressAsker for SilentAsker {
+    fn ask(&self, _: EgressRequest) -> AskFuture {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn an_on_request_silent_past_ask_timeout_ms_means_no_and_the_default_wait_is_30_s() {
+    let egress = |ask_timeout_ms| Egress {
+        spec: EgressSpec {
+            mode: EgressMode::Policy,
+            ask_timeout_ms,
+            ..Default::default()
+        },
+        asker: Some(Arc::new(SilentAsker) as Arc<dyn EgressAsker>),
+        events: None,
+    };
+    let default = egress(None).compile().unwrap();
+    assert_eq!(default.ask_wait, std::time::Duration::from_secs(30));
+    let quick = Gate::new("s", egress(Some(50)).compile().unwrap(), Vec::new());
+    let started = std::time::Instant::now();
+    assert_eq!(
+        refusal(&quick, "localhost", 80).await,
+        "onRequest did not allow it"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(50));
+}
+
 #[tokio::test]
 async fn a_request_over_an_open_connection_is_decided_on_its_address_without_a_lookup() {
     let public: SocketAddr = "203.0.113.7:80".parse().unwrap();

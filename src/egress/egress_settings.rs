@@ -18,6 +18,8 @@ use crate::error::{Error, Result};
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 256;
 /// A relayed connection with no byte either way for this long is closed.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+/// How long the host's `onRequest` may take before its silence means no.
+pub const DEFAULT_ASK_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,6 +50,9 @@ pub struct EgressSpec {
     pub max_connections: Option<u32>,
     #[serde(default)]
     pub idle_timeout_ms: Option<u64>,
+    /// How long `onRequest` may take to answer, when not `DEFAULT_ASK_WAIT`.
+    #[serde(default)]
+    pub ask_timeout_ms: Option<u64>,
 }
 
 impl EgressSpec {
@@ -135,6 +140,8 @@ pub struct Policy {
     pub rules: Rules,
     pub hosts: HashMap<String, Vec<IpAddr>>,
     pub asker: Option<Arc<dyn EgressAsker>>,
+    /// How long `asker` may take before its silence means no.
+    pub ask_wait: Duration,
     pub events: Option<Arc<dyn EgressEvents>>,
 }
 
@@ -178,6 +185,10 @@ impl Egress {
             rules,
             hosts,
             asker: self.asker.clone(),
+            ask_wait: spec
+                .ask_timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(DEFAULT_ASK_WAIT),
             events: self.events.clone(),
         })
     }
