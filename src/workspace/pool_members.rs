@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
-use super::session_settings::{MountOrigin, SessionSettings};
-use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::{volume_name, Storage};
 use crate::egress::Egress;
@@ -19,6 +17,7 @@ use crate::engine::{find_image, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 use crate::runtime::{ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions};
+use crate::session_settings::{MountOrigin, ProbeCache, SessionSettings};
 use crate::warm_pool::{MemberFactory, PoolKey};
 use crate::workspace_volume::remove_member_volume;
 

@@ -10,9 +10,7 @@ use super::feature_image::ensure_feature_image;
 use super::image_build::build_image;
 use super::image_supply::{DerivedKind, ImageSupply};
 use super::lifecycle_runner::{run_on_host, InContainer};
-use super::remote_env::{process_env, substitute_container_env, RemoteEnv};
-use super::session_settings::{ImageChoice, SessionSettings};
-use super::user_env_probe::ProbeCache;
+use super::uid_image_build::ensure_uid_image;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::egress::Egress;
@@ -22,6 +20,9 @@ use crate::progress::Phase;
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;
 use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+use crate::session_settings::{
+    process_env, substitute_container_env, ImageChoice, ProbeCache, RemoteEnv, SessionSettings,
+};
 
 /// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
 /// `environment()`).
@@ -74,7 +75,7 @@ pub async fn prepare_image(
     let name = settings.image.name();
     let image = ensure_feature_image(engine, name, settings, project, supply).await?;
     if let Some(derived) = &settings.uid_image {
-        derived.ensure(engine, &image, supply).await?;
+        ensure_uid_image(derived, engine, &image, supply).await?;
     }
     Ok(image)
 }

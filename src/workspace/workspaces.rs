@@ -13,8 +13,6 @@ use super::image_supply::ImageSupply;
 use super::plain_folder::PlainFolder;
 use super::pool_members::SessionMembers;
 use super::session_container::SessionContainer;
-use super::trust::Trust;
-use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::StorageChoice;
 use crate::agent::{agent_access, AgentAccess};
@@ -30,6 +28,7 @@ use crate::runtime::pool_member::SESSION_PREFIX;
 use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
+use crate::session_settings::{ProbeCache, Trust};
 use crate::warm_pool::{PoolOptions, WarmPool};
 
 #[derive(Debug, Clone, Default)]
