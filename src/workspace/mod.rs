@@ -1,15 +1,10 @@
-//! Session workspaces (docs/contract.md §6): clone + container + devcontainer.json under the
-//! host's trust, the settings fixed at creation and stored.
+//! Session workspaces (docs/contract.md §6), the session's own lifecycle: made (its clone,
+//! its settings from `session_settings`, its image from `session_images`, its record, its
+//! container, volume and egress), used, stopped when idle, and destroyed; its work read back,
+//! exported and pushed; its container claimed from the warm pool.
 
 mod clone_owner;
-mod feature_fetch;
-mod feature_image;
-mod feature_set;
-mod feature_source;
 mod idle_tracker;
-mod image_build;
-mod image_prune;
-mod image_supply;
 mod lifecycle_runner;
 mod plain_folder;
 mod pool_claim;
@@ -22,14 +17,12 @@ mod session_lifecycle;
 mod session_push;
 mod session_source;
 mod session_volume;
-mod uid_image_build;
 mod volume_readback;
 mod workspace_creation;
 mod workspace_record;
 mod workspace_storage;
 mod workspaces;
 
-pub use image_prune::{PruneReport, PruneRequest};
 pub use plain_folder::PlainFolder;
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;

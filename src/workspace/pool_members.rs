@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::{volume_name, Storage};
@@ -17,6 +16,7 @@ use crate::engine::{find_image, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 use crate::runtime::{ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions};
+use crate::session_images::ImageSupply;
 use crate::session_settings::{MountOrigin, ProbeCache, SessionSettings};
 use crate::warm_pool::{MemberFactory, PoolKey};
 use crate::workspace_volume::remove_member_volume;

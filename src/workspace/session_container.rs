@@ -6,11 +6,7 @@
 use std::path::Path;
 
 use super::clone_owner::give_clone;
-use super::feature_image::ensure_feature_image;
-use super::image_build::build_image;
-use super::image_supply::{DerivedKind, ImageSupply};
 use super::lifecycle_runner::{run_on_host, InContainer};
-use super::uid_image_build::ensure_uid_image;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::egress::Egress;
@@ -20,6 +16,9 @@ use crate::progress::Phase;
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;
 use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+use crate::session_images::{
+    build_image, ensure_feature_image, ensure_uid_image, DerivedKind, ImageSupply,
+};
 use crate::session_settings::{
     process_env, substitute_container_env, ImageChoice, ProbeCache, RemoteEnv, SessionSettings,
 };

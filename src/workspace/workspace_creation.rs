@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use super::idle_tracker::IdleOwner;
-use super::image_supply::ImageSupply;
 use super::session_container::prepare_image;
-use super::uid_image_build::ensure_uid_image;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
@@ -19,6 +17,7 @@ use crate::devcontainer::{
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::Lifetime;
+use crate::session_images::{ensure_uid_image, ImageSupply};
 use crate::session_settings::{
     engine_sockets, merge_image_metadata, plain_settings, read_image_metadata, resolve_settings,
     settle_resources, SessionSettings, SettingsRequest, Trust,

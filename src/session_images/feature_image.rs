@@ -323,9 +323,9 @@ pub async fn ensure_feature_image(
 
 #[cfg(test)]
 mod tests {
+    use super::super::feature_source::FeatureContent;
     use super::*;
     use crate::devcontainer::{FeatureMetadata, FeatureRequest, FeatureSource, OptionValue};
-    use crate::workspace::feature_source::FeatureContent;
 
     fn feature(reference: &str, greeting: &str) -> ResolvedFeature {
         ResolvedFeature {
