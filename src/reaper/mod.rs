@@ -4,7 +4,6 @@
 mod exit_registry;
 mod managed_containers;
 mod orphan_volumes;
-mod owner_status;
 mod probe_volumes;
 mod process_clones;
 mod reap;
@@ -14,7 +13,6 @@ mod watchdog;
 pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
 pub use managed_containers::{managed_containers, ManagedContainer};
 pub use orphan_volumes::reap_volumes;
-pub use owner_status::{owner_status, OwnerStatus};
 pub use reap::{
     is_orphan, reap_containers, remove_own_process_containers, remove_quietly, ContainerReap,
 };
