@@ -1,7 +1,7 @@
 //! Orphan cleanup: which containers (and session volumes) have lost their owner, and removing them safely
 //! (docs/contract.md §6).
 
-mod exit_registry;
+mod exit_cleanup;
 mod managed_containers;
 mod orphan_volumes;
 mod probe_volumes;
@@ -10,7 +10,7 @@ mod reap;
 mod reap_orphans;
 mod watchdog;
 
-pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
+pub use exit_cleanup::cleanup_blocking;
 pub use managed_containers::{managed_containers, ManagedContainer};
 pub use orphan_volumes::reap_volumes;
 pub use reap::{

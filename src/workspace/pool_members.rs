@@ -142,7 +142,7 @@ impl MemberFactory for SessionMembers {
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with
         // this process: its exit hooks must look for it.
-        crate::reaper::note_process_container(&self.engine);
+        crate::runtime::note_process_container(&self.engine);
         let engine = self.runtime.engine().await?;
         let container = SessionContainer {
             runtime: &self.runtime,
