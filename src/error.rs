@@ -153,3 +153,20 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A foreign error's text with its causes: a Display (bollard's, reqwest's) stops at the
+/// outermost layer; the cause (e.g. "Connection refused") is what a person needs, so walk
+/// the source chain.
+pub fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -27,6 +27,8 @@ pub mod registry_probe;
 pub mod runtime;
 #[cfg(test)]
 mod scratch_dir;
+pub mod session_images;
+pub mod session_settings;
 pub mod shell;
 pub mod tar_extract;
 pub mod warm_pool;

@@ -9,7 +9,8 @@ use std::time::Duration;
 use napi::bindgen_prelude::Function;
 use napi::Env;
 
-use crate::reaper::{cleanup_blocking, has_process_containers};
+use crate::reaper::cleanup_blocking;
+use crate::runtime::has_process_containers;
 
 /// How long exit cleanup may hold up the exit.
 const CLEANUP_LIMIT: Duration = Duration::from_secs(5);

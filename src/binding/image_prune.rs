@@ -6,7 +6,7 @@ use napi_derive::napi;
 use super::container_types::duration_ms;
 use super::error::Outcome;
 use super::workspaces::Workspaces;
-use crate::workspace::PruneRequest;
+use crate::session_images::PruneRequest;
 
 /// Options of `Workspaces.prune`.
 #[napi(object, object_to_js = false)]

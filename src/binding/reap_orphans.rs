@@ -73,9 +73,9 @@ pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapRepor
     ts_return_type = "'alive' | 'gone' | 'unknown'"
 )]
 pub fn owner_status(labels: std::collections::HashMap<String, String>) -> &'static str {
-    match reaper::owner_status(&labels, crate::runtime::OwnerIdentity::current()) {
-        reaper::OwnerStatus::Alive => "alive",
-        reaper::OwnerStatus::Gone => "gone",
-        reaper::OwnerStatus::Unknown => "unknown",
+    match crate::runtime::owner_status(&labels, crate::runtime::OwnerIdentity::current()) {
+        crate::runtime::OwnerStatus::Alive => "alive",
+        crate::runtime::OwnerStatus::Gone => "gone",
+        crate::runtime::OwnerStatus::Unknown => "unknown",
     }
 }

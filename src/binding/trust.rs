@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use napi_derive::napi;
 
-use crate::workspace::{Grant, Refusal, Trust};
+use crate::session_settings::{Grant, Refusal, Trust};
 
 /// What a session's devcontainer.json may reach beyond the session. Everything is refused
 /// by default, with a `DEVCONTAINER` error naming the option that would allow it.

@@ -27,7 +27,8 @@ use crate::base_dir::resolve_base_dir;
 use crate::egress::Egress;
 use crate::error::Error;
 use crate::runtime::Lifetime;
-use crate::workspace::{self, Trust};
+use crate::session_settings::Trust;
+use crate::workspace;
 
 /// Options of `new Workspaces()`.
 #[napi(object, object_to_js = false)]

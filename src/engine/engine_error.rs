@@ -2,7 +2,7 @@
 
 use bollard::errors::Error as BollardError;
 
-use crate::error::{Error, ErrorCode};
+use crate::error::{describe, Error, ErrorCode};
 
 /// Maps an Engine API failure. `subject` names the container, image or path involved,
 /// e.g. `container 'ci-1a2b3c4d'`.
@@ -82,22 +82,6 @@ fn is_connection_failure(err: &BollardError) -> bool {
             | BollardError::HyperResponseError { .. }
             | BollardError::HyperLegacyError { .. }
     )
-}
-
-/// bollard's Display stops at the outermost layer; the cause (e.g. "Connection refused")
-/// is what a person needs, so walk the source chain.
-pub fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let more = cause.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub use detection::{candidates, Candidate};
 pub use detection_env::DetectionEnv;
 pub use endpoint::Endpoint;
 pub use engine_connect::detect;
-pub use engine_error::{code_for_status, describe, from_bollard};
+pub use engine_error::{code_for_status, from_bollard};
 pub use image_lookup::{find_image, image_present};
 pub use image_pull::{
     ensure_image, not_pulled, pull_image, ImageReference, ImageRequest, PullPolicy,

@@ -8,12 +8,12 @@ use bollard::{Docker, API_DEFAULT_VERSION};
 use super::connection::Engine;
 use super::detection::Candidate;
 use super::endpoint::Endpoint;
-use super::engine_error::describe;
 use super::info::{kind_from_version, EngineInfo};
 use super::local_probe::shares_this_machine;
 use super::options::EngineOptions;
 use super::ssh_tunnel::SshTunnel;
 use super::tls::{self, tls_failure};
+use crate::error::describe;
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long one candidate may take to answer a ping during auto-detection.

@@ -1,20 +1,18 @@
 //! Orphan cleanup: which containers (and session volumes) have lost their owner, and removing them safely
 //! (docs/contract.md §6).
 
-mod exit_registry;
+mod exit_cleanup;
 mod managed_containers;
 mod orphan_volumes;
-mod owner_status;
 mod probe_volumes;
 mod process_clones;
 mod reap;
 mod reap_orphans;
 mod watchdog;
 
-pub use exit_registry::{cleanup_blocking, has_process_containers, note_process_container};
+pub use exit_cleanup::cleanup_blocking;
 pub use managed_containers::{managed_containers, ManagedContainer};
 pub use orphan_volumes::reap_volumes;
-pub use owner_status::{owner_status, OwnerStatus};
 pub use reap::{
     is_orphan, reap_containers, remove_own_process_containers, remove_quietly, ContainerReap,
 };

@@ -9,10 +9,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::owner_status::{owner_status, OwnerStatus};
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::{labels, OwnerIdentity};
+use crate::runtime::{owner_status, OwnerStatus};
 use crate::workspace::{load_record, session_ids};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::managed_containers::ManagedContainer;
-use super::owner_status::{owner_status, OwnerStatus};
 use crate::clone::{trash_remote_project, CloneManager};
 use crate::runtime::{labels, OwnerIdentity};
+use crate::runtime::{owner_status, OwnerStatus};
 use crate::workspace::{load_record, remove_record, WorkspaceRecord};
 
 /// A `process` workspace whose recorded owner is gone (a record without an owner, from

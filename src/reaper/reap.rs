@@ -8,11 +8,11 @@ use std::collections::HashSet;
 use bollard::query_parameters::RemoveContainerOptionsBuilder;
 
 use super::managed_containers::{managed_containers, ManagedContainer};
-use super::owner_status::{owner_status, OwnerStatus};
 use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
+use crate::runtime::{owner_status, OwnerStatus};
 use crate::workspace_volume::{labelled_volumes, remove_member_volume, remove_volume};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use super::owner_status::{owner_status, OwnerStatus};
 use super::reap::remove_own_process_containers;
 use crate::engine::{detect, EngineOptions};
 use crate::runtime::{labels, OwnerIdentity};
+use crate::runtime::{owner_status, OwnerStatus};
 
 /// How often the watchdog looks at its owner.
 pub const POLL: Duration = Duration::from_millis(250);

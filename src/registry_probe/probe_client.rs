@@ -9,7 +9,7 @@ use std::time::Duration;
 use reqwest::{redirect, Certificate, Client};
 
 use super::probe_outcome::ProbeOutcome;
-use crate::engine::describe;
+use crate::error::describe;
 
 /// Where engines look for a registry's own CAs (`<dir>/<host[:port]>/*.crt`).
 const CERT_DIRS: [&str; 2] = ["/etc/docker/certs.d", "/etc/containers/certs.d"];

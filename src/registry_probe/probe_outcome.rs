@@ -28,7 +28,7 @@ pub enum ProbeOutcome {
 impl ProbeOutcome {
     /// A request that got no answer: unreachable when no connection was made.
     pub fn from_transport(err: &reqwest::Error, what: &str) -> ProbeOutcome {
-        let text = format!("{what}: {}", crate::engine::describe(err));
+        let text = format!("{what}: {}", crate::error::describe(err));
         if err.is_connect() {
             ProbeOutcome::Unreachable(text)
         } else {

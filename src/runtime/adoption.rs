@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use super::container_config::{ContainerConfig, MountKind};
 use super::container_info::ContainerInfo;
 use super::labels;
+use super::owner::OwnerIdentity;
+use super::owner_status::{owner_status, OwnerStatus};
 use crate::error::{Error, Result};
-use crate::reaper::{owner_status, OwnerStatus};
-use crate::runtime::OwnerIdentity;
 
 /// The container a config names: `name` as `create` would have used it, else `id`.
 pub fn adopted_id(config: &ContainerConfig) -> Result<String> {

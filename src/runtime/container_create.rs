@@ -112,7 +112,7 @@ impl DockerRuntime {
             }
         }
         if config.lifetime == Lifetime::Process {
-            crate::reaper::note_process_container(&self.engine_options);
+            super::process_engines::note_process_container(&self.engine_options);
         }
         check_network(engine, config.network.as_deref()).await?;
         Ok(Extras { agent, line })

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use futures_util::future::join_all;
 
-use super::remote_env::{resolve_command, RemoteEnv};
 use crate::devcontainer::{Command, LifecycleCommand};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::{Phase, Progress};
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;
+use crate::session_settings::{resolve_command, RemoteEnv};
 
 /// The most kept in memory of each stream of a lifecycle command (its end is shown when
 /// it fails).

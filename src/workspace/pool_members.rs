@@ -8,10 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::image_supply::ImageSupply;
 use super::session_container::SessionContainer;
-use super::session_settings::{MountOrigin, SessionSettings};
-use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::{volume_name, Storage};
 use crate::egress::Egress;
@@ -19,6 +16,8 @@ use crate::engine::{find_image, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 use crate::runtime::{ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions};
+use crate::session_images::ImageSupply;
+use crate::session_settings::{MountOrigin, ProbeCache, SessionSettings};
 use crate::warm_pool::{MemberFactory, PoolKey};
 use crate::workspace_volume::remove_member_volume;
 
@@ -143,7 +142,7 @@ impl MemberFactory for SessionMembers {
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with
         // this process: its exit hooks must look for it.
-        crate::reaper::note_process_container(&self.engine);
+        crate::runtime::note_process_container(&self.engine);
         let engine = self.runtime.engine().await?;
         let container = SessionContainer {
             runtime: &self.runtime,

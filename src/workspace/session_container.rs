@@ -6,13 +6,7 @@
 use std::path::Path;
 
 use super::clone_owner::give_clone;
-use super::feature_image::ensure_feature_image;
-use super::image_build::build_image;
-use super::image_supply::{DerivedKind, ImageSupply};
 use super::lifecycle_runner::{run_on_host, InContainer};
-use super::remote_env::{process_env, substitute_container_env, RemoteEnv};
-use super::session_settings::{ImageChoice, SessionSettings};
-use super::user_env_probe::ProbeCache;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::egress::Egress;
@@ -22,6 +16,12 @@ use crate::progress::Phase;
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;
 use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+use crate::session_images::{
+    build_image, ensure_feature_image, ensure_uid_image, DerivedKind, ImageSupply,
+};
+use crate::session_settings::{
+    process_env, substitute_container_env, ImageChoice, ProbeCache, RemoteEnv, SessionSettings,
+};
 
 /// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
 /// `environment()`).
@@ -74,7 +74,7 @@ pub async fn prepare_image(
     let name = settings.image.name();
     let image = ensure_feature_image(engine, name, settings, project, supply).await?;
     if let Some(derived) = &settings.uid_image {
-        derived.ensure(engine, &image, supply).await?;
+        ensure_uid_image(derived, engine, &image, supply).await?;
     }
     Ok(image)
 }

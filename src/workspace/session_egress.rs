@@ -6,11 +6,11 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use super::session_settings::SessionSettings;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspaces::{CreateWorkspace, Workspaces};
 use crate::egress::{forward_port, Egress, EgressMode, EgressSpec, PortForward, RelayChannel};
 use crate::error::{Error, Result};
+use crate::session_settings::SessionSettings;
 
 impl Workspaces {
     /// The egress a new session is created with.

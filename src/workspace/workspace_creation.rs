@@ -5,15 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
-use super::host_paths::engine_sockets;
 use super::idle_tracker::IdleOwner;
-use super::image_supply::ImageSupply;
-use super::metadata_merge::{merge_image_metadata, read_image_metadata};
 use super::session_container::prepare_image;
-use super::session_resources::settle_resources;
-use super::session_settings::SessionSettings;
-use super::settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
-use super::trust::Trust;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
@@ -24,6 +17,11 @@ use crate::devcontainer::{
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::Lifetime;
+use crate::session_images::{ensure_uid_image, ImageSupply};
+use crate::session_settings::{
+    engine_sockets, merge_image_metadata, plain_settings, read_image_metadata, resolve_settings,
+    settle_resources, SessionSettings, SettingsRequest, Trust,
+};
 
 impl Workspaces {
     /// Idempotent per session: an existing workspace is started if stopped, and its
@@ -182,7 +180,7 @@ impl Workspaces {
         let entries = read_image_metadata(engine, &image).await?;
         merge_image_metadata(&settings_request, &mut settings, &image, &entries)?;
         if let Some(derived) = settings.uid_image_wanted() {
-            derived.ensure(engine, &image, supply).await?;
+            ensure_uid_image(&derived, engine, &image, supply).await?;
             settings.uid_image = Some(derived);
         }
         Ok(settings)

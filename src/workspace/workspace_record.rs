@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::session_settings::SessionSettings;
 use super::workspace_storage::Storage;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
+use crate::session_settings::SessionSettings;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -9,12 +9,9 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::idle_tracker::{IdleOwner, IdleTracker, SessionUseHook};
-use super::image_supply::ImageSupply;
 use super::plain_folder::PlainFolder;
 use super::pool_members::SessionMembers;
 use super::session_container::SessionContainer;
-use super::trust::Trust;
-use super::user_env_probe::ProbeCache;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::StorageChoice;
 use crate::agent::{agent_access, AgentAccess};
@@ -30,6 +27,8 @@ use crate::runtime::pool_member::SESSION_PREFIX;
 use crate::runtime::{
     ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
 };
+use crate::session_images::{prune_images, ImageSupply, PruneReport, PruneRequest};
+use crate::session_settings::{ProbeCache, Trust};
 use crate::warm_pool::{PoolOptions, WarmPool};
 
 #[derive(Debug, Clone, Default)]
@@ -158,6 +157,13 @@ impl Workspaces {
 
     pub fn runtime(&self) -> &DockerRuntime {
         &self.runtime
+    }
+
+    /// Removes the derived images of this base directory no container uses.
+    pub async fn prune(&self, request: PruneRequest) -> Result<PruneReport> {
+        let engine = self.runtime.engine().await?;
+        let base_dir = self.options.base_dir.to_string_lossy();
+        prune_images(&engine, &base_dir, request).await
     }
 
     pub(super) fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {

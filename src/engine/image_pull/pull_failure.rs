@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::image_reference::ImageReference;
 use super::registry_access::engine_insecure;
-use crate::engine::Engine;
+use crate::engine::connection::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::registry_auth::{api_host, RegistryCredentials};
 use crate::registry_probe::{probe_manifest, ProbeOutcome, ProbeTarget};

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use bollard::models::RegistryServiceConfig;
 
-use crate::engine::Engine;
+use crate::engine::connection::Engine;
 use crate::registry_probe::is_loopback;
 
 /// The host part of `host[:port]` / `[v6]:port`.

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::session_settings::{Lifecycle, SessionMount, SessionSettings};
 use super::settings_resolution::{Resolver, SettingsRequest};
+use super::stored_settings::{Lifecycle, SessionMount, SessionSettings};
 use super::trust::refused;
 use crate::devcontainer::{parse_image_metadata, LifecycleCommand, MetadataEntry, METADATA_LABEL};
 use crate::engine::Engine;

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::devcontainer::{parse_feature_metadata, FeatureMetadata, FEATURE_JSON_LIMIT};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
+use crate::session_settings::feature_refused as refused;
 
 /// The most a feature's files may weigh (a local folder's total, a fetched layer).
 pub const FEATURE_SIZE_LIMIT: u64 = 64 << 20;
@@ -25,60 +26,8 @@ pub struct FeatureContent {
     pub metadata: FeatureMetadata,
 }
 
-fn refused(reference: &str, why: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorCode::Devcontainer,
-        format!("feature {reference}: {why}"),
-    )
-}
-
 pub fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
-}
-
-/// The folder of a local feature (`path` lexical, from devcontainer.json's folder): inside
-/// `project`, every component a real directory, never a symlink. Returns it canonical.
-pub fn checked_local_dir(project: &Path, path: &Path, reference: &str) -> Result<PathBuf> {
-    let canonical_project = std::fs::canonicalize(project).map_err(|e| {
-        refused(
-            reference,
-            format_args!("project {}: {e}", project.display()),
-        )
-    })?;
-    let relative = path
-        .strip_prefix(project)
-        .or_else(|_| path.strip_prefix(&canonical_project))
-        .map_err(|_| {
-            refused(
-                reference,
-                format_args!(
-                    "{} is outside the project; a local feature must be in the project's .devcontainer folder",
-                    path.display()
-                ),
-            )
-        })?;
-    let mut at = canonical_project.clone();
-    for part in relative.components() {
-        at.push(part);
-        let meta = std::fs::symlink_metadata(&at)
-            .map_err(|e| refused(reference, format_args!("{}: {e}", at.display())))?;
-        if meta.file_type().is_symlink() {
-            return Err(refused(
-                reference,
-                format_args!(
-                    "{} is a symlink; a local feature's path is never followed through one",
-                    at.display()
-                ),
-            ));
-        }
-        if !meta.is_dir() {
-            return Err(refused(
-                reference,
-                format_args!("{} is not a directory", at.display()),
-            ));
-        }
-    }
-    Ok(at)
 }
 
 fn open_regular(path: &Path, limit: u64, reference: &str) -> Result<Vec<u8>> {
@@ -250,6 +199,8 @@ pub fn from_layer(tar: Vec<u8>, digest: String, reference: &str) -> Result<Featu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
+    use crate::session_settings::checked_local_dir;
 
     struct Dir(PathBuf);
     impl Drop for Dir {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::devcontainer::parse_image_metadata;
 use crate::error::ErrorCode;
-use crate::workspace::trust::Trust;
+use crate::session_settings::Trust;
 
 fn merged(
     label: &str,

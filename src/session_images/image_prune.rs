@@ -1,6 +1,6 @@
-//! `Workspaces::prune`: the images this library built for this base directory (labelled
-//! managed, with this base directory and the tag it gave them) that no container of any
-//! kind uses, directly or as an ancestor of its image, removed; newest first, so that an
+//! Pruning for `Workspaces::prune`: the images this library built for this base directory
+//! (labelled managed, with this base directory and the tag it gave them) that no container of
+//! any kind uses, directly or as an ancestor of its image, removed; newest first, so that an
 //! image built on another goes before it. An image without our labels, of another base
 //! directory, or carrying them only by inheritance (not under the tag we gave it) is never
 //! touched.
@@ -14,7 +14,6 @@ use bollard::query_parameters::{
     TagImageOptionsBuilder,
 };
 
-use super::workspaces::Workspaces;
 use crate::engine::{image_present, Engine};
 use crate::error::Result;
 use crate::runtime::labels;
@@ -161,30 +160,29 @@ async fn remove(engine: &Engine, image: &Candidate) -> Result<bool> {
     present.map(|_| false)
 }
 
-impl Workspaces {
-    /// Removes the derived images of this base directory no container uses.
-    pub async fn prune(&self, request: PruneRequest) -> Result<PruneReport> {
-        let engine = self.runtime.engine().await?;
-        let base_dir = self.options.base_dir.to_string_lossy().into_owned();
-        let found = candidates(&engine, &base_dir).await?;
-        let used = images_in_use(&engine).await?;
-        let now = chrono::Utc::now().timestamp_millis();
-        let young = |c: &Candidate| {
-            request.older_than.is_some_and(|age| {
-                now.saturating_sub(c.created_at_ms)
-                    < i64::try_from(age.as_millis()).unwrap_or(i64::MAX)
-            })
-        };
-        let mut report = PruneReport::default();
-        for image in found {
-            let removable = !used.contains(&image.id) && !young(&image);
-            let removed = removable && (request.dry_run || remove(&engine, &image).await?);
-            if removed {
-                report.images_removed.push(image.name());
-            } else {
-                report.kept.push(image.name());
-            }
+/// Removes the derived images of `base_dir` no container uses.
+pub async fn prune_images(
+    engine: &Engine,
+    base_dir: &str,
+    request: PruneRequest,
+) -> Result<PruneReport> {
+    let found = candidates(engine, base_dir).await?;
+    let used = images_in_use(engine).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let young = |c: &Candidate| {
+        request.older_than.is_some_and(|age| {
+            now.saturating_sub(c.created_at_ms) < i64::try_from(age.as_millis()).unwrap_or(i64::MAX)
+        })
+    };
+    let mut report = PruneReport::default();
+    for image in found {
+        let removable = !used.contains(&image.id) && !young(&image);
+        let removed = removable && (request.dry_run || remove(engine, &image).await?);
+        if removed {
+            report.images_removed.push(image.name());
+        } else {
+            report.kept.push(image.name());
         }
-        Ok(report)
     }
+    Ok(report)
 }

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::feature_source::checked_local_dir;
 use super::host_paths::{is_trusted, place, reaches_socket, verify_in_clone, HostPlace};
+use super::local_feature_dir::checked_local_dir;
 use super::session_behaviour::Behaviour;
-use super::session_settings::{
+use super::stored_settings::{
     clone_mount, ImageChoice, Lifecycle, MountOrigin, SessionMount, SessionSettings,
 };
 use super::trust::{refused, registry_allowed, Grant, Refusal, Trust};

@@ -16,10 +16,9 @@ use sha2::{Digest, Sha256};
 use super::feature_set::{resolve_features, ResolvedFeature};
 use super::image_build::run_build;
 use super::image_supply::{DerivedKind, ImageSupply};
-use super::remote_env::process_env;
-use super::session_settings::SessionSettings;
 use crate::engine::{find_image, image_present, Engine};
 use crate::error::{Error, ErrorCode, Result};
+use crate::session_settings::{process_env, SessionSettings};
 
 pub const METADATA_LABEL: &str = "devcontainer.metadata";
 /// Changes whenever the generated Dockerfile or label does, so older cached images are not
@@ -324,9 +323,9 @@ pub async fn ensure_feature_image(
 
 #[cfg(test)]
 mod tests {
+    use super::super::feature_source::FeatureContent;
     use super::*;
     use crate::devcontainer::{FeatureMetadata, FeatureRequest, FeatureSource, OptionValue};
-    use crate::workspace::feature_source::FeatureContent;
 
     fn feature(reference: &str, greeting: &str) -> ResolvedFeature {
         ResolvedFeature {

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::feature_fetch::fetch_feature;
-use super::feature_source::{checked_local_dir, read_local, FeatureContent};
-use super::trust::registry_allowed;
+use super::feature_source::{read_local, FeatureContent};
 use crate::devcontainer::{
     install_order, option_env_name, parse_oci_ref, FeatureRequest, FeatureSource, OrderNode,
 };
 use crate::error::{Error, ErrorCode, Result};
+use crate::session_settings::{checked_local_dir, registry_allowed};
 
 /// The most features one session may install, dependencies included.
 const FEATURE_COUNT_LIMIT: usize = 64;

@@ -6,14 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
 use super::image_build::build_image;
 use super::image_supply::{DerivedKind, ImageSupply};
 use crate::devcontainer::BuildConfig;
 use crate::engine::{image_present, Engine};
 use crate::error::{Error, ErrorCode, Result};
+use crate::session_settings::UidImage;
 
 /// Leaves the image alone when the user is not in its passwd, is root, already has the ids, or
 /// another user has the uid; keeps the group when another group has the gid.
@@ -44,74 +42,55 @@ ARG IMAGE_USER=root
 USER $IMAGE_USER
 "#;
 
-/// The derived image a session runs instead of its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UidImage {
-    pub tag: String,
-    pub user: String,
-    pub uid: u32,
-    pub gid: u32,
-}
-
-impl UidImage {
-    /// Named after the base image, the user and the ids.
-    pub fn new(base: &str, user: &str, uid: u32, gid: u32) -> UidImage {
-        let key = format!("{base}\0{user}\0{uid}\0{gid}");
-        let digest = hex::encode(Sha256::digest(key.as_bytes()));
-        UidImage {
-            tag: format!("container-isolation-uid-{}:latest", &digest[..16]),
-            user: user.to_string(),
-            uid,
-            gid,
-        }
+/// Builds `image` from `base` (which must be present) unless it is there already.
+pub async fn ensure_uid_image(
+    image: &UidImage,
+    engine: &Engine,
+    base: &str,
+    supply: &ImageSupply,
+) -> Result<()> {
+    if image_present(engine, &image.tag).await? {
+        return Ok(());
     }
-
-    /// Builds the image from `base` (which must be present) unless it is there already.
-    pub async fn ensure(&self, engine: &Engine, base: &str, supply: &ImageSupply) -> Result<()> {
-        if image_present(engine, &self.tag).await? {
-            return Ok(());
+    let inspected = engine
+        .call(
+            &format!("image '{base}'"),
+            engine.docker().inspect_image(base),
+        )
+        .await?;
+    let image_user = inspected
+        .config
+        .and_then(|c| c.user)
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "root".into());
+    let dir = std::env::temp_dir().join(format!("ci-uid-{}", uuid::Uuid::new_v4()));
+    let written =
+        std::fs::create_dir(&dir).and_then(|_| std::fs::write(dir.join("Dockerfile"), DOCKERFILE));
+    let built = match written {
+        Ok(()) => {
+            let args = BTreeMap::from([
+                ("BASE_IMAGE".to_string(), base.to_string()),
+                ("REMOTE_USER".to_string(), image.user.clone()),
+                ("NEW_UID".to_string(), image.uid.to_string()),
+                ("NEW_GID".to_string(), image.gid.to_string()),
+                ("IMAGE_USER".to_string(), image_user),
+            ]);
+            let build = BuildConfig {
+                dockerfile: dir.join("Dockerfile"),
+                context: dir.clone(),
+                args,
+                target: None,
+            };
+            let kind = (supply, DerivedKind::Uid);
+            build_image(engine, &build, &image.tag, None, kind).await
         }
-        let inspected = engine
-            .call(
-                &format!("image '{base}'"),
-                engine.docker().inspect_image(base),
-            )
-            .await?;
-        let image_user = inspected
-            .config
-            .and_then(|c| c.user)
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "root".into());
-        let dir = std::env::temp_dir().join(format!("ci-uid-{}", uuid::Uuid::new_v4()));
-        let written = std::fs::create_dir(&dir)
-            .and_then(|_| std::fs::write(dir.join("Dockerfile"), DOCKERFILE));
-        let built = match written {
-            Ok(()) => {
-                let args = BTreeMap::from([
-                    ("BASE_IMAGE".to_string(), base.to_string()),
-                    ("REMOTE_USER".to_string(), self.user.clone()),
-                    ("NEW_UID".to_string(), self.uid.to_string()),
-                    ("NEW_GID".to_string(), self.gid.to_string()),
-                    ("IMAGE_USER".to_string(), image_user),
-                ]);
-                let build = BuildConfig {
-                    dockerfile: dir.join("Dockerfile"),
-                    context: dir.clone(),
-                    args,
-                    target: None,
-                };
-                let kind = (supply, DerivedKind::Uid);
-                build_image(engine, &build, &self.tag, None, kind).await
-            }
-            Err(e) => Err(Error::new(
-                ErrorCode::EngineError,
-                format!("updateRemoteUserUID build context: {e}"),
-            )),
-        };
-        let _ = std::fs::remove_dir_all(&dir);
-        built
-    }
+        Err(e) => Err(Error::new(
+            ErrorCode::EngineError,
+            format!("updateRemoteUserUID build context: {e}"),
+        )),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    built
 }
 
 #[cfg(test)]
@@ -132,8 +111,12 @@ mod tests {
         let image = UidImage::new(base, "agent", 4242, 4343);
         let hostile = UidImage::new(base, "x'; touch /pwned; '", 4242, 4343);
         let supply = ImageSupply::default();
-        image.ensure(&engine, base, &supply).await.unwrap();
-        hostile.ensure(&engine, base, &supply).await.unwrap();
+        ensure_uid_image(&image, &engine, base, &supply)
+            .await
+            .unwrap();
+        ensure_uid_image(&hostile, &engine, base, &supply)
+            .await
+            .unwrap();
         let run = |tag: String| {
             let engine = engine.clone();
             async move {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::devcontainer::{read_devcontainer_config_with, HostEnv, ReadOptions};
-use crate::workspace::session_settings::MountOrigin;
+use crate::session_settings::MountOrigin;
 
 struct Dirs {
     root: PathBuf,

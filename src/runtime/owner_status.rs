@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::runtime::labels;
-use crate::runtime::{process_start, OwnerIdentity};
+use super::labels;
+use super::owner::{process_start, OwnerIdentity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnerStatus {

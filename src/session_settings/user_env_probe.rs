@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::remote_env::{process_env, remote_env, RemoteEnv};
-use super::session_settings::SessionSettings;
+use super::stored_settings::SessionSettings;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::exec::ExecRequest;

@@ -4,7 +4,7 @@
 //! devcontainer.json's `hostRequirements` compared with them (or with the engine's
 //! capacity where no limit is set), each misfit a warning.
 
-use super::session_settings::SessionSettings;
+use super::stored_settings::SessionSettings;
 use crate::devcontainer::Available;
 use crate::engine::Engine;
 use crate::runtime::resource_limits::{default_pids_limit, host_pid_max};
