@@ -19,7 +19,8 @@ import { git, isPodman, tempDir } from './helpers'
  */
 export function internetNets(suite: 0 | 1): Nets & { privateRange: string } {
   const slot = suite + (isPodman ? 2 : 0)
-  const publicNet = ['203.0.113', '198.51.100', '192.0.2', '198.18.7'][slot]
+  // Not 192.0.2.0/24: machines of this kind have their own address there.
+  const publicNet = ['203.0.113', '198.51.100', '198.18.7', '198.19.7'][slot]
   const privateNet = `10.213.${7 + slot}`
   return {
     public: { host: `${publicNet}.1`, ns: `${publicNet}.2` },

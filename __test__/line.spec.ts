@@ -187,7 +187,8 @@ describe.skipIf(isRemote)('handles close with the session, not the garbage colle
       expect(await env.fileIO.readFile('a.txt')).toBe('a\n')
       await env.fileIO.writeFile('b.txt', 'b\n')
       expect((await env.shell.execute('cat b.txt', { toolRequestId: `h-${i}` })).exitCode).toBe(0)
-      expect((await workspaces.containerAccess(sessionId)).line).toBe('direct')
+      const access = await workspaces.containerAccess(sessionId)
+      expect(access.line, access.reason).toBe('direct')
       kept.push(env)
       await workspaces.destroy(sessionId)
     }

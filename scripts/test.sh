@@ -5,21 +5,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n[test] %s\n' "$*" >&2; }
+# Each step says how far into the run it starts (bash's SECONDS), for the time each pass takes.
+step() { printf '\n[test] %s (at %d:%02d)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) >&2; }
 
 step "provisioning engines and test images"
 bash scripts/provision.sh
 bash scripts/sweep-test-containers.sh
 
-# The darwin checks (scripts/darwin-check.sh), the MCP client suite and the Podman pass run
-# in the background beside the tests, each in a process group of its own (so that a failed
-# run stops all of it); the darwin checks at the lowest priority.
+# The darwin checks (scripts/darwin-check.sh), node's checks, the MCP client suite, the
+# Podman pass and the remote pass run in the background beside the tests, each in a process group of its own
+# (so that a failed run stops all of it); the darwin checks at the lowest priority.
 darwin_pid=""
 darwin_log=target/darwin-check.log
 clients_pid=""
 podman_pid=""
+checks_pid=""
+remote_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid" "$podman_pid"; do
+  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -66,8 +69,19 @@ mkdir -p target
 setsid nice -n 19 bash scripts/darwin-check.sh >"$darwin_log" 2>&1 &
 darwin_pid=$!
 
-step "devcontainer.json conformance against the reference CLI's readings (tests/devcontainer-corpus)"
-node scripts/conformance.mjs
+# Node's checks run beside cargo test, which keeps both cores busy only part of the time:
+# the devcontainer.json conformance run against the reference CLI's readings
+# (tests/devcontainer-corpus), the type tests (the hosts' interfaces also under their
+# strictest settings, exactOptionalPropertyTypes) and the doc comments on every export of
+# index.d.ts and lib/index.d.ts. Their output is shown after cargo test's.
+checks_log=target/node-checks.log
+step "conformance, type tests (tsc --noEmit) and doc comments in the background (log: $checks_log)"
+setsid bash -c 'set -e
+  node scripts/conformance.mjs
+  npx tsc --noEmit -p .
+  npx tsc --noEmit -p __test__/types/tsconfig.json
+  node scripts/check-doc-comments.mjs' >"$checks_log" 2>&1 &
+checks_pid=$!
 
 # For the host's triple, as `napi build --platform` builds: the addon's dependencies, compiled
 # there already, are shared instead of compiled a second time into target/debug.
@@ -75,13 +89,15 @@ host_triple=$(rustc -vV | sed -n 's/^host: //p')
 step "cargo test ($host_triple)"
 CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --workspace --all-targets
 
-step "type tests (tsc --noEmit)"
-npx tsc --noEmit -p .
-# The hosts' interfaces under their strictest settings (exactOptionalPropertyTypes).
-npx tsc --noEmit -p __test__/types/tsconfig.json
-
-step "doc comments on every export of index.d.ts and lib/index.d.ts"
-node scripts/check-doc-comments.mjs
+step "waiting for the conformance run, the type tests and the doc comments"
+checks_status=0
+wait "$checks_pid" || checks_status=$?
+checks_pid=""
+cat "$checks_log" >&2
+if [ "$checks_status" -ne 0 ]; then
+  echo "[test] FAIL: the conformance run, the type tests or the doc comments failed (status $checks_status; the log above)" >&2
+  exit 1
+fi
 
 # The MCP client suite mostly waits (a 70 s command, read while it runs): it runs beside the
 # other passes, on both engines, and is waited for before the serial suites.
@@ -94,20 +110,21 @@ PODMAN=$(podman_answers && echo 1 || echo 0) setsid bash -c 'set -e
   if [ "$PODMAN" = 1 ]; then TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run __test__/mcp-clients.spec.ts; fi' >"$clients_log" 2>&1 &
 clients_pid=$!
 
-# The engine-parameterised suites again, against Podman's Docker-compatible service, beside
-# the dockerd pass: the two engines share nothing but the machine (each pass's egress suites
-# take address ranges of their own, __test__/egress-net.ts).
+# The engine-parameterised suites again, against Podman's Docker-compatible service, and
+# against an engine on "another machine", in the background beside the dockerd pass: the
+# engines share nothing but the machine (each pass's egress suites take address ranges of
+# their own, __test__/egress-net.ts), and each pass mostly waits on its engine.
 ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
   __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
   __test__/isolation.spec.ts __test__/agent.spec.ts __test__/host-interfaces.spec.ts
   __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
-  __test__/egress-dns.spec.ts __test__/hostile-limits.spec.ts
+  __test__/egress-dns.spec.ts
   __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
   __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
   __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts __test__/warm-pool.spec.ts)
 podman_log=target/vitest-podman.log
 if podman_answers; then
-  step "vitest on podman, in the background beside the dockerd pass (log: $podman_log)"
+  step "vitest on podman, in the background (log: $podman_log)"
   TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
   podman_pid=$!
 elif [ "${CI:-}" = true ]; then
@@ -115,31 +132,38 @@ elif [ "${CI:-}" = true ]; then
   exit 1
 fi
 
+# vitest.remote.config.ts starts the remote-engine rig (a private dockerd and sshd in a
+# network namespace of their own, scripts/remote-engine.mjs) once, runs the suites over TLS
+# and over ssh side by side against it, and removes it at the end.
+REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
+  __test__/runtime.spec.ts __test__/workspaces.spec.ts __test__/workspaces-volume.spec.ts)
+remote_log=target/vitest-remote.log
+step "vitest on a remote engine (tls and ssh), in the background (log: $remote_log)"
+setsid npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}" >"$remote_log" 2>&1 &
+remote_pid=$!
+
 step "vitest on dockerd"
 npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
 
-if [ -n "$podman_pid" ]; then
-  step "waiting for the podman pass"
-  podman_status=0
-  wait "$podman_pid" || podman_status=$?
-  podman_pid=""
-  if [ "$podman_status" -ne 0 ]; then
-    cat "$podman_log" >&2
-    echo "[test] FAIL: the podman pass failed (status $podman_status; its log above, whole in $podman_log)" >&2
+# Waits for a background pass; prints its summary, or its whole log when it failed.
+wait_pass() {
+  local name=$1 pid=$2 log=$3 status=0
+  wait "$pid" || status=$?
+  if [ "$status" -ne 0 ]; then
+    cat "$log" >&2
+    echo "[test] FAIL: the $name pass failed (status $status; its log above, whole in $log)" >&2
     exit 1
   fi
-  sed 's/\x1b\[[0-9;]*m//g' "$podman_log" | grep -E '(Test Files|Tests|Duration) ' >&2 || true
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(Test Files|Tests|Duration) ' >&2 || true
+}
+if [ -n "$podman_pid" ]; then
+  step "waiting for the podman pass"
+  wait_pass podman "$podman_pid" "$podman_log"
+  podman_pid=""
 fi
-
-# The same engine suites against an engine on "another machine": vitest.remote.config.ts
-# starts the remote-engine rig (a private dockerd and sshd in a network namespace of their
-# own, scripts/remote-engine.mjs) once, runs the suites over TLS and over ssh side by side
-# against it, and removes it at the end.
-REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
-  __test__/runtime.spec.ts __test__/workspaces.spec.ts)
-[ ! -f __test__/workspaces-volume.spec.ts ] || REMOTE_SUITES+=(__test__/workspaces-volume.spec.ts)
-step "vitest on a remote engine (tls and ssh)"
-npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}"
+step "waiting for the remote pass"
+wait_pass remote "$remote_pid" "$remote_log"
+remote_pid=""
 
 # Waited for before the serial suites, whose timing comparisons need a quiet machine.
 step "waiting for the MCP client suite"
@@ -167,8 +191,8 @@ grep '^\[darwin\]' "$darwin_log" >&2
 step "vitest, serial suites (a private dockerd stopped and restarted; hostile containers, alone)"
 npx vitest run -c vitest.serial.config.ts
 if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
-  step "vitest on podman, the hostile-container suite alone"
-  TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts
+  step "vitest on podman, the hostile-container suites alone"
+  TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts __test__/hostile-limits.serial.ts __test__/egress-load.serial.ts
 fi
 
 step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
@@ -176,3 +200,5 @@ node scripts/check-packages.mjs --standins
 
 step "consumer test: the packed tarballs installed into a fresh TypeScript project"
 bash scripts/consumer-test.sh
+
+printf '\n[test] all passed in %d:%02d\n' $((SECONDS / 60)) $((SECONDS % 60)) >&2

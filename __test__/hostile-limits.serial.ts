@@ -2,7 +2,8 @@
 // inspected through the engine's API on dockerd and Podman; invalid values that create
 // nothing; devcontainer.json `hostRequirements` that do not fit, warned; and a fork bomb
 // as root under the defaults, which leaves the host and another session working and which
-// terminate() cleans up.
+// terminate() cleans up. A serial suite (vitest.serial.config.ts): the fork bomb would load
+// the machine under the suites that run side by side.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
