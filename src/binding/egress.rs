@@ -134,19 +134,7 @@ impl EgressEvents for JsEvents {
 /// The core's `Egress` for what JavaScript gave; `INVALID_ARGUMENT` for anything else.
 pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
     let policy = match option {
-        Either::A(mode) => {
-            let mode = match mode.as_str() {
-                "none" => EgressMode::None,
-                "public" => EgressMode::Public,
-                "bridge" => EgressMode::Bridge,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "egress '{other}' is not 'none', 'public', 'bridge' or a policy object"
-                    )))
-                }
-            };
-            return Ok(Egress::of(EgressSpec::of(mode)));
-        }
+        Either::A(mode) => return Ok(Egress::of(EgressSpec::of(EgressMode::from_name(&mode)?))),
         Either::B(policy) => policy,
     };
     let idle_timeout_ms = positive_ms(policy.idle_timeout_ms, "idleTimeoutMs")?;

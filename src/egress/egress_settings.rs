@@ -55,6 +55,21 @@ pub struct EgressSpec {
     pub ask_timeout_ms: Option<u64>,
 }
 
+impl EgressMode {
+    /// The mode a host names as a string; INVALID_ARGUMENT for any other name (a policy
+    /// is given as an object, not by name).
+    pub fn from_name(name: &str) -> Result<EgressMode> {
+        match name {
+            "none" => Ok(EgressMode::None),
+            "public" => Ok(EgressMode::Public),
+            "bridge" => Ok(EgressMode::Bridge),
+            other => Err(invalid(format!(
+                "egress '{other}' is not 'none', 'public', 'bridge' or a policy object"
+            ))),
+        }
+    }
+}
+
 impl EgressSpec {
     pub fn of(mode: EgressMode) -> EgressSpec {
         EgressSpec {

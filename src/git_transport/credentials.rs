@@ -4,6 +4,11 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::error::{Error, Result};
+
+/// The basic-auth user when a token comes without one (hosts accept any user with a token).
+const TOKEN_USER: &str = "x-access-token";
+
 /// A password or token. Its Debug and Display print `<redacted>`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -42,4 +47,38 @@ pub enum Credentials {
         key_file: Option<PathBuf>,
         known_hosts_file: Option<PathBuf>,
     },
+}
+
+/// The credential fields a caller may fill, before they are known to make one kind.
+#[derive(Default)]
+pub struct GivenCredentials {
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub ssh_key_file: Option<PathBuf>,
+    pub ssh_known_hosts_file: Option<PathBuf>,
+}
+
+impl Credentials {
+    /// The credentials these fields make: a password (with its user, by default
+    /// `x-access-token`) or SSH files, never both; a user alone is INVALID_ARGUMENT.
+    pub fn from_given(given: GivenCredentials) -> Result<Option<Credentials>> {
+        let ssh = given.ssh_key_file.is_some() || given.ssh_known_hosts_file.is_some();
+        match (given.password, ssh) {
+            (Some(_), true) => Err(Error::invalid_argument(
+                "credentials: a password and SSH files cannot be given together",
+            )),
+            (Some(password), false) => Ok(Some(Credentials::Basic {
+                username: given.username.unwrap_or_else(|| TOKEN_USER.into()),
+                password: Secret::new(password),
+            })),
+            (None, true) => Ok(Some(Credentials::Ssh {
+                key_file: given.ssh_key_file,
+                known_hosts_file: given.ssh_known_hosts_file,
+            })),
+            (None, false) if given.username.is_some() => Err(Error::invalid_argument(
+                "credentials: a username needs a password or token",
+            )),
+            (None, false) => Ok(None),
+        }
+    }
 }

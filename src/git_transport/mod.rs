@@ -27,7 +27,7 @@ mod with_transfer;
 #[cfg(test)]
 mod tests;
 
-pub use credentials::{Credentials, Secret};
+pub use credentials::{Credentials, GivenCredentials, Secret};
 pub use plain_remote::plain_remote;
 pub use registration::ensure_registered;
 pub use remote_url::{RemoteKind, RemoteUrl};

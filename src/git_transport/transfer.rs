@@ -7,6 +7,11 @@ use super::ssh_command;
 use crate::error::{Error, Result};
 use std::time::Duration;
 
+/// The time bound of a clone or push when the caller gives none.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most bytes a clone or push may receive from the remote.
+const MAX_RECEIVED_BYTES: u64 = 8 << 30;
+
 #[derive(Debug, Clone)]
 pub struct Transfer {
     pub url: RemoteUrl,
@@ -20,6 +25,23 @@ pub struct Transfer {
 }
 
 impl Transfer {
+    /// A transfer with `url` (INVALID_ARGUMENT if the transports refuse it), the default
+    /// time bound unless `timeout` is given, and the received-bytes bound.
+    pub fn new(
+        url: &str,
+        credentials: Option<Credentials>,
+        ca_certificate: Option<String>,
+        timeout: Option<Duration>,
+    ) -> Result<Transfer> {
+        Ok(Transfer {
+            url: RemoteUrl::parse(url)?,
+            credentials,
+            ca_certificate,
+            timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
+            max_received_bytes: MAX_RECEIVED_BYTES,
+        })
+    }
+
     /// INVALID_ARGUMENT for credentials that do not fit the URL or would travel in clear.
     pub(super) fn check(&self) -> Result<()> {
         let url = &self.url;
