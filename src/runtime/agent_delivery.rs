@@ -85,11 +85,6 @@ impl AgentDelivery {
     }
 }
 
-/// Whether a container's labels say its agent was uploaded at `AGENT_MOUNT`.
-pub fn agent_uploaded(labels: Option<&std::collections::HashMap<String, String>>) -> bool {
-    labels.is_some_and(|l| l.get(labels::AGENT_UPLOAD).is_some_and(|v| !v.is_empty()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

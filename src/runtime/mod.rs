@@ -38,7 +38,7 @@ pub mod process_kill;
 mod relayed_network;
 pub mod resource_limits;
 
-pub use agent_delivery::{agent_uploaded, AgentDelivery};
+pub use agent_delivery::AgentDelivery;
 pub use container_config::{ContainerConfig, ContainerMount, Lifetime, MountKind, RestartPolicy};
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_privileges::ContainerPrivileges;
