@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::container_config::{ContainerConfig, MountKind};
+use super::container_config::ContainerConfig;
 use super::container_info::ContainerInfo;
+use super::container_mount::MountKind;
 use super::labels;
 use super::owner::OwnerIdentity;
 use super::owner_status::{owner_status, OwnerStatus};

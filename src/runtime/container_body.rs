@@ -9,7 +9,8 @@ use bollard::models::{
     MountVolumeOptions, RestartPolicyNameEnum,
 };
 
-use super::container_config::{ContainerConfig, ContainerMount, MountKind, RestartPolicy};
+use super::container_config::{ContainerConfig, RestartPolicy};
+use super::container_mount::{ContainerMount, MountKind};
 use super::port_mapping::engine_ports;
 
 fn engine_mount(m: &ContainerMount) -> Mount {

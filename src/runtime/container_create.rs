@@ -8,12 +8,14 @@ use bollard::query_parameters::RemoveContainerOptionsBuilder;
 
 use super::agent_delivery::AgentDelivery;
 use super::container_body::create_body;
-use super::container_config::{ContainerConfig, Lifetime, MountKind};
+use super::container_config::ContainerConfig;
+use super::container_mount::MountKind;
 use super::create_checks::{check_network, check_user};
 use super::docker_runtime::DockerRuntime;
 use super::image_create::{create_container, create_pulling, ensure_for_platform};
 use super::keepalive::{sandbox_command_after, SHELL};
 use super::labels::labels_for_new_container;
+use super::lifetime::Lifetime;
 use super::line_folder::LineFolder;
 use super::mount_source::ensure_mount_source;
 use super::path_exists::path_exists;

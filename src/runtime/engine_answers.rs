@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use bollard::models::{ContainerInspectResponse, ContainerSummary, MountPoint};
 
-use super::container_config::ContainerMount;
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
+use super::container_mount::ContainerMount;
 use super::labels;
 
 /// Where containers this library creates have the session agent, bind-mounted read-only.

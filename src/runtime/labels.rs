@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::container_config::{ContainerConfig, Lifetime};
+use super::container_config::ContainerConfig;
+use super::lifetime::Lifetime;
 use super::owner::OwnerIdentity;
 
 pub const PREFIX: &str = "dev.container-isolation";
