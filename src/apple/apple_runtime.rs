@@ -17,7 +17,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 use crate::runtime::ensure_mount_source;
 use crate::runtime::exec_token::new_exec_token;
-use crate::runtime::labels::{self, labels_for_new_container};
+use crate::runtime::labels;
+use crate::runtime::labels_for_new_container;
 use crate::runtime::process_kill::{in_container_signal_command, Signal};
 use crate::runtime::{
     ContainerConfig, ContainerInfo, ContainerRuntime, ContainerState, Direction, ExecOutcome,
