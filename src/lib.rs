@@ -8,6 +8,7 @@ pub mod apple;
 pub mod base_dir;
 pub mod clone;
 pub mod container_environment;
+pub mod container_runtime;
 pub mod delivery;
 pub mod devcontainer;
 pub mod egress;

@@ -14,7 +14,7 @@ use super::labels;
 pub const AGENT_MOUNT: &str = "/.container-isolation-agent";
 
 /// Where containers this library creates on a local engine have the folder of the agent's
-/// direct line, bind-mounted read-only (see `crate::agent`'s `agent_line`).
+/// direct line, bind-mounted read-only (see the agent room's `agent_line`).
 pub const LINE_MOUNT: &str = "/.container-isolation-line";
 
 /// The container's bind mounts, without the agent's own.

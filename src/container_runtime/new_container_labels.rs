@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::container_config::ContainerConfig;
-use super::labels::{container_labels, LabelContext, POOL};
-use super::owner::OwnerIdentity;
+use crate::runtime::labels::{container_labels, LabelContext, POOL};
+use crate::runtime::OwnerIdentity;
 
 /// The labels of a container about to be created from `config`, named `name`, from
 /// `image`, by this process under `base_dir`.

@@ -10,8 +10,8 @@ use bollard::models::{
 };
 
 use super::container_config::{ContainerConfig, RestartPolicy};
-use super::container_mount::{ContainerMount, MountKind};
-use super::port_mapping::engine_ports;
+use crate::runtime::engine_ports;
+use crate::runtime::{ContainerMount, MountKind};
 
 fn engine_mount(m: &ContainerMount) -> Mount {
     let mut mount = Mount {

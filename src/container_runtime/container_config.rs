@@ -3,14 +3,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::container_mount::{ContainerMount, MountKind};
-use super::container_privileges::ContainerPrivileges;
-use super::environment_vars::check_environment;
-use super::lifetime::Lifetime;
-use super::naming::container_name;
-use super::port_mapping::{check_ports, PortMapping};
-use super::resource_limits::ResourceLimits;
 use crate::error::{Error, Result};
+use crate::runtime::check_environment;
+use crate::runtime::container_name;
+use crate::runtime::resource_limits::ResourceLimits;
+use crate::runtime::ContainerPrivileges;
+use crate::runtime::Lifetime;
+use crate::runtime::{check_ports, PortMapping};
+use crate::runtime::{ContainerMount, MountKind};
 
 /// What the engine does when the container's main process exits or the engine restarts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

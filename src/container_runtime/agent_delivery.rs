@@ -9,11 +9,11 @@ use std::sync::Arc;
 use bollard::models::{ContainerCreateBody, Mount, MountType};
 use bytes::Bytes;
 
-use super::labels;
 use crate::agent::{agent_for_new_container, AgentBinary};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::fileio::{EngineFiles, EntryOwner};
+use crate::runtime::labels;
 
 #[derive(Debug, Clone)]
 pub enum AgentDelivery {
@@ -51,7 +51,7 @@ impl AgentDelivery {
         match self {
             AgentDelivery::Mount(source) => {
                 let mount = Mount {
-                    target: Some(super::AGENT_MOUNT.to_string()),
+                    target: Some(crate::runtime::AGENT_MOUNT.to_string()),
                     source: Some(source.to_string_lossy().into_owned()),
                     typ: Some(MountType::BIND),
                     read_only: Some(true),
@@ -74,9 +74,9 @@ impl AgentDelivery {
         let AgentDelivery::Upload(binary) = self else {
             return Ok(());
         };
-        let (dir, name) = super::AGENT_MOUNT
+        let (dir, name) = crate::runtime::AGENT_MOUNT
             .rsplit_once('/')
-            .unwrap_or(("", super::AGENT_MOUNT));
+            .unwrap_or(("", crate::runtime::AGENT_MOUNT));
         let files = EngineFiles { engine, container };
         let owner = EntryOwner { uid: 0, gid: 0 };
         let dir = if dir.is_empty() { "/" } else { dir };
@@ -97,7 +97,10 @@ mod tests {
         };
         AgentDelivery::Mount(PathBuf::from("/b/agent")).apply(&mut body);
         let mounts = body.host_config.unwrap().mounts.unwrap();
-        assert_eq!(mounts[0].target.as_deref(), Some(super::super::AGENT_MOUNT));
+        assert_eq!(
+            mounts[0].target.as_deref(),
+            Some(crate::runtime::AGENT_MOUNT)
+        );
         assert_eq!(mounts[0].read_only, Some(true));
         assert!(body.labels.is_none());
     }
