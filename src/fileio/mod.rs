@@ -16,7 +16,6 @@ mod path_stat;
 mod tar_stream;
 mod user_ids;
 
-pub use container_facts::swappable_mount;
 pub use container_path::{normalize, resolve};
 pub use container_root::close_roots;
 pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};

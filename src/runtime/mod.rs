@@ -30,6 +30,7 @@ mod port_mapping;
 mod process_engines;
 pub mod process_kill;
 pub mod resource_limits;
+mod swappable_mount;
 
 pub use container_info::{parse_engine_time, ContainerInfo, ContainerState};
 pub use container_mount::{ContainerMount, MountKind};
@@ -56,3 +57,4 @@ pub use path_translation::{translate, Direction};
 pub use port_mapping::{check_ports, engine_ports, PortMapping, DEFAULT_HOST_IP};
 pub use process_engines::{has_process_containers, note_process_container, process_engines};
 pub use resource_limits::{ResourceLimits, ResourceNumbers};
+pub use swappable_mount::swappable_mount;
