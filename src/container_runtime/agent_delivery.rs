@@ -10,9 +10,9 @@ use bollard::models::{ContainerCreateBody, Mount, MountType};
 use bytes::Bytes;
 
 use crate::agent::{agent_for_new_container, AgentBinary};
+use crate::container_archive::{EngineFiles, EntryOwner};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::fileio::{EngineFiles, EntryOwner};
 use crate::runtime::labels;
 
 #[derive(Debug, Clone)]

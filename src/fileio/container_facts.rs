@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::container_root::ContainerRoot;
-use super::engine_files::EngineFiles;
 use super::host_files::HostFiles;
 use super::user_ids::{resolve_user, AccountFiles, UserIds};
 use crate::agent::{agent_for_inspected, AgentConnection, Creds};
+use crate::container_archive::EngineFiles;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::{bind_mounts, path_exists, swappable_mount};

@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use super::engine_files::EngineFiles;
 use super::host_files::{Host, HostFiles};
-use super::tar_stream::EntryOwner;
 use crate::agent::{AgentConnection, AgentFiles, AgentReply, Creds};
+use crate::container_archive::{EngineFiles, EntryOwner};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The most read of /etc/passwd or /etc/group (a larger one is `EFBIG`).
