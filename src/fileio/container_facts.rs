@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::account_files::AccountFiles;
 use super::container_root::ContainerRoot;
 use super::host_files::HostFiles;
-use super::user_ids::{resolve_user, AccountFiles, UserIds};
-use crate::agent::{agent_for_inspected, AgentConnection, Creds};
+use crate::agent::{agent_for_inspected, resolve_user, AgentConnection, Creds, UserIds};
 use crate::container_archive::EngineFiles;
 use crate::engine::Engine;
 use crate::error::Result;

@@ -2,6 +2,7 @@
 //! any image, the host file system for bind mounts, never a container-controlled symlink
 //! followed on the host.
 
+mod account_files;
 mod container_facts;
 mod container_root;
 mod docker_file_io;
@@ -10,8 +11,7 @@ pub(crate) mod fd_ops;
 mod file_operations;
 mod file_replace;
 mod host_files;
-mod user_ids;
 
+pub use account_files::AccountFiles;
 pub use container_root::close_roots;
 pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
-pub use user_ids::{container_user, resolve_user, AccountFiles, UserIds};
