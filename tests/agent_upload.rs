@@ -3,11 +3,12 @@
 //! the real engine (provisioned by `npm test`).
 
 use container_isolation::agent::{agent_access, AgentAccess};
+use container_isolation::container_runtime::{
+    ContainerConfig, ContainerRuntime, DockerRuntime, RuntimeOptions,
+};
 use container_isolation::runtime::exec::ExecRequest;
 use container_isolation::runtime::labels;
-use container_isolation::runtime::{
-    ContainerConfig, ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions, AGENT_MOUNT,
-};
+use container_isolation::runtime::{Lifetime, AGENT_MOUNT};
 
 const IMAGE: &str = "container-isolation-test:debian";
 

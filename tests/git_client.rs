@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use container_isolation::container_runtime::{
+    ContainerConfig, ContainerRuntime, DockerRuntime, RuntimeOptions,
+};
 use container_isolation::engine::{Engine, EngineOptions};
 use container_isolation::git::{GitClient, GitClientOptions};
 use container_isolation::runtime::exec::ExecRequest;
-use container_isolation::runtime::{
-    ContainerConfig, ContainerRuntime, DockerRuntime, Lifetime, RuntimeOptions,
-};
+use container_isolation::runtime::Lifetime;
 
 const IMAGE: &str = "container-isolation-test:debian";
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use container_isolation::container_runtime::{
+    ContainerConfig, ContainerRuntime, DockerRuntime, RuntimeOptions,
+};
 use container_isolation::engine::{Engine, EngineOptions};
 use container_isolation::runtime::exec::{self, ExecRequest};
 use container_isolation::runtime::process_kill::{signal_exec_tree, signal_from_container, Signal};
-use container_isolation::runtime::{
-    ContainerConfig, ContainerRuntime, DockerRuntime, RuntimeOptions,
-};
 
 const IMAGE: &str = "container-isolation-test:debian";
 

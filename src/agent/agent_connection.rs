@@ -25,9 +25,9 @@ use super::agent_line::{
 use super::agent_reading::Reading;
 use super::agent_routes::{RouteEnd, Routes};
 use super::agent_writer::write_frames;
+use super::user_ids::UserIds;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::fileio::{container_user, UserIds};
 use crate::runtime::exec::{self, ExecRequest};
 use crate::runtime::process_kill::ExecTree;
 
@@ -252,16 +252,9 @@ impl AgentConnection {
         }
     }
 
-    /// The ids of `spec` (else of the container's configured user) in this container.
-    pub async fn user(self: &Arc<Self>, engine: &Engine, spec: Option<&str>) -> Result<UserIds> {
-        let key = spec.map(str::to_string);
-        let mut users = self.users.lock().await;
-        if let Some(found) = users.get(&key) {
-            return Ok(found.clone());
-        }
-        let found = container_user(engine, &self.container, spec, self).await?;
-        users.insert(key, found.clone());
-        Ok(found)
+    /// The user ids resolved for this container so far, by user spec (`agent_accounts`).
+    pub(super) fn user_cache(&self) -> &tokio::sync::Mutex<HashMap<Option<String>, UserIds>> {
+        &self.users
     }
 
     pub fn is_closed(&self) -> bool {

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use container_isolation_agent::protocol::Spawn;
 
+use super::agent_accounts::connection_user;
 use super::agent_connection::AgentConnection;
 use super::agent_process::{AgentProcess, ProcessEvent};
 use crate::engine::Engine;
@@ -22,7 +23,7 @@ pub async fn spawn_for(
     connection: &Arc<AgentConnection>,
     request: &ExecRequest,
 ) -> Result<Spawn> {
-    let user = connection.user(engine, request.user.as_deref()).await?;
+    let user = connection_user(connection, engine, request.user.as_deref()).await?;
     Ok(Spawn {
         argv: request.command.clone(),
         cwd: request.working_dir.clone(),

@@ -26,8 +26,8 @@ use super::line_listener::LineListener;
 use super::line_offer::line_offer;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
-use crate::fileio::swappable_mount;
-use crate::runtime::{agent_uploaded, bind_mounts_with_agent, AGENT_MOUNT};
+use crate::runtime::labels::agent_uploaded;
+use crate::runtime::{bind_mounts_with_agent, swappable_mount, AGENT_MOUNT};
 
 /// Agent failures within `STRIKE_WINDOW` that send a container to the engine path.
 const STRIKES: usize = 3;

@@ -8,8 +8,8 @@ use bytes::Bytes;
 
 use super::agent_choice::agent_for_container;
 use super::agent_connection::AgentConnection;
+use crate::container_archive::{EngineFiles, EntryOwner};
 use crate::engine::Engine;
-use crate::fileio::{EngineFiles, EntryOwner};
 
 /// Where the agent is uploaded, in order, until one of them lets it run.
 const UPLOAD_DIRS: [&str; 5] = ["/tmp", "/var/tmp", "/run", "/dev/shm", "/"];

@@ -1,8 +1,10 @@
 //! The session agent seen from the host: finding its binary for a container's architecture,
 //! putting it into a container, one connection per container (over the exec stream or the
-//! direct line), and the commands and file operations carried over it; the direct line
-//! offered to the egress relay too (`offer_line`).
+//! direct line), and the commands and file operations carried over it, as the container
+//! user whose ids `user_ids` resolves; the direct line offered to the egress relay too
+//! (`offer_line`).
 
+mod agent_accounts;
 mod agent_binary;
 mod agent_choice;
 mod agent_connection;
@@ -24,7 +26,9 @@ mod line_listener;
 mod line_offer;
 mod line_peer;
 mod shared_line;
+mod user_ids;
 
+pub use agent_accounts::{agent_account_file, connection_user};
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
 pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
 pub use agent_connection::AgentConnection;
@@ -43,3 +47,4 @@ pub use agent_request::{AgentRequest, RequestSender};
 pub use agent_writer::FrameSink;
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};
 pub use shared_line::{offer_line, NoLine};
+pub use user_ids::{not_readable, resolve_user, AccountReader, UserIds, ACCOUNT_FILE_LIMIT};

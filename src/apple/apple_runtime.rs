@@ -13,15 +13,16 @@ use tokio::process::{Child, Command};
 use super::cli_args::{create_args, exec_args, stop_args, PROGRAM};
 use super::inspect_json::{parse, AppleContainer};
 use crate::base_dir::resolve_base_dir;
+use crate::container_runtime::labels_for_new_container;
+use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{OutputDecoder, OutputLine, StreamKind};
 use crate::runtime::ensure_mount_source;
 use crate::runtime::exec_token::new_exec_token;
-use crate::runtime::labels::{self, labels_for_new_container};
+use crate::runtime::labels;
 use crate::runtime::process_kill::{in_container_signal_command, Signal};
 use crate::runtime::{
-    ContainerConfig, ContainerInfo, ContainerRuntime, ContainerState, Direction, ExecOutcome,
-    ExecRequest, KnownMounts, LogsRequest,
+    ContainerInfo, ContainerState, Direction, ExecOutcome, ExecRequest, KnownMounts, LogsRequest,
 };
 
 const DEFAULT_STOP: Duration = Duration::from_secs(5);
@@ -168,7 +169,7 @@ impl AppleContainerRuntime {
 fn unsupported_by_cli(config: &ContainerConfig) -> Result<()> {
     let restarts = config
         .restart_policy
-        .is_some_and(|p| p != crate::runtime::RestartPolicy::No);
+        .is_some_and(|p| p != crate::container_runtime::RestartPolicy::No);
     let what = match () {
         _ if restarts => "restartPolicy",
         _ if !config.sysctls.is_empty() => "sysctls",

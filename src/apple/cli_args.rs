@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::runtime::{ContainerConfig, ContainerMount, PortMapping, DEFAULT_HOST_IP};
+use crate::container_runtime::ContainerConfig;
+use crate::runtime::{ContainerMount, PortMapping, DEFAULT_HOST_IP};
 
 pub const PROGRAM: &str = "container";
 

@@ -9,11 +9,10 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use napi_derive::napi;
 
+use crate::container_runtime::{self, RestartPolicy};
 use crate::error::{Error, Result};
 use crate::output;
-use crate::runtime::{
-    self, ContainerPrivileges, ExecOutcome, ExecRequest, Lifetime, RestartPolicy,
-};
+use crate::runtime::{self, ContainerPrivileges, ExecOutcome, ExecRequest, Lifetime};
 
 /// A bind mount: a host directory or file seen at a container path.
 #[napi(object)]
@@ -226,7 +225,7 @@ pub fn duration_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
     }
 }
 
-impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
+impl TryFrom<ContainerConfig> for container_runtime::ContainerConfig {
     type Error = Error;
 
     fn try_from(js: ContainerConfig) -> Result<Self> {
@@ -245,7 +244,7 @@ impl TryFrom<ContainerConfig> for runtime::ContainerConfig {
                 ))
             })?),
         };
-        Ok(runtime::ContainerConfig {
+        Ok(container_runtime::ContainerConfig {
             id: present(js.id),
             name: present(js.name),
             image: js.image,

@@ -14,7 +14,8 @@ use super::exit_hooks;
 use super::progress::pull_policy;
 use super::runtime_calls::{self as calls, LogsOptions};
 use super::watchdog;
-use crate::runtime::{self, Direction, RuntimeOptions};
+use crate::container_runtime::{self, RuntimeOptions};
+use crate::runtime::Direction;
 
 /// Options of `new DockerRuntime()`.
 #[napi(object)]
@@ -44,7 +45,7 @@ pub struct DockerRuntimeOptions {
 /// `CONTAINER_NOT_RUNNING`, `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
 #[napi]
 pub struct DockerRuntime {
-    inner: Arc<runtime::DockerRuntime>,
+    inner: Arc<container_runtime::DockerRuntime>,
 }
 
 #[napi]
@@ -71,7 +72,7 @@ impl DockerRuntime {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
         Ok(DockerRuntime {
-            inner: Arc::new(runtime::DockerRuntime::new(RuntimeOptions {
+            inner: Arc::new(container_runtime::DockerRuntime::new(RuntimeOptions {
                 engine,
                 image,
                 base_dir,

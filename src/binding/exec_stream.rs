@@ -12,10 +12,11 @@ use tokio::sync::watch;
 
 use super::container_types::replaces_environment;
 use super::error::Outcome;
+use crate::container_runtime::exec_stream::{open_stream, StreamEvent, StreamInput, StreamOutput};
+use crate::container_runtime::DockerRuntime;
 use crate::error::{Error, Result};
 use crate::output::StreamKind;
-use crate::runtime::exec_stream::{open_stream, StreamEvent, StreamInput, StreamOutput};
-use crate::runtime::{DockerRuntime, ExecRequest};
+use crate::runtime::ExecRequest;
 
 pub type ChunkCallback = ThreadsafeFunction<Buffer, (), Buffer, napi::Status, false>;
 

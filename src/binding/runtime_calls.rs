@@ -9,8 +9,9 @@ use super::container_types::{
     duration_ms, ContainerConfig, ContainerInfo, ExecOptions, ExecResult, OutputLine,
 };
 use super::error::{sync_error, Code, Outcome};
+use crate::container_runtime::ContainerRuntime;
 use crate::error::Error;
-use crate::runtime::{ContainerRuntime, ContainerState, Direction, LogsRequest};
+use crate::runtime::{ContainerState, Direction, LogsRequest};
 
 pub type LineCallback = ThreadsafeFunction<OutputLine, (), OutputLine, napi::Status, false>;
 

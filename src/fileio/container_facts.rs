@@ -1,18 +1,17 @@
 //! What `DockerFileIO` learns about its container from one inspect: its working directory,
 //! whether it runs, its user's ids, and whether its root is reachable from this process.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::account_files::AccountFiles;
 use super::container_root::ContainerRoot;
-use super::engine_files::EngineFiles;
 use super::host_files::HostFiles;
-use super::user_ids::{resolve_user, AccountFiles, UserIds};
-use crate::agent::{agent_for_inspected, AgentConnection, Creds};
+use crate::agent::{agent_for_inspected, resolve_user, AgentConnection, Creds, UserIds};
+use crate::container_archive::EngineFiles;
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::runtime::{bind_mounts, path_exists, ContainerMount};
+use crate::runtime::{bind_mounts, path_exists, swappable_mount};
 
 /// How long an inspect is trusted. A container whose root was reachable is checked at
 /// every call (its main process must still run), so a stopped or recreated one is noticed
@@ -143,51 +142,9 @@ impl ContainerFacts {
     }
 }
 
-/// A bind mount whose host source lies inside another bind mount the container may write:
-/// the container can replace that source with a symlink. The engine's archive endpoints
-/// (Docker's `docker cp` path) bind the sources again, by path, at every call, and so follow
-/// such a symlink on the host; any archive call can be led there through a symlink the
-/// container plants elsewhere. Such a container is answered only from its own root.
-pub fn swappable_mount(mounts: &[ContainerMount]) -> Option<String> {
-    let under = |inner: &str, outer: &str| {
-        Path::new(inner) != Path::new(outer) && Path::new(inner).starts_with(outer)
-    };
-    mounts.iter().find_map(|inner| {
-        let outer = mounts
-            .iter()
-            .find(|outer| !outer.readonly && under(&inner.source, &outer.source))?;
-        Some(format!(
-            "the bind mount {} has its host source {} inside the container-writable mount {} ({}), so the engine would follow whatever the container put there; it is answered only from the container's running root, not through the engine",
-            inner.target, inner.source, outer.target, outer.source
-        ))
-    })
-}
-
 /// Whether this process can give a host file the container user's ownership.
 fn can_own(user: &UserIds) -> bool {
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     euid == 0 || (euid == user.uid && egid == user.gid)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_source_inside_a_writable_mount_is_swappable() {
-        let bind = |s: &str, t: &str, ro| ContainerMount::bind(s, t, ro);
-        assert!(swappable_mount(&[
-            bind("/w", "/workspace", false),
-            bind("/w/inner", "/inner", false)
-        ])
-        .is_some_and(|why| why.contains("/inner") && why.contains("/workspace")));
-        assert!(swappable_mount(&[
-            bind("/w", "/workspace", true),
-            bind("/w/inner", "/inner", false)
-        ])
-        .is_none());
-        assert!(swappable_mount(&[bind("/w", "/a", false), bind("/w", "/b", false)]).is_none());
-        assert!(swappable_mount(&[bind("/w", "/a", false), bind("/wx/y", "/b", false)]).is_none());
-    }
 }

@@ -6,10 +6,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::container_facts::{ContainerFacts, FactsRequest};
-use super::container_path::{resolve, too_long};
-use super::engine_files::EngineFiles;
 use super::host_files::{Host, HostFiles};
 use crate::agent::AgentFiles;
+use crate::container_archive::{resolve, too_long, EngineFiles};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{begin_use, ContainerUse};

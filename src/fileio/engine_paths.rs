@@ -4,9 +4,7 @@
 
 use bytes::Bytes;
 
-use super::container_path::split;
-use super::engine_files::{file_error, EngineFiles};
-use super::tar_stream::EntryOwner;
+use crate::container_archive::{file_error, split, EngineFiles, EntryOwner};
 use crate::error::{ErrorCode, Result};
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;

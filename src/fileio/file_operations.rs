@@ -5,10 +5,10 @@
 use bytes::Bytes;
 
 use super::docker_file_io::{DockerFileIo, FileStat};
-use super::engine_files::file_error;
 use super::engine_paths;
 use super::host_files::Host;
 use crate::agent::{AgentReply, FileKind, Stat};
+use crate::container_archive::file_error;
 use crate::error::{ErrorCode, Result};
 
 impl DockerFileIo {

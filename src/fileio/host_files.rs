@@ -17,10 +17,10 @@ use std::ffi::CString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::container_path::{join, normalize, split, strip_base};
 use super::container_root::ContainerRoot;
 use super::fd_ops::*;
 use super::file_replace::replace_file;
+use crate::container_archive::{join, normalize, split, strip_base, too_large};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Paths whose mounts the kernel fills in for whoever looks (`/proc/self`, devices): the
@@ -297,13 +297,6 @@ impl HostFiles {
         }
         Ok(Host::Done(()))
     }
-}
-
-pub fn too_large(container: &str, path: &str, limit: u64) -> Error {
-    Error::new(
-        ErrorCode::Efbig,
-        format!("'{path}' in container '{container}' is larger than {limit} bytes, the most read from it"),
-    )
 }
 
 /// Makes `name` in `dir` (an existing dangling symlink there is `EEXIST`, as for `mkdir`)

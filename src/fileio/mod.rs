@@ -2,25 +2,16 @@
 //! any image, the host file system for bind mounts, never a container-controlled symlink
 //! followed on the host.
 
+mod account_files;
 mod container_facts;
-mod container_path;
 mod container_root;
 mod docker_file_io;
-mod engine_files;
 mod engine_paths;
 pub(crate) mod fd_ops;
 mod file_operations;
 mod file_replace;
 mod host_files;
-mod path_stat;
-mod tar_stream;
-mod user_ids;
 
-pub use container_facts::swappable_mount;
-pub use container_path::{normalize, resolve};
+pub use account_files::AccountFiles;
 pub use container_root::close_roots;
 pub use docker_file_io::{DockerFileIo, FileIoOptions, FileStat};
-pub use engine_files::EngineFiles;
-pub use path_stat::PathStat;
-pub use tar_stream::EntryOwner;
-pub use user_ids::{container_user, resolve_user, AccountFiles, UserIds};

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::AgentConnection;
+use crate::container_runtime::exec_stream::{start_stream, StreamEvent};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::StreamKind;
 use crate::runtime::exec::{self, ExecRequest};
-use crate::runtime::exec_stream::{start_stream, StreamEvent};
 
 /// Where and how the commands of one `getState()` run.
 pub struct GitRunner<'a> {

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use bollard::models::{ContainerInspectResponse, ContainerSummary, MountPoint};
 
-use super::container_config::ContainerMount;
 use super::container_info::{parse_engine_time, ContainerInfo, ContainerState};
+use super::container_mount::ContainerMount;
 use super::labels;
 
 /// Where containers this library creates have the session agent, bind-mounted read-only.
 pub const AGENT_MOUNT: &str = "/.container-isolation-agent";
 
 /// Where containers this library creates on a local engine have the folder of the agent's
-/// direct line, bind-mounted read-only (see `crate::agent`'s `agent_line`).
+/// direct line, bind-mounted read-only (see the agent room's `agent_line`).
 pub const LINE_MOUNT: &str = "/.container-isolation-line";
 
 /// The container's bind mounts, without the agent's own.

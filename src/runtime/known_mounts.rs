@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::container_config::ContainerMount;
+use super::container_mount::ContainerMount;
 use super::path_translation::{translate, Direction};
 use crate::error::{Error, ErrorCode, Result};
 

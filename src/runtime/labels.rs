@@ -2,9 +2,8 @@
 //! reaped safely (docs/contract.md §6).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use super::container_config::{ContainerConfig, Lifetime};
+use super::lifetime::Lifetime;
 use super::owner::OwnerIdentity;
 
 pub const PREFIX: &str = "dev.container-isolation";
@@ -84,37 +83,9 @@ pub fn container_labels(
     labels
 }
 
-/// The labels of a container about to be created from `config`, named `name`, from
-/// `image`, by this process under `base_dir`.
-pub fn labels_for_new_container(
-    config: &ContainerConfig,
-    name: &str,
-    image: &str,
-    base_dir: &Path,
-) -> BTreeMap<String, String> {
-    let session = config
-        .session_id
-        .as_deref()
-        .or(config.id.as_deref())
-        .unwrap_or(name);
-    let mut all = container_labels(
-        &config.labels,
-        &LabelContext {
-            session,
-            image,
-            lifetime: config.lifetime,
-            base_dir: &base_dir.to_string_lossy(),
-            clone_path: config.clone_path.as_deref().unwrap_or(""),
-            project_dir: config.project_dir.as_deref().unwrap_or(""),
-            job: config.command.is_some(),
-            owner: OwnerIdentity::current(),
-            created_at_ms: chrono::Utc::now().timestamp_millis(),
-        },
-    );
-    if let Some(key) = &config.pool {
-        all.insert(POOL.to_string(), key.clone());
-    }
-    all
+/// Whether a container's labels say its agent was uploaded at `AGENT_MOUNT`.
+pub fn agent_uploaded(labels: Option<&std::collections::HashMap<String, String>>) -> bool {
+    labels.is_some_and(|l| l.get(AGENT_UPLOAD).is_some_and(|v| !v.is_empty()))
 }
 
 #[cfg(test)]

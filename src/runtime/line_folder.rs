@@ -1,7 +1,7 @@
 //! The folder of a new container's direct line to its agent: `<base>/lines/<name>`, made by
 //! this process (mode 0700, ours, every step checked as the agent's private copy is) and
 //! bind-mounted read-only at `LINE_MOUNT`. The host binds its socket there when it starts
-//! the agent (`crate::agent`'s `agent_line`); the container can connect to it but change
+//! the agent (the agent room's `agent_line`); the container can connect to it but change
 //! nothing in the folder. Made only where the agent is bind-mounted too (a local engine on
 //! Linux); removed with the container.
 

@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::container_config::ContainerMount;
+use super::container_mount::ContainerMount;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {

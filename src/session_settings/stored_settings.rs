@@ -11,13 +11,14 @@ use serde::{Deserialize, Serialize};
 use super::host_paths::verify_in_clone;
 use super::session_behaviour::Behaviour;
 use super::uid_image::UidImage;
+use crate::container_runtime::ContainerConfig;
 use crate::devcontainer::{
     BuildConfig, DevcontainerConfig, FeatureRequest, HostRequirements, LifecycleCommand,
     PortRequest,
 };
 use crate::egress::EgressSpec;
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerConfig, ContainerMount, ContainerPrivileges, ResourceLimits};
+use crate::runtime::{ContainerMount, ContainerPrivileges, ResourceLimits};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]

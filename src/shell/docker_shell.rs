@@ -17,7 +17,7 @@ use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
 use super::stop::{Stop, StopSignal};
-use crate::agent::{agent_if, AgentConnection, AgentProcess, Creds, Spawn};
+use crate::agent::{agent_if, connection_user, AgentConnection, AgentProcess, Creds, Spawn};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{OutputLine, StreamKind};
@@ -260,9 +260,7 @@ impl DockerShell {
         connection: &Arc<AgentConnection>,
         argv: Vec<String>,
     ) -> Result<Spawn> {
-        let user = connection
-            .user(engine, self.options.user.as_deref())
-            .await?;
+        let user = connection_user(connection, engine, self.options.user.as_deref()).await?;
         Ok(Spawn {
             argv,
             cwd: Some(self.options.cwd.clone()),

@@ -12,8 +12,9 @@ use super::pool_members::{recipe_for, SessionMembers};
 use super::session_container::SessionContainer;
 use super::workspace_storage::Storage;
 use super::workspaces::{blocking_error, Workspaces};
+use crate::container_runtime::ContainerRuntime;
 use crate::error::Result;
-use crate::runtime::{ContainerRuntime, ContainerState, Lifetime};
+use crate::runtime::{ContainerState, Lifetime};
 use crate::warm_pool::{place_clone, Creating, Member, PoolKey, PoolStatus};
 use crate::workspace_volume::{remove_member_volume, volume_name};
 

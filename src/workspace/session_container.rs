@@ -9,13 +9,14 @@ use super::clone_owner::give_clone;
 use super::lifecycle_runner::{run_on_host, InContainer};
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
+use crate::container_runtime::{ContainerConfig, ContainerRuntime, DockerRuntime};
 use crate::egress::Egress;
 use crate::engine::{find_image, image_present, Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Phase;
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::run_buffered;
-use crate::runtime::{ContainerConfig, ContainerRuntime, ContainerState, DockerRuntime, Lifetime};
+use crate::runtime::{ContainerState, Lifetime};
 use crate::session_images::{
     build_image, ensure_feature_image, ensure_uid_image, DerivedKind, ImageSupply,
 };

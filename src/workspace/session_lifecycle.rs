@@ -6,8 +6,8 @@ use super::idle_tracker::{IdleOwner, SessionCall};
 use super::session_volume::session_volume;
 use super::workspace_record as record;
 use super::workspaces::{blocking_error, Workspaces};
+use crate::container_runtime::ContainerRuntime;
 use crate::error::{ErrorCode, Result};
-use crate::runtime::ContainerRuntime;
 use crate::workspace_volume::remove_volume;
 
 impl Workspaces {

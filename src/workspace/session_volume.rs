@@ -9,10 +9,13 @@ use std::path::PathBuf;
 use super::session_container::SessionContainer;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
+use crate::agent::resolve_user;
+use crate::container_archive::{EngineFiles, EntryOwner};
+use crate::container_runtime::ContainerConfig;
 use crate::error::{Error, Result};
-use crate::fileio::{resolve_user, AccountFiles, EngineFiles, EntryOwner};
+use crate::fileio::AccountFiles;
 use crate::runtime::labels::{self, container_labels, LabelContext};
-use crate::runtime::{ContainerConfig, ContainerMount, Lifetime, MountKind, OwnerIdentity};
+use crate::runtime::{ContainerMount, Lifetime, MountKind, OwnerIdentity};
 use crate::session_settings::MountOrigin;
 use crate::workspace_volume::{create_volume, remove_volume, upload_tree};
 

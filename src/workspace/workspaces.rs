@@ -19,14 +19,13 @@ use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest, ShellSettings,
 };
+use crate::container_runtime::{ContainerRuntime, DockerRuntime, RuntimeOptions};
 use crate::egress::{Egress, PortForward};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::ProgressTarget;
 use crate::runtime::pool_member::SESSION_PREFIX;
-use crate::runtime::{
-    ContainerRuntime, ContainerUse, DockerRuntime, Lifetime, ResourceLimits, RuntimeOptions,
-};
+use crate::runtime::{ContainerUse, Lifetime, ResourceLimits};
 use crate::session_images::{prune_images, ImageSupply, PruneReport, PruneRequest};
 use crate::session_settings::{ProbeCache, Trust};
 use crate::warm_pool::{PoolOptions, WarmPool};

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use bollard::query_parameters::UploadToContainerOptionsBuilder;
 use tar::{EntryType, Header};
 
+use crate::container_archive::EntryOwner;
 use crate::engine::{chunk_channel, from_bollard, ChunkSender, Engine};
 use crate::error::{Error, ErrorCode, Result};
-use crate::fileio::EntryOwner;
 
 /// Directories deeper than this are not uploaded.
 const MAX_DEPTH: usize = 256;

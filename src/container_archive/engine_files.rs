@@ -10,7 +10,6 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 
 use super::container_path::{normalize, split};
-use super::host_files::too_large;
 use super::path_stat::PathStat;
 use super::tar_stream::{directories, single_file, EntryOwner, TarReader};
 use crate::engine::{from_bollard, Engine};
@@ -45,6 +44,14 @@ pub fn file_error(code: ErrorCode, container: &str, path: &str) -> Error {
         _ => "failed",
     };
     Error::new(code, format!("{}: {text}", subject(container, path)))
+}
+
+/// `EFBIG`: `path` holds more than `limit` bytes, the most any read takes from it.
+pub fn too_large(container: &str, path: &str, limit: u64) -> Error {
+    Error::new(
+        ErrorCode::Efbig,
+        format!("'{path}' in container '{container}' is larger than {limit} bytes, the most read from it"),
+    )
 }
 
 /// The file error an engine message describes (Docker's and Podman's wording).

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use super::container_config::{ContainerConfig, MountKind};
-use super::container_info::ContainerInfo;
-use super::labels;
-use super::owner::OwnerIdentity;
-use super::owner_status::{owner_status, OwnerStatus};
+use super::container_config::ContainerConfig;
 use crate::error::{Error, Result};
+use crate::runtime::labels;
+use crate::runtime::ContainerInfo;
+use crate::runtime::MountKind;
+use crate::runtime::OwnerIdentity;
+use crate::runtime::{owner_status, OwnerStatus};
 
 /// The container a config names: `name` as `create` would have used it, else `id`.
 pub fn adopted_id(config: &ContainerConfig) -> Result<String> {

@@ -9,12 +9,12 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 
-use super::exec::{self, ExecRequest, StartedExec};
-use super::process_kill::{ExecTree, Signal};
 use crate::agent::{spawn_for, AgentConnection, AgentProcess, ProcessControl, ProcessEvent};
 use crate::engine::{from_bollard, Engine, FrameDemux};
 use crate::error::{Error, Result};
 use crate::output::StreamKind;
+use crate::runtime::exec::{self, ExecRequest, StartedExec};
+use crate::runtime::process_kill::{ExecTree, Signal};
 
 /// How long `signal` waits for an engine exec's signal before it resolves anyway.
 const SIGNAL_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);

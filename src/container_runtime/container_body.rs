@@ -9,8 +9,9 @@ use bollard::models::{
     MountVolumeOptions, RestartPolicyNameEnum,
 };
 
-use super::container_config::{ContainerConfig, ContainerMount, MountKind, RestartPolicy};
-use super::port_mapping::engine_ports;
+use super::container_config::{ContainerConfig, RestartPolicy};
+use crate::runtime::engine_ports;
+use crate::runtime::{ContainerMount, MountKind};
 
 fn engine_mount(m: &ContainerMount) -> Mount {
     let mut mount = Mount {

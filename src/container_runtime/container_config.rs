@@ -3,99 +3,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-use super::container_privileges::ContainerPrivileges;
-use super::environment_vars::check_environment;
-use super::naming::container_name;
-use super::port_mapping::{check_ports, PortMapping};
-use super::resource_limits::ResourceLimits;
 use crate::error::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MountKind {
-    Bind,
-    Volume,
-    Tmpfs,
-}
-
-impl MountKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MountKind::Bind => "bind",
-            MountKind::Volume => "volume",
-            MountKind::Tmpfs => "tmpfs",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContainerMount {
-    pub kind: MountKind,
-    /// A host path (bind), a volume's name (empty: an anonymous volume), nothing (tmpfs).
-    pub source: String,
-    pub target: String,
-    pub readonly: bool,
-    /// `bind-propagation` (bind mounts).
-    #[serde(default)]
-    pub propagation: Option<String>,
-    /// `volume-nocopy` (volumes).
-    #[serde(default)]
-    pub no_copy: bool,
-    /// Size in bytes and mode of a tmpfs.
-    #[serde(default)]
-    pub tmpfs_size: Option<i64>,
-    #[serde(default)]
-    pub tmpfs_mode: Option<i64>,
-}
-
-impl ContainerMount {
-    pub fn new(kind: MountKind, source: &str, target: &str) -> ContainerMount {
-        ContainerMount {
-            kind,
-            source: source.to_string(),
-            target: target.to_string(),
-            readonly: false,
-            propagation: None,
-            no_copy: false,
-            tmpfs_size: None,
-            tmpfs_mode: None,
-        }
-    }
-
-    pub fn bind(source: &str, target: &str, readonly: bool) -> ContainerMount {
-        ContainerMount {
-            readonly,
-            ..ContainerMount::new(MountKind::Bind, source, target)
-        }
-    }
-}
-
-/// Who a container lives for: the creating process, or a session that outlives processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Lifetime {
-    Process,
-    #[default]
-    Session,
-}
-
-impl Lifetime {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lifetime::Process => "process",
-            Lifetime::Session => "session",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Lifetime> {
-        match text {
-            "process" => Some(Lifetime::Process),
-            "session" => Some(Lifetime::Session),
-            _ => None,
-        }
-    }
-}
+use crate::runtime::check_environment;
+use crate::runtime::container_name;
+use crate::runtime::resource_limits::ResourceLimits;
+use crate::runtime::ContainerPrivileges;
+use crate::runtime::Lifetime;
+use crate::runtime::{check_ports, PortMapping};
+use crate::runtime::{ContainerMount, MountKind};
 
 /// What the engine does when the container's main process exits or the engine restarts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,20 +8,22 @@ use bollard::query_parameters::RemoveContainerOptionsBuilder;
 
 use super::agent_delivery::AgentDelivery;
 use super::container_body::create_body;
-use super::container_config::{ContainerConfig, Lifetime, MountKind};
+use super::container_config::ContainerConfig;
 use super::create_checks::{check_network, check_user};
 use super::docker_runtime::DockerRuntime;
 use super::image_create::{create_container, create_pulling, ensure_for_platform};
-use super::keepalive::{sandbox_command_after, SHELL};
-use super::labels::labels_for_new_container;
-use super::line_folder::LineFolder;
-use super::mount_source::ensure_mount_source;
-use super::path_exists::path_exists;
+use super::new_container_labels::labels_for_new_container;
 use super::relayed_network::prepare_relayed;
-use super::resource_limits::{host_pid_max, podman_nproc};
 use crate::egress::Egress;
 use crate::engine::{Engine, EngineKind, ImageRequest};
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::ensure_mount_source;
+use crate::runtime::path_exists;
+use crate::runtime::resource_limits::{host_pid_max, podman_nproc};
+use crate::runtime::Lifetime;
+use crate::runtime::LineFolder;
+use crate::runtime::MountKind;
+use crate::runtime::{sandbox_command_after, SHELL};
 
 /// What a new container is made with beyond its config.
 struct Extras {
@@ -112,7 +114,7 @@ impl DockerRuntime {
             }
         }
         if config.lifetime == Lifetime::Process {
-            super::process_engines::note_process_container(&self.engine_options);
+            crate::runtime::note_process_container(&self.engine_options);
         }
         check_network(engine, config.network.as_deref()).await?;
         Ok(Extras { agent, line })

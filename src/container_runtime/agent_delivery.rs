@@ -9,11 +9,11 @@ use std::sync::Arc;
 use bollard::models::{ContainerCreateBody, Mount, MountType};
 use bytes::Bytes;
 
-use super::labels;
 use crate::agent::{agent_for_new_container, AgentBinary};
+use crate::container_archive::{EngineFiles, EntryOwner};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::fileio::{EngineFiles, EntryOwner};
+use crate::runtime::labels;
 
 #[derive(Debug, Clone)]
 pub enum AgentDelivery {
@@ -51,7 +51,7 @@ impl AgentDelivery {
         match self {
             AgentDelivery::Mount(source) => {
                 let mount = Mount {
-                    target: Some(super::AGENT_MOUNT.to_string()),
+                    target: Some(crate::runtime::AGENT_MOUNT.to_string()),
                     source: Some(source.to_string_lossy().into_owned()),
                     typ: Some(MountType::BIND),
                     read_only: Some(true),
@@ -74,20 +74,15 @@ impl AgentDelivery {
         let AgentDelivery::Upload(binary) = self else {
             return Ok(());
         };
-        let (dir, name) = super::AGENT_MOUNT
+        let (dir, name) = crate::runtime::AGENT_MOUNT
             .rsplit_once('/')
-            .unwrap_or(("", super::AGENT_MOUNT));
+            .unwrap_or(("", crate::runtime::AGENT_MOUNT));
         let files = EngineFiles { engine, container };
         let owner = EntryOwner { uid: 0, gid: 0 };
         let dir = if dir.is_empty() { "/" } else { dir };
         let bytes = Bytes::from(binary.bytes.clone());
         files.write_file(dir, name, bytes, 0o755, owner).await
     }
-}
-
-/// Whether a container's labels say its agent was uploaded at `AGENT_MOUNT`.
-pub fn agent_uploaded(labels: Option<&std::collections::HashMap<String, String>>) -> bool {
-    labels.is_some_and(|l| l.get(labels::AGENT_UPLOAD).is_some_and(|v| !v.is_empty()))
 }
 
 #[cfg(test)]
@@ -102,7 +97,10 @@ mod tests {
         };
         AgentDelivery::Mount(PathBuf::from("/b/agent")).apply(&mut body);
         let mounts = body.host_config.unwrap().mounts.unwrap();
-        assert_eq!(mounts[0].target.as_deref(), Some(super::super::AGENT_MOUNT));
+        assert_eq!(
+            mounts[0].target.as_deref(),
+            Some(crate::runtime::AGENT_MOUNT)
+        );
         assert_eq!(mounts[0].read_only, Some(true));
         assert!(body.labels.is_none());
     }

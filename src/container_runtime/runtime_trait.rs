@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use super::adoption::{adopted_id, check_adoptable};
 use super::container_config::ContainerConfig;
-use super::container_info::{ContainerInfo, ContainerState};
-use super::exec::{ExecOutcome, ExecRequest};
-use super::logs::LogsRequest;
-use super::path_translation::Direction;
 use crate::error::{ErrorCode, Result};
 use crate::output::OutputLine;
+use crate::runtime::exec::{ExecOutcome, ExecRequest};
+use crate::runtime::Direction;
+use crate::runtime::LogsRequest;
+use crate::runtime::{ContainerInfo, ContainerState};
 
 pub trait ContainerRuntime: Send + Sync + 'static {
     /// Creates the container and returns its name, which every method accepts as its id.

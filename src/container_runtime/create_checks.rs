@@ -2,9 +2,11 @@
 //! what is missing rather than at the first start: the network exists, and a named user
 //! (and group) exists in the image.
 
+use crate::agent::resolve_user;
+use crate::container_archive::EngineFiles;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::fileio::{resolve_user, AccountFiles, EngineFiles};
+use crate::fileio::AccountFiles;
 
 /// Network modes the engine knows without a network object.
 fn built_in(network: &str) -> bool {

@@ -12,23 +12,23 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 
 use super::container_config::ContainerConfig;
-use super::container_info::{ContainerInfo, ContainerState};
-use super::container_runtime::ContainerRuntime;
-use super::engine_answers::{info_from_inspect, info_from_summary};
-use super::exec::{ExecOutcome, ExecRequest};
-use super::exec_buffered::run_buffered;
-use super::known_mounts::KnownMounts;
-use super::labels;
-use super::line_folder::LineFolder;
-use super::logs::{stream_logs, LogsRequest};
-use super::path_translation::Direction;
 use super::relayed_network::RelayedContainers;
+use super::runtime_trait::ContainerRuntime;
 use crate::agent::agent_for;
 use crate::base_dir::resolve_base_dir;
 use crate::egress::{ensure_relay, Egress, RelayChannel};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
+use crate::runtime::exec::{ExecOutcome, ExecRequest};
+use crate::runtime::labels;
+use crate::runtime::run_buffered;
+use crate::runtime::Direction;
+use crate::runtime::KnownMounts;
+use crate::runtime::LineFolder;
+use crate::runtime::{info_from_inspect, info_from_summary};
+use crate::runtime::{stream_logs, LogsRequest};
+use crate::runtime::{ContainerInfo, ContainerState};
 
 /// Grace period of `stop` when the caller gives none (Docker's own default).
 const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,72 +1,34 @@
 //! A container user spec (`name`, `uid`, `name:group`, `uid:gid`) resolved to numeric ids
-//! from the container's own /etc/passwd and /etc/group: from its root on the host where
-//! that is reachable, else through the archive endpoint (images without a shell work too).
-//! The container controls both files, so no more than `ACCOUNT_FILE_LIMIT` bytes of either
-//! are ever read.
+//! from the container's own /etc/passwd and /etc/group, read by whatever `AccountReader`
+//! the caller has: the agent (`agent_accounts`), or `fileio`'s reader that tries the
+//! container's root on the host and the archive endpoint too. The container controls both
+//! files, so no more than `ACCOUNT_FILE_LIMIT` bytes of either are ever read.
 
-use std::sync::Arc;
+use std::future::Future;
 
-use super::engine_files::EngineFiles;
-use super::host_files::{Host, HostFiles};
-use super::tar_stream::EntryOwner;
-use crate::agent::{AgentConnection, AgentFiles, AgentReply, Creds};
+use crate::container_archive::EntryOwner;
 use crate::error::{Error, ErrorCode, Result};
+use container_isolation_agent::protocol::Creds;
 
 /// The most read of /etc/passwd or /etc/group (a larger one is `EFBIG`).
 pub const ACCOUNT_FILE_LIMIT: u64 = 4 << 20;
 
-/// Where the account files are read from: the container's root on the host, else the
-/// engine unless that is unsafe for the container (`None`).
-pub struct AccountFiles<'a> {
-    pub container: &'a str,
-    pub host: Option<&'a HostFiles>,
-    /// The container's agent, reading as root inside the container.
-    pub agent: Option<&'a Arc<AgentConnection>>,
-    pub engine: Option<EngineFiles<'a>>,
+/// Reads a container's account files: `None` for a path that is not there (or not a
+/// regular file).
+pub trait AccountReader: Sync {
+    fn container(&self) -> &str;
+
+    fn read(&self, path: &str) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
 }
 
-impl AccountFiles<'_> {
-    fn container(&self) -> &str {
-        self.container
-    }
-
-    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        if let Some(host) = self.host {
-            let (host, at) = (host.clone(), path.to_string());
-            let read =
-                tokio::task::spawn_blocking(move || host.read_bounded(&at, ACCOUNT_FILE_LIMIT))
-                    .await
-                    .map_err(|e| {
-                        Error::new(ErrorCode::EngineError, format!("reading {path}: {e}"))
-                    })??;
-            if let Host::Done(found) = read {
-                return Ok(found);
-            }
-        }
-        if let Some(connection) = self.agent {
-            let files = AgentFiles {
-                connection: connection.clone(),
-                creds: Creds::default(),
-            };
-            match files.read_bounded(path, 0, ACCOUNT_FILE_LIMIT).await {
-                Ok(AgentReply::Done(data)) => return Ok(Some(data)),
-                Ok(AgentReply::NotRegular) => return Ok(None),
-                Err(err) if err.code == ErrorCode::Enoent => return Ok(None),
-                Err(err) if err.code == ErrorCode::Efbig => return Err(err),
-                Err(_) => {}
-            }
-        }
-        match &self.engine {
-            Some(engine) => engine.read_small(path, ACCOUNT_FILE_LIMIT).await,
-            None => Err(Error::new(
-                ErrorCode::Eacces,
-                format!(
-                    "'{path}' in container '{}': not readable from here (its root is not reachable and the engine is unsafe for it)",
-                    self.container
-                ),
-            )),
-        }
-    }
+/// `EACCES` for an account file no reader at hand may read.
+pub fn not_readable(container: &str, path: &str) -> Error {
+    Error::new(
+        ErrorCode::Eacces,
+        format!(
+            "'{path}' in container '{container}': not readable from here (its root is not reachable and the engine is unsafe for it)"
+        ),
+    )
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +122,7 @@ fn parse_group(text: &str) -> Vec<GroupEntry> {
 }
 
 /// Resolves `spec` (empty means root) the way the engine resolves `--user`.
-pub async fn resolve_user(files: &AccountFiles<'_>, spec: &str) -> Result<UserIds> {
+pub async fn resolve_user(files: &impl AccountReader, spec: &str) -> Result<UserIds> {
     if spec.is_empty() || spec == "root" || spec == "0" {
         return Ok(UserIds::root());
     }
@@ -227,33 +189,6 @@ pub async fn resolve_user(files: &AccountFiles<'_>, spec: &str) -> Result<UserId
         home: entry.map(|e| e.home.clone()),
         groups: supplementary,
     })
-}
-
-/// The ids `spec` (else the container's configured user) has in `container`, read through
-/// its agent (falling back to the engine).
-pub async fn container_user(
-    engine: &crate::engine::Engine,
-    container: &str,
-    spec: Option<&str>,
-    agent: &Arc<AgentConnection>,
-) -> Result<UserIds> {
-    let spec = match spec {
-        Some(spec) => spec.to_string(),
-        None => engine
-            .inspect_container(container, &format!("container '{container}'"))
-            .await?
-            .config
-            .and_then(|c| c.user)
-            .unwrap_or_default(),
-    };
-    let accounts = AccountFiles {
-        container,
-        host: None,
-        agent: Some(agent),
-        // The agent reads as root; the archive endpoints may be unsafe for the container.
-        engine: None,
-    };
-    resolve_user(&accounts, &spec).await
 }
 
 #[cfg(test)]
