@@ -2,6 +2,7 @@
 // reach what the policy allows through the agent's proxies, and nothing else — against a
 // test "internet" in a network namespace (egress-net.ts) and canaries on the host.
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -179,6 +180,16 @@ describe('egress', () => {
     expect((await curl(id, '-i http://internet.test/')).text).toContain("egress is 'none'")
     expect((await rejection(workspaces.setEgress(id, 'bridge'))).code).toBe('INVALID_ARGUMENT')
     expect((await rejection(workspaces.setEgress(id, { allow: ['a*.com'] }))).code).toBe('INVALID_ARGUMENT')
+  })
+
+  it('a download to a client that reads slowly arrives whole and in order', async () => {
+    const id = await session({ allow: ['internet.test'], hosts })
+    const bytes = 384 * 65536
+    const expected = createHash('sha256')
+    for (let piece = 0; piece < bytes / 65536; piece++) expected.update(Buffer.alloc(65536, piece % 251))
+    // The reader sleeps first: the relay's writes to it meet a full socket and queue, then flow.
+    const slow = await run(id, `curl -sS "http://internet.test/big?bytes=${bytes}&pattern=1" | (sleep 1; sha256sum)`)
+    expect(slow).toEqual({ exitCode: 0, text: `${expected.digest('hex')}  -` })
   })
 
   it('onEvent reports each connection once, with its bytes', async () => {

@@ -154,7 +154,7 @@ fn dispatch(id: u32, message: Message, out: &FrameOut, streams: &Streams) {
         ),
         Message::Data(data) => {
             if let Some(entry) = entry() {
-                let _ = entry.toward.send(Toward::Data(data));
+                entry.deliver(id, data, out);
             }
         }
         Message::End => {

@@ -1,9 +1,12 @@
 //! One relayed connection inside the container: a thread that sends what the local socket
-//! says as `Data` frames while the host's credit lasts, and a thread that writes the
-//! host's `Data` to the socket and returns credit for every byte written.
+//! says as `Data` frames while the host's credit lasts, and the host's `Data` written to
+//! the socket — by the line's reader itself when the socket takes it at once and nothing
+//! waits before it, else by a writer thread — with credit returned for every byte written.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -24,6 +27,8 @@ pub enum Toward {
 /// A stream as the dispatcher sees it: where the host's frames go.
 pub struct StreamEntry {
     pub toward: Sender<Toward>,
+    /// `Data` handed to the writer thread and not yet written.
+    queued: AtomicUsize,
     credit: Mutex<Credit>,
     granted: Condvar,
     socket: TcpStream,
@@ -37,6 +42,30 @@ struct Credit {
 pub type Streams = Arc<Mutex<std::collections::HashMap<u32, Arc<StreamEntry>>>>;
 
 impl StreamEntry {
+    /// The host's bytes for the socket: written here as far as the socket takes them without
+    /// waiting (when nothing queued is before them), the rest by the writer thread.
+    pub fn deliver(&self, id: u32, mut data: Vec<u8>, out: &FrameOut) {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            let written = send_now(&self.socket, &data);
+            if written > 0 {
+                out.send(
+                    id,
+                    &Message::Credit {
+                        bytes: written as u32,
+                    },
+                );
+            }
+            if written == data.len() {
+                return;
+            }
+            data.drain(..written);
+        }
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        if self.toward.send(Toward::Data(data)).is_err() {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
     pub fn credit(&self, bytes: u32) {
         let mut credit = self.credit.lock().unwrap_or_else(|e| e.into_inner());
         credit.bytes = credit.bytes.saturating_add(u64::from(bytes));
@@ -80,6 +109,7 @@ pub fn start(
     let (toward, receiver) = channel();
     let entry = Arc::new(StreamEntry {
         toward,
+        queued: AtomicUsize::new(0),
         credit: Mutex::new(Credit {
             bytes: u64::from(RELAY_WINDOW),
             aborted: false,
@@ -122,8 +152,9 @@ pub fn start(
     })
     .inspect_err(|_| forget(&streams3))?;
     let streams3 = streams.clone();
+    let entry3 = entry.clone();
     detached::spawn(move || {
-        write_side(id, writer_socket, receiver, &out);
+        write_side(id, writer_socket, receiver, &out, &entry3.queued);
         finish(&streams, &done);
     })
     .inspect_err(|_| {
@@ -152,11 +183,19 @@ fn read_side(id: u32, mut socket: TcpStream, entry: &StreamEntry, out: &FrameOut
     out.send(id, &Message::Abort);
 }
 
-fn write_side(id: u32, mut socket: TcpStream, receiver: Receiver<Toward>, out: &FrameOut) {
+fn write_side(
+    id: u32,
+    mut socket: TcpStream,
+    receiver: Receiver<Toward>,
+    out: &FrameOut,
+    queued: &AtomicUsize,
+) {
     while let Ok(next) = receiver.recv() {
         match next {
             Toward::Data(data) => {
-                if socket.write_all(&data).is_err() {
+                let written = socket.write_all(&data);
+                queued.fetch_sub(1, Ordering::AcqRel);
+                if written.is_err() {
                     let _ = socket.shutdown(Shutdown::Both);
                     return out.send(id, &Message::Abort);
                 }
@@ -177,4 +216,28 @@ fn write_side(id: u32, mut socket: TcpStream, receiver: Receiver<Toward>, out: &
             }
         }
     }
+}
+
+/// How much of `data` the socket takes now without waiting (0 when it would block or
+/// failed: the writer thread then meets the error itself).
+fn send_now(socket: &TcpStream, data: &[u8]) -> usize {
+    let mut sent = 0;
+    while sent < data.len() {
+        let rest = &data[sent..];
+        // SAFETY: `rest` is a live slice of `rest.len()` bytes; the fd is the socket's own.
+        let n = unsafe {
+            libc::send(
+                socket.as_raw_fd(),
+                rest.as_ptr().cast(),
+                rest.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        match n {
+            n if n > 0 => sent += n as usize,
+            -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => break,
+        }
+    }
+    sent
 }
