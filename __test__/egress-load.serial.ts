@@ -3,39 +3,20 @@
 // comparison wants a quiet machine, not the passes that run side by side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInternet, PUBLIC, type Internet } from './egress-net'
-import { addon, engine, eventually, gitProject, IMAGES, tempDir } from './helpers'
-
-type Egress = Parameters<InstanceType<typeof addon.Workspaces>['setEgress']>[1]
+import { egressSessions } from './egress-sessions'
+import { eventually, IMAGES } from './helpers'
 
 const hosts = { 'internet.test': [PUBLIC.ns] }
 let net: Internet
-const base = tempDir('egress-load-base')
-const dirs: Array<{ cleanup: () => void }> = [base]
-const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+const { workspaces, session, run, cleanup } = egressSessions('egress-load')
 
 beforeAll(async () => {
   net = await startInternet()
 })
 afterAll(async () => {
-  for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
+  await cleanup()
   await net?.stop()
-  dirs.forEach((d) => d.cleanup())
 })
-
-let n = 0
-async function session(egress: Egress, image: string = IMAGES.debian, extra = {}): Promise<string> {
-  const project = gitProject('egress-load-project')
-  dirs.push(project)
-  const id = `egl${process.pid}x${++n}`
-  await workspaces.create({ projectDir: project.path, sessionId: id, lifetime: 'process', egress, image, ...extra })
-  return id
-}
-
-async function run(id: string, command: string): Promise<{ exitCode: number; text: string }> {
-  const env = await workspaces.environment(id, 'egress')
-  const r = await env.shell.execute(command, { toolRequestId: `t${++n}` })
-  return { exitCode: r.exitCode, text: r.output.map((l) => l.text).join('\n') }
-}
 
 describe('egress under load', () => {
   it("300 parallel connections from one session do not slow another session's execute('true') past 2x", async () => {

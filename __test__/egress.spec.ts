@@ -7,9 +7,9 @@ import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInternet, PRIVATE, PRIVATE_RANGE, PUBLIC, type Internet } from './egress-net'
+import { egressSessions } from './egress-sessions'
 import { addon, engine, engineCli, eventually, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
-type Egress = Parameters<InstanceType<typeof addon.Workspaces>['setEgress']>[1]
 type Event = import('../index').EgressEventInfo
 
 const hosts = {
@@ -20,33 +20,15 @@ const hosts = {
 }
 
 let net: Internet
-const base = tempDir('egress-base')
-const dirs: Array<{ cleanup: () => void }> = [base]
-const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian })
+const { base, dirs, workspaces, session, run, cleanup } = egressSessions('egress')
 
 beforeAll(async () => {
   net = await startInternet()
 })
 afterAll(async () => {
-  for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
+  await cleanup()
   await net?.stop()
-  dirs.forEach((d) => d.cleanup())
 })
-
-let n = 0
-async function session(egress: Egress, image: string = IMAGES.debian, extra = {}): Promise<string> {
-  const project = gitProject('egress-project')
-  dirs.push(project)
-  const id = `eg${process.pid}x${++n}`
-  await workspaces.create({ projectDir: project.path, sessionId: id, lifetime: 'process', egress, image, ...extra })
-  return id
-}
-
-async function run(id: string, command: string): Promise<{ exitCode: number; text: string }> {
-  const env = await workspaces.environment(id, 'egress')
-  const r = await env.shell.execute(command, { toolRequestId: `t${++n}` })
-  return { exitCode: r.exitCode, text: r.output.map((l) => l.text).join('\n') }
-}
 
 function httpGet(port: number): Promise<string> {
   return new Promise<string>((resolve, reject) => {
