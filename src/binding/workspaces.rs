@@ -188,8 +188,7 @@ impl Workspaces {
         };
         let mut trust = Trust::from(opts.trust.unwrap_or_default());
         if opts.allow_host_commands.unwrap_or(false) {
-            trust.host_commands = true;
-            trust.privileged = true;
+            trust = trust.with_host_commands_of_old();
         }
         let idle_timeout =
             duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;

@@ -66,6 +66,14 @@ fn cap_name(cap: &str) -> String {
 }
 
 impl Trust {
+    /// This trust with what the older `allowHostCommands: true` granted: host commands
+    /// (`initializeCommand`) and `privileged`.
+    pub fn with_host_commands_of_old(mut self) -> Trust {
+        self.host_commands = true;
+        self.privileged = true;
+        self
+    }
+
     pub fn allows_capability(&self, cap: &str) -> bool {
         let cap = cap_name(cap);
         self.capabilities
@@ -177,6 +185,20 @@ pub fn reaches_outside(mode: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_older_allow_host_commands_grants_host_commands_and_privileged_only() {
+        let old = Trust::default().with_host_commands_of_old();
+        assert!(old.host_commands && old.privileged);
+        assert_eq!(
+            Trust {
+                host_commands: false,
+                privileged: false,
+                ..old
+            },
+            Trust::default()
+        );
+    }
 
     #[test]
     fn nothing_is_allowed_by_default_and_each_option_allows_its_own() {
