@@ -268,7 +268,9 @@ describe('a warm pool with storage: volume', () => {
       expect(volumesOf(poolBase.path)).toContain(`${member}-workspace`)
       child.kill('SIGKILL')
       const killedAt = Date.now()
-      while (containersOf(poolBase.path).includes(member) && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 200))
+      // The watchdog removes the member's container, then its volume: waited for both.
+      const memberLeft = () => containersOf(poolBase.path).includes(member) || volumesOf(poolBase.path).includes(`${member}-workspace`)
+      while (memberLeft() && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 200))
       expect(containersOf(poolBase.path)).not.toContain(member)
       expect(volumesOf(poolBase.path).sort()).toEqual([made.a.volume, made.b.volume].sort())
       // B's container lost; its owner gone: its volume is still its record's.
