@@ -225,6 +225,16 @@ pub fn duration_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
     }
 }
 
+/// As `duration_ms`, for a bound that must be above zero.
+pub fn positive_duration_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
+    match ms {
+        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(Error::invalid_argument(format!(
+            "{what} {ms} must be a positive number of milliseconds"
+        ))),
+        other => duration_ms(other, what),
+    }
+}
+
 impl TryFrom<ContainerConfig> for container_runtime::ContainerConfig {
     type Error = Error;
 

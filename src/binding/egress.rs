@@ -8,11 +8,12 @@ use napi::bindgen_prelude::{Either, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
+use super::container_types::positive_duration_ms;
 use crate::egress::{
     AskFuture, Egress, EgressAsker, EgressEvent, EgressEvents, EgressMode, EgressRequest,
     EgressSpec,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A destination the lists leave open.
 #[napi(object)]
@@ -137,8 +138,15 @@ pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
         Either::A(mode) => return Ok(Egress::of(EgressSpec::of(EgressMode::from_name(&mode)?))),
         Either::B(policy) => policy,
     };
-    let idle_timeout_ms = positive_ms(policy.idle_timeout_ms, "idleTimeoutMs")?;
-    let ask_timeout_ms = positive_ms(policy.ask_timeout_ms, "askTimeoutMs")?;
+    let whole_ms = |d: Option<std::time::Duration>| d.map(|d| d.as_millis() as u64);
+    let idle_timeout_ms = whole_ms(positive_duration_ms(
+        policy.idle_timeout_ms,
+        "egress idleTimeoutMs",
+    )?);
+    let ask_timeout_ms = whole_ms(positive_duration_ms(
+        policy.ask_timeout_ms,
+        "egress askTimeoutMs",
+    )?);
     let spec = EgressSpec {
         mode: EgressMode::Policy,
         allow: policy.allow.unwrap_or_default(),
@@ -159,14 +167,4 @@ pub fn egress_from_js(option: EgressOption) -> Result<Egress> {
     };
     egress.compile()?;
     Ok(egress)
-}
-
-/// Whole milliseconds of a positive duration option; `INVALID_ARGUMENT` for anything else.
-fn positive_ms(ms: Option<f64>, name: &str) -> Result<Option<u64>> {
-    match ms {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(Error::invalid_argument(format!(
-            "egress {name} must be a positive number"
-        ))),
-        other => Ok(other.map(|ms| ms.ceil() as u64)),
-    }
 }

@@ -4,7 +4,8 @@
 
 use napi_derive::napi;
 
-use crate::error::{Error, Result};
+use super::container_types::positive_duration_ms;
+use crate::error::Result;
 use crate::git_transport::{Credentials, GivenCredentials, Transfer};
 
 /// Credentials for a git remote, used by the host for this call only: never written to a
@@ -39,13 +40,6 @@ pub fn transfer_from(
     ca_certificate: Option<String>,
     timeout_ms: Option<f64>,
 ) -> Result<Transfer> {
-    let timeout = match timeout_ms {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => {
-            return Err(Error::invalid_argument(format!(
-                "timeoutMs {ms} is not a positive number of milliseconds"
-            )))
-        }
-        other => other.map(|ms| std::time::Duration::from_millis(ms as u64)),
-    };
+    let timeout = positive_duration_ms(timeout_ms, "timeoutMs")?;
     Transfer::new(url, credentials(given)?, ca_certificate, timeout)
 }
