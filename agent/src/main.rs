@@ -29,6 +29,7 @@ linux_only! {
     mod relay_stream;
     mod reply_window;
     mod serve;
+    mod thread_pool;
     mod tree;
     mod write;
 }

@@ -25,6 +25,7 @@ use super::detached;
 use super::frame_out::FrameOut;
 use super::line;
 use super::relay_stream::{self, Streams, Toward};
+use super::thread_pool;
 
 /// Where the running relay's pid is kept, first writable wins.
 const PID_FILES: [&str; 2] = [
@@ -55,7 +56,7 @@ pub fn run(args: &[String]) -> i32 {
         }
     }
     record_pid();
-    let (out, writer) = FrameOut::start();
+    let out = FrameOut::direct();
     let streams: Streams = Arc::new(Mutex::new(HashMap::new()));
     let next = Arc::new(AtomicU32::new(0));
     for (index, listener) in listeners.into_iter().enumerate() {
@@ -71,7 +72,6 @@ pub fn run(args: &[String]) -> i32 {
     for entry in streams.lock().unwrap_or_else(|e| e.into_inner()).values() {
         entry.abort();
     }
-    drop(writer);
     code
 }
 
@@ -174,7 +174,7 @@ fn dispatch(id: u32, message: Message, out: &FrameOut, streams: &Streams) {
         }
         Message::Dial { port } if id & AGENT_STREAM == 0 => {
             let (theirs, streams) = (out.clone(), streams.clone());
-            if let Err(e) = detached::spawn(move || dial(id, port, &theirs, streams)) {
+            if let Err(e) = thread_pool::run(move || dial(id, port, &theirs, streams)) {
                 out.send(
                     id,
                     &Message::Failed {

@@ -14,7 +14,7 @@ use container_isolation_agent::protocol::{
     data_header, Message, DATA_HEADER, RELAY_CHUNK, RELAY_WINDOW,
 };
 
-use super::detached;
+use super::thread_pool;
 use super::frame_out::FrameOut;
 
 /// What the host sends towards the local socket.
@@ -146,14 +146,14 @@ pub fn start(
     };
     // At a full pids limit no thread may be had: the stream is refused, never a panic.
     let streams3 = streams.clone();
-    detached::spawn(move || {
+    thread_pool::run(move || {
         read_side(id, socket, &entry2, &out2);
         finish(&streams2, &done2);
     })
     .inspect_err(|_| forget(&streams3))?;
     let streams3 = streams.clone();
     let entry3 = entry.clone();
-    detached::spawn(move || {
+    thread_pool::run(move || {
         write_side(id, writer_socket, receiver, &out, &entry3.queued);
         finish(&streams, &done);
     })
