@@ -16,19 +16,19 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, Uri, Version};
 use hyper_util::rt::TokioIo;
-use tokio::io::DuplexStream;
 
 use super::destination_gate::{Cleared, Denied, Gate};
 use super::http_head::host_port;
 use super::origin_connection::OriginConnection;
 use super::proxy_answer::{self as answer, ProxyBody};
 use super::relay_outcome::Outcome;
+use super::relay_stream::RelayStream;
 use super::reported_body::ReportedBody;
 use super::request_guard::{RefusedHead, RequestGuard};
 use super::tunnel::{carry, connect, Fronted};
 
 /// Serves `client`'s requests until it closes, a refusal closes it, or a tunnel takes it.
-pub async fn serve(client: DuplexStream, gate: Arc<Gate>) {
+pub async fn serve(client: RelayStream, gate: Arc<Gate>) {
     let refused = RefusedHead::default();
     let io = TokioIo::new(RequestGuard::new(client, refused.clone()));
     let proxy = Arc::new(Proxy {

@@ -29,7 +29,7 @@ mod relay_channel;
 mod relay_dispatch;
 mod relay_line;
 mod relay_outcome;
-mod relay_pump;
+mod relay_stream;
 mod relay_transport;
 mod reported_body;
 mod request_guard;

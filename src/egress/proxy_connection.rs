@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 
-use tokio::io::{AsyncWriteExt, DuplexStream};
+use tokio::io::AsyncWriteExt;
 
 use super::destination_gate::{Denied, Gate};
 use super::http_proxy;
 use super::relay_channel::Accepted;
 use super::relay_outcome::Outcome;
+use super::relay_stream::RelayStream;
 use super::socks5;
 use super::tunnel::{carry, connect, Fronted};
 
@@ -24,7 +25,7 @@ pub async fn serve(accepted: Accepted, gate: Arc<Gate>) {
     }
 }
 
-async fn socks_tunnel(mut client: DuplexStream, gate: &Gate) {
+async fn socks_tunnel(mut client: RelayStream, gate: &Gate) {
     let request = match socks5::handshake(&mut client).await {
         Ok(request) => request,
         Err(socks5::SocksError::Protocol(why)) => {
@@ -76,7 +77,7 @@ async fn socks_tunnel(mut client: DuplexStream, gate: &Gate) {
 }
 
 /// A refusing reply, and the end of the connection.
-async fn answer(client: &mut DuplexStream, code: u8) {
+async fn answer(client: &mut RelayStream, code: u8) {
     let _ = client.write_all(&socks5::reply(code)).await;
     let _ = client.shutdown().await;
 }

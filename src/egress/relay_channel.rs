@@ -1,7 +1,7 @@
 //! The relay's channel to one container: `agent relay` started by an exec of its own (so
 //! that a session's network traffic never queues behind its tool calls, nor theirs behind
 //! it), its frames read by one task that never waits on a stream, and each stream handed
-//! out as a local duplex pipe. Where the container has the direct line, the relay is
+//! out as a `RelayStream`. Where the container has the direct line, the relay is
 //! offered it after its `Welcome` (`crate::agent::offer_line`: the agent's listener and
 //! checks) and its frames then travel over that socket (`relay_transport`); anything off
 //! keeps the exec stream, with the reason kept (`line`). What the agent says is hostile: a
@@ -13,14 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use container_isolation_agent::protocol::{
-    encode, version_accepted, Message, AGENT_STREAM, CONTROL, RELAY_WINDOW, VERSION,
+    encode, version_accepted, Message, AGENT_STREAM, CONTROL, VERSION,
 };
-use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::relay_line::{switch_to_line, Switch, Welcomed};
-use super::relay_pump::{Credit, Inbound, Pump, StreamShared};
+use super::relay_stream::{Inbound, RelayStream, StreamParts, StreamShared};
 use super::relay_transport::{read_frames, write_frames, Outbound};
 use crate::agent::{AgentFrames, Line, LineFrames};
 use crate::engine::Engine;
@@ -35,7 +34,7 @@ const DIAL_WAIT: Duration = Duration::from_secs(10);
 /// A connection a client in the container made to the relay's listener `listener`.
 pub struct Accepted {
     pub listener: u8,
-    pub stream: DuplexStream,
+    pub stream: RelayStream,
 }
 
 pub(super) struct Slot {
@@ -211,6 +210,7 @@ impl RelayChannel {
         let slots: Vec<_> = self.slots.lock().unwrap().drain().collect();
         for (_, slot) in slots {
             let _ = slot.inbound.send(Inbound::Abort);
+            slot.shared.abort();
         }
         self.dials.lock().unwrap().clear();
     }
@@ -254,7 +254,7 @@ impl RelayChannel {
     }
 
     /// A connection to `port` on the container's loopback.
-    pub async fn dial(self: &Arc<Self>, port: u16) -> Result<DuplexStream> {
+    pub async fn dial(self: &Arc<Self>, port: u16) -> Result<RelayStream> {
         let what = format!("port {port} in container '{}'", self.container());
         let id = self.next_dial.fetch_add(1, Ordering::Relaxed) & !AGENT_STREAM;
         let pipe = self.open_stream(id).ok_or_else(|| busy(&what))?;
@@ -275,31 +275,23 @@ impl RelayChannel {
         match answer {
             Some(Message::Done) => Ok(pipe),
             Some(Message::Failed { message, .. }) => {
-                self.drop_slot(id);
                 Err(Error::new(ErrorCode::Econnrefused, message))
             }
-            _ => {
-                self.drop_slot(id);
-                Err(Error::new(
-                    ErrorCode::Timeout,
-                    format!("{what}: the relay did not answer"),
-                ))
-            }
+            _ => Err(Error::new(
+                ErrorCode::Timeout,
+                format!("{what}: the relay did not answer"),
+            )),
         }
     }
 
-    /// A new stream's slot and pump; its local end, or `None` past `max_streams`.
-    pub(super) fn open_stream(self: &Arc<Self>, id: u32) -> Option<DuplexStream> {
+    /// A new stream's slot and the stream itself, or `None` past `max_streams`.
+    pub(super) fn open_stream(self: &Arc<Self>, id: u32) -> Option<RelayStream> {
         if self.open_streams.fetch_add(1, Ordering::AcqRel) >= self.max_streams {
             self.open_streams.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        let (local, pipe) = tokio::io::duplex(RELAY_WINDOW as usize);
         let (inbound_tx, inbound) = mpsc::unbounded_channel();
-        let shared = Arc::new(StreamShared {
-            credit: Credit::new(u64::from(RELAY_WINDOW)),
-            pending: AtomicUsize::new(0),
-        });
+        let shared = Arc::new(StreamShared::new());
         self.slots.lock().unwrap().insert(
             id,
             Slot {
@@ -307,20 +299,19 @@ impl RelayChannel {
                 shared: shared.clone(),
             },
         );
-        let pump = Pump {
+        let channel = Arc::downgrade(self);
+        Some(RelayStream::new(StreamParts {
             id,
-            pipe,
             inbound,
             shared,
             outgoing: self.outgoing.clone(),
             idle: self.idle,
-        };
-        let channel = self.clone();
-        tokio::spawn(async move {
-            pump.run().await;
-            channel.drop_slot(id);
-        });
-        Some(local)
+            forget: Box::new(move || {
+                if let Some(channel) = channel.upgrade() {
+                    channel.drop_slot(id);
+                }
+            }),
+        }))
     }
 
     fn drop_slot(&self, id: u32) {
@@ -332,6 +323,7 @@ impl RelayChannel {
     pub(super) fn abort(&self, id: u32) {
         if let Some(slot) = self.slots.lock().unwrap().get(&id) {
             let _ = slot.inbound.send(Inbound::Abort);
+            slot.shared.abort();
         }
         let _ = self.outgoing.try_send(encode(id, &Message::Abort));
     }

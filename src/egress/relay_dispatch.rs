@@ -1,5 +1,5 @@
 //! One frame from the relay, put where it belongs: a connection accepted in the container
-//! becomes a stream, a stream's data, end, abort or credit goes to its pump (data past the
+//! becomes a stream, a stream's data, end, abort or credit goes to its stream (data past the
 //! window aborts the stream), an answer to the one waiting for it.
 
 use std::sync::atomic::Ordering;
@@ -9,7 +9,7 @@ use container_isolation_agent::protocol::{encode, Message, AGENT_STREAM, RELAY_W
 use tokio::sync::mpsc;
 
 use super::relay_channel::{Accepted, RelayChannel};
-use super::relay_pump::Inbound;
+use super::relay_stream::Inbound;
 
 impl RelayChannel {
     /// One frame from the agent.
@@ -46,12 +46,15 @@ impl RelayChannel {
                     _ => Inbound::Abort,
                 };
                 if let Some(slot) = self.slots.lock().unwrap().get(&id) {
+                    if matches!(inbound, Inbound::Abort) {
+                        slot.shared.abort();
+                    }
                     let _ = slot.inbound.send(inbound);
                 }
             }
             Message::Credit { bytes } => {
                 if let Some(slot) = self.slots.lock().unwrap().get(&id) {
-                    slot.shared.credit.grant(bytes);
+                    slot.shared.grant(bytes);
                 }
             }
             answer @ (Message::Welcome { .. } | Message::Done | Message::Failed { .. }) => {
