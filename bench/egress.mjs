@@ -1,5 +1,5 @@
 // The session relay against the engine's bridge network, in one process: a new connection
-// (curl's own time for a request to a server on this machine, p50 of N) and a 200 MB
+// (curl's own time for a request to a server on this machine, p50 of 200) and a 200 MB
 // download, from a session under an egress policy (no network, through the relay's HTTP
 // proxy) whose relay's frames travel over the direct line, from one whose relay keeps its
 // exec stream (CONTAINER_ISOLATION_LINE=off while it starts), and from a container on the
@@ -9,12 +9,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { DOCKER, median, run, N } from './common.mjs'
+import { DOCKER, median, run } from './common.mjs'
 
 const require = createRequire(import.meta.url)
 const { Workspaces, DockerRuntime } = require('../lib/index.js')
 const image = process.env.IMAGE ?? 'container-isolation-test:debian'
 const MB = 200
+// Requests per row: a new connection's time on this VM varies from one to the next.
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200)
 
 // The target: a server of ours in its own process, on every address of this machine.
 const server = spawn(process.execPath, ['-e', `
@@ -42,7 +44,7 @@ const runtime = new DockerRuntime({ image, baseDir: base })
 
 /** curl's `time_total` of `n` sequential requests, and the speed of one download, in `exec`. */
 async function measure(exec, url) {
-  const loop = `for i in $(seq ${N + 3}); do curl -s -o /dev/null -w '%{time_total}\\n' ${url}/; done`
+  const loop = `for i in $(seq ${REQUESTS + 3}); do curl -s -o /dev/null -w '%{time_total}\\n' ${url}/; done`
   const times = (await exec(loop)).trim().split('\n').slice(3).map((s) => Number(s) * 1000)
   const speed = Number(await exec(`curl -s -o /dev/null -w '%{speed_download}' ${url}/big`))
   return { p50: median(times), mbps: speed / 1e6 }
@@ -105,7 +107,7 @@ try {
   rmSync(base, { recursive: true, force: true })
 }
 
-console.log(`Egress: a request to a server on this machine (curl time_total, p50 of ${N}) and a ${MB} MB download`)
+console.log(`Egress: a request to a server on this machine (curl time_total, p50 of ${REQUESTS}) and a ${MB} MB download`)
 console.log('path'.padEnd(48), 'request p50'.padStart(12), 'download'.padStart(14))
 for (const [name, m] of rows) {
   console.log(name.padEnd(48), `${m.p50.toFixed(2)} ms`.padStart(12), `${m.mbps.toFixed(0)} MB/s`.padStart(14))
