@@ -74,3 +74,8 @@ export function folderPairs(folder) {
     [base, '${localWorkspaceFolderBasename}'],
   ]
 }
+
+/** The same, and the temporary root the folder is in (a compose file may mount `..`). */
+export function composePairs(folder) {
+  return [...folderPairs(folder), [folder.slice(0, folder.lastIndexOf('/')), '${workspaceRoot}']]
+}

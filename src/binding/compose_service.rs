@@ -13,7 +13,9 @@ pub struct ComposeBuild {
     pub context: String,
     /// Absolute.
     pub dockerfile: String,
+    /// Build arguments, names without a value filled from the compose environment.
     pub args: HashMap<String, String>,
+    /// The stage to build.
     pub target: Option<String>,
 }
 
@@ -22,22 +24,30 @@ pub struct ComposeBuild {
 pub struct ComposeHealthcheck {
     /// As the engine takes it: `['CMD', …]`, `['CMD-SHELL', cmd]`, or `['NONE']` (disabled).
     pub test: Vec<String>,
+    /// `interval`.
     pub interval_ms: Option<f64>,
+    /// `timeout`.
     pub timeout_ms: Option<f64>,
+    /// `retries`.
     pub retries: Option<f64>,
+    /// `start_period`.
     pub start_period_ms: Option<f64>,
+    /// `start_interval`.
     pub start_interval_ms: Option<f64>,
 }
 
 /// A mount of a service.
 #[napi(object, object_from_js = false)]
 pub struct ComposeMount {
+    /// What is mounted.
     #[napi(js_name = "type", ts_type = "'bind' | 'volume' | 'tmpfs'")]
     pub kind: String,
     /// A bind's absolute host path (inside the project: the project's), a volume's key
     /// (empty: anonymous), empty for tmpfs.
     pub source: String,
+    /// The container path.
     pub target: String,
+    /// Whether the mount is read-only.
     pub readonly: bool,
     /// A bind source inside the project: its path from the project's root (a session
     /// mounts its clone's).
@@ -47,10 +57,15 @@ pub struct ComposeMount {
 /// A port a service listens on; the host side is only a request.
 #[napi(object, object_from_js = false)]
 pub struct ComposePort {
+    /// The port the service listens on in the session's shared namespace.
     pub container_port: u32,
+    /// `tcp` unless the file says otherwise.
     pub protocol: String,
+    /// The host port `ports` asks for (a request; `forwardPort` decides).
     pub host_port: Option<u32>,
+    /// The host address `ports` asks for (a request).
     pub host_ip: Option<String>,
+    /// Where the port is named.
     #[napi(ts_type = "'ports' | 'expose'")]
     pub field: String,
 }
@@ -58,20 +73,29 @@ pub struct ComposePort {
 /// One `depends_on` entry.
 #[napi(object, object_from_js = false)]
 pub struct ComposeDependency {
+    /// The service depended on.
     pub service: String,
+    /// What is waited for: started, healthy, or exited 0.
     #[napi(ts_type = "'service_started' | 'service_healthy' | 'service_completed_successfully'")]
     pub condition: String,
+    /// False: the dependency may be absent.
     pub required: bool,
+    /// Whether compose restarts the dependent when this one is restarted.
     pub restart: bool,
 }
 
 /// What the service asks of the host that the trust granted.
 #[napi(object, object_from_js = false)]
 pub struct ComposePrivileges {
+    /// `privileged`.
     pub privileged: bool,
+    /// `cap_add`.
     pub cap_add: Vec<String>,
+    /// `cap_drop`.
     pub cap_drop: Vec<String>,
+    /// `security_opt`.
     pub security_opt: Vec<String>,
+    /// `devices`, as `HOST[:CONTAINER[:PERMISSIONS]]`.
     pub devices: Vec<String>,
     /// `pid`, `ipc`, `uts`, `userns`, `cgroupns` → mode.
     pub namespaces: HashMap<String, String>,
@@ -80,23 +104,41 @@ pub struct ComposePrivileges {
 /// A service that would be started.
 #[napi(object, object_from_js = false)]
 pub struct ComposeService {
+    /// The service's name.
     pub name: String,
+    /// `image`.
     pub image: Option<String>,
+    /// `build`, its paths checked to be in the project (or trusted).
     pub build: Option<ComposeBuild>,
+    /// `env_file` then `environment`, interpolated.
     pub environment: HashMap<String, String>,
+    /// `command` as argv (a string is split as compose splits it).
     pub command: Option<Vec<String>>,
+    /// `entrypoint` as argv.
     pub entrypoint: Option<Vec<String>>,
+    /// `user`.
     pub user: Option<String>,
+    /// `working_dir`.
     pub working_dir: Option<String>,
+    /// `healthcheck`; absent: the image's.
     pub healthcheck: Option<ComposeHealthcheck>,
+    /// `volumes`: named and anonymous volumes, binds, tmpfs.
     pub mounts: Vec<ComposeMount>,
+    /// `tmpfs` paths.
     pub tmpfs: Vec<String>,
+    /// `ports` and `expose`, ranges expanded.
     pub ports: Vec<ComposePort>,
+    /// `labels`.
     pub labels: HashMap<String, String>,
+    /// `depends_on` (short form: `service_started`, required).
     pub depends_on: Vec<ComposeDependency>,
+    /// `init`, when the file says.
     pub init: Option<bool>,
+    /// `read_only`.
     pub read_only: bool,
+    /// `platform`.
     pub platform: Option<String>,
+    /// What it asks of the host that the trust granted.
     pub privileges: ComposePrivileges,
 }
 
@@ -135,11 +177,13 @@ impl ComposeService {
                 .into_iter()
                 .map(|m| {
                     let (kind, source, in_project) = match m.source {
-                        MountSource::Project(relative) => (
-                            "bind",
-                            path(&project.join(&relative)),
-                            Some(path(&relative)),
-                        ),
+                        MountSource::Project(relative) => {
+                            let source = match relative.as_os_str().is_empty() {
+                                true => project.to_path_buf(),
+                                false => project.join(&relative),
+                            };
+                            ("bind", path(&source), Some(path(&relative)))
+                        }
                         MountSource::Host(host) => ("bind", path(&host), None),
                         MountSource::Volume(name) => ("volume", name.unwrap_or_default(), None),
                         MountSource::Tmpfs => ("tmpfs", String::new(), None),

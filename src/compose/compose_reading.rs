@@ -8,7 +8,9 @@ use serde_yaml::{Mapping, Value};
 
 use super::compose_document::Loader;
 use super::compose_env::ComposeEnv;
-use super::compose_plan::{ComposePlan, MountSource, PlannedService, PlannedVolume};
+use super::compose_plan::{
+    ComposePlan, Condition, Dependency, MountSource, PlannedService, PlannedVolume,
+};
 use super::extends::resolve_extends;
 use super::file_merge::merge_file;
 use super::port_clashes::check_port_clashes;
@@ -59,11 +61,24 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         env.load_dotenv(&text).map_err(|e| invalid(&dotenv, e))?;
     }
     let merged = merged_files(&files, &env, &paths)?;
+    let mut warnings_top = Vec::new();
     let fail = |why: String| invalid(&first, why);
     if merged.contains_key("include") {
         return Err(fail(
             "include is not read; merge the files through dockerComposeFile instead".into(),
         ));
+    }
+    for key in merged.keys().filter_map(Value::as_str) {
+        match key {
+            "name" | "services" | "volumes" | "version" | "include" => {}
+            "networks" | "secrets" | "configs" | "models" => warnings_top.push(format!(
+                "compose: the top-level {key} are ignored: a session's services share one sealed network namespace and get nothing of the host"
+            )),
+            other if other.starts_with("x-") => {}
+            other => warnings_top.push(format!(
+                "compose: the top-level {other} is not a key of the compose specification; ignored"
+            )),
+        }
     }
     let services = match merged.get("services") {
         Some(Value::Mapping(services)) if !services.is_empty() => services.clone(),
@@ -85,7 +100,7 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         },
         env: &env,
         refusals: Vec::new(),
-        warnings: Vec::new(),
+        warnings: warnings_top,
     };
     let mut checked = Vec::new();
     let mut nodes = Vec::new();
@@ -122,6 +137,17 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         reading.warnings.extend(check.warnings.iter().cloned());
         let mut service = reading.plan_service(name, raw).map_err(fail)?;
         service.privileges = check.privileges.clone();
+        if let Some(other) = &check.network_service {
+            // Compose starts the service whose namespace this one joins first.
+            if !service.depends_on.iter().any(|d| &d.service == other) {
+                service.depends_on.push(Dependency {
+                    service: other.clone(),
+                    condition: Condition::Started,
+                    required: true,
+                    restart: true,
+                });
+            }
+        }
         planned.push(service);
     }
     if !reading.refusals.is_empty() {
@@ -133,8 +159,14 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
     warnings.extend(env.unset_names().into_iter().map(|name| {
         format!("compose: the variable {name} is not set (not in .env, and the host's environment is read only for names in trust.localEnv); it reads as an empty string")
     }));
+    let name = project_name(&env, &merged, &compose_dir);
+    if name.is_empty() {
+        return Err(fail(
+            "the project name is empty (COMPOSE_PROJECT_NAME, name: after interpolation, or the folder's name)".into(),
+        ));
+    }
     Ok(ComposePlan {
-        name: project_name(&env, &merged, &compose_dir),
+        name,
         project: files.root().to_path_buf(),
         files: paths,
         service,

@@ -84,7 +84,7 @@ fn files_merge_in_order_with_paths_from_the_first_files_folder() {
     let p = Project::new();
     p.write(
         "compose.yml",
-        "name: My_App.1\nservices:\n  app:\n    image: app:1\n    command: sleep infinity\n    environment: [A=1, B=2]\n    volumes: ['.:/workspace', 'data:/data']\n  db:\n    image: postgres\nvolumes:\n  data: {name: kept, driver: local}\n",
+        "name: My_App.1\nservices:\n  app:\n    image: app:1\n    command: sleep infinity\n    environment: [A=1, B=2]\n    volumes: ['.:/workspace:cached', 'data:/data:ro,delegated']\n  db:\n    image: postgres\nvolumes:\n  data: {name: kept, driver: local}\n",
     )
     .write(
         ".devcontainer/override.yml",

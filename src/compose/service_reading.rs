@@ -65,6 +65,33 @@ fn name_values(values: ListOrMap) -> Vec<(String, Option<String>)> {
     }
 }
 
+/// Short volume entries without `cached`, `delegated` and `consistent`: options of Docker
+/// Desktop's file sharing that compose accepts and Linux engines ignore (compose_spec would
+/// refuse them).
+fn without_consistency(volumes: &Value) -> Value {
+    let Value::Sequence(items) = volumes else {
+        return volumes.clone();
+    };
+    let items = items
+        .iter()
+        .map(|item| match item {
+            Value::String(short) if short.matches(':').count() >= 2 => {
+                let (paths, options) = short.rsplit_once(':').expect("two colons");
+                let kept: Vec<&str> = options
+                    .split(',')
+                    .filter(|o| !matches!(*o, "cached" | "delegated" | "consistent"))
+                    .collect();
+                Value::String(match kept.is_empty() {
+                    true => paths.to_string(),
+                    false => format!("{paths}:{}", kept.join(",")),
+                })
+            }
+            other => other.clone(),
+        })
+        .collect();
+    Value::Sequence(items)
+}
+
 fn argv(command: Command, field: &str) -> Result<Vec<String>, String> {
     match command {
         Command::List(list) => Ok(list),
@@ -84,6 +111,9 @@ impl Reading<'_> {
             match key_use(k) {
                 KeyUse::Mapped if k == "build" => {
                     mapped.insert(key.clone(), self.build_keys(name, value)?);
+                }
+                KeyUse::Mapped if k == "volumes" => {
+                    mapped.insert(key.clone(), without_consistency(value));
                 }
                 KeyUse::Mapped => {
                     mapped.insert(key.clone(), value.clone());
@@ -303,14 +333,15 @@ impl Reading<'_> {
             true,
             &mut self.refusals,
         )?;
-        let dockerfile =
-            match build.dockerfile {
-                None => context.join("Dockerfile"),
-                Some(Dockerfile::File(file)) => context.join(file),
-                Some(Dockerfile::Inline(_)) => return Err(format!(
+        let dockerfile = match build.dockerfile {
+            None => context.join("Dockerfile"),
+            Some(Dockerfile::File(file)) => context.join(file),
+            Some(Dockerfile::Inline(_)) => {
+                return Err(format!(
                     "{field}.build.dockerfile_inline is not read; name a Dockerfile of the project"
-                )),
-            };
+                ))
+            }
+        };
         let dockerfile = self.rules.build_path(
             &format!("{field}.build.dockerfile"),
             &dockerfile,
