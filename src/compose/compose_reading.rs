@@ -15,7 +15,7 @@ use super::extends::resolve_extends;
 use super::file_merge::merge_file;
 use super::port_clashes::check_port_clashes;
 use super::project_files::{invalid, ProjectFiles};
-use super::service_checks::check_service;
+use super::service_checks::{check_service, CheckedService};
 use super::service_paths::PathRules;
 use super::service_reading::Reading;
 use super::service_selection::{select_services, ServiceNode};
@@ -54,6 +54,12 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         .first()
         .ok_or_else(|| invalid(request.config_dir, "dockerComposeFile names no file"))?
         .clone();
+    let service = request.compose.service.clone().ok_or_else(|| {
+        invalid(
+            request.config_dir,
+            "a compose devcontainer needs `service`, the service the session runs in",
+        )
+    })?;
     let compose_dir = first.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut env = ComposeEnv::new(request.host_env);
     let dotenv = compose_dir.join(".env");
@@ -61,35 +67,16 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         env.load_dotenv(&text).map_err(|e| invalid(&dotenv, e))?;
     }
     let merged = merged_files(&files, &env, &paths)?;
-    let mut warnings_top = Vec::new();
     let fail = |why: String| invalid(&first, why);
-    if merged.contains_key("include") {
-        return Err(fail(
-            "include is not read; merge the files through dockerComposeFile instead".into(),
-        ));
-    }
-    for key in merged.keys().filter_map(Value::as_str) {
-        match key {
-            "name" | "services" | "volumes" | "version" | "include" => {}
-            "networks" | "secrets" | "configs" | "models" => warnings_top.push(format!(
-                "compose: the top-level {key} are ignored: a session's services share one sealed network namespace and get nothing of the host"
-            )),
-            other if other.starts_with("x-") => {}
-            other => warnings_top.push(format!(
-                "compose: the top-level {other} is not a key of the compose specification; ignored"
-            )),
-        }
-    }
-    let services = match merged.get("services") {
-        Some(Value::Mapping(services)) if !services.is_empty() => services.clone(),
-        _ => return Err(fail("defines no services".into())),
-    };
-    let service = request.compose.service.clone().ok_or_else(|| {
-        invalid(
-            request.config_dir,
-            "a compose devcontainer needs `service`, the service the session runs in",
-        )
-    })?;
+    let (services, warnings) = top_level(&merged).map_err(fail)?;
+    let (nodes, checked) = checked_services(&services, request.trust).map_err(fail)?;
+    let selected = select_services(
+        &nodes,
+        &request.compose.run_services,
+        &service,
+        &active_profiles(&env),
+    )
+    .map_err(fail)?;
     let mut reading = Reading {
         rules: PathRules {
             files: &files,
@@ -100,56 +87,10 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         },
         env: &env,
         refusals: Vec::new(),
-        warnings: warnings_top,
+        warnings,
     };
-    let mut checked = Vec::new();
-    let mut nodes = Vec::new();
-    for (name, raw) in &services {
-        let name = name
-            .as_str()
-            .ok_or_else(|| fail("a service name is not a string".into()))?;
-        let Value::Mapping(raw) = raw else {
-            return Err(fail(format!("services.{name} must be a mapping")));
-        };
-        let check = check_service(name, raw, request.trust).map_err(fail)?;
-        nodes.push(node(name, raw, check.network_service.as_deref()));
-        checked.push((name.to_string(), raw.clone(), check));
-    }
-    let profiles: Vec<String> = env
-        .setting("COMPOSE_PROFILES")
-        .map(|p| {
-            p.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let selected = select_services(&nodes, &request.compose.run_services, &service, &profiles)
-        .map_err(fail)?;
     reading.warnings.extend(selected.warnings);
-    let mut planned = Vec::new();
-    for name in &selected.order {
-        let (_, raw, check) = checked
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .expect("selected names exist");
-        reading.refusals.extend(check.refusals.iter().cloned());
-        reading.warnings.extend(check.warnings.iter().cloned());
-        let mut service = reading.plan_service(name, raw).map_err(fail)?;
-        service.privileges = check.privileges.clone();
-        if let Some(other) = &check.network_service {
-            // Compose starts the service whose namespace this one joins first.
-            if !service.depends_on.iter().any(|d| &d.service == other) {
-                service.depends_on.push(Dependency {
-                    service: other.clone(),
-                    condition: Condition::Started,
-                    required: true,
-                    restart: true,
-                });
-            }
-        }
-        planned.push(service);
-    }
+    let planned = plan_selected(&mut reading, &selected.order, &checked).map_err(fail)?;
     if !reading.refusals.is_empty() {
         return Err(refused(&first.to_string_lossy(), &reading.refusals));
     }
@@ -175,6 +116,98 @@ pub fn read_compose_project(request: &ComposeRequest<'_>) -> Result<ComposePlan>
         warnings,
         host_env_not_read: env.not_read(),
     })
+}
+
+/// The merged files' services, and warnings for the top-level keys a session ignores.
+fn top_level(merged: &Mapping) -> std::result::Result<(Mapping, Vec<String>), String> {
+    if merged.contains_key("include") {
+        return Err(
+            "include is not read; merge the files through dockerComposeFile instead".into(),
+        );
+    }
+    let mut warnings = Vec::new();
+    for key in merged.keys().filter_map(Value::as_str) {
+        match key {
+            "name" | "services" | "volumes" | "version" | "include" => {}
+            "networks" | "secrets" | "configs" | "models" => warnings.push(format!(
+                "compose: the top-level {key} are ignored: a session's services share one sealed network namespace and get nothing of the host"
+            )),
+            other if other.starts_with("x-") => {}
+            other => warnings.push(format!(
+                "compose: the top-level {other} is not a key of the compose specification; ignored"
+            )),
+        }
+    }
+    match merged.get("services") {
+        Some(Value::Mapping(services)) if !services.is_empty() => Ok((services.clone(), warnings)),
+        _ => Err("defines no services".into()),
+    }
+}
+
+/// One service as written, and what its checked keys come to.
+type Checked = (String, Mapping, CheckedService);
+
+/// Every service checked against the trust, and the graph selection walks.
+fn checked_services(
+    services: &Mapping,
+    trust: &Trust,
+) -> std::result::Result<(Vec<ServiceNode>, Vec<Checked>), String> {
+    let mut checked = Vec::new();
+    let mut nodes = Vec::new();
+    for (name, raw) in services {
+        let name = name.as_str().ok_or("a service name is not a string")?;
+        let Value::Mapping(raw) = raw else {
+            return Err(format!("services.{name} must be a mapping"));
+        };
+        let check = check_service(name, raw, trust)?;
+        nodes.push(node(name, raw, check.network_service.as_deref()));
+        checked.push((name.to_string(), raw.clone(), check));
+    }
+    Ok((nodes, checked))
+}
+
+/// `COMPOSE_PROFILES`, comma-separated.
+fn active_profiles(env: &ComposeEnv<'_>) -> Vec<String> {
+    env.setting("COMPOSE_PROFILES")
+        .map(|p| {
+            p.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The selected services read into the plan, in `order`, with what their checks found.
+fn plan_selected(
+    reading: &mut Reading<'_>,
+    order: &[String],
+    checked: &[Checked],
+) -> std::result::Result<Vec<PlannedService>, String> {
+    let mut planned = Vec::new();
+    for name in order {
+        let (_, raw, check) = checked
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .expect("selected names exist");
+        reading.refusals.extend(check.refusals.iter().cloned());
+        reading.warnings.extend(check.warnings.iter().cloned());
+        let mut service = reading.plan_service(name, raw)?;
+        service.privileges = check.privileges.clone();
+        if let Some(other) = &check.network_service {
+            // Compose starts the service whose namespace this one joins first.
+            if !service.depends_on.iter().any(|d| &d.service == other) {
+                service.depends_on.push(Dependency {
+                    service: other.clone(),
+                    condition: Condition::Started,
+                    required: true,
+                    restart: true,
+                });
+            }
+        }
+        planned.push(service);
+    }
+    Ok(planned)
 }
 
 /// The files parsed, interpolated, their `extends` resolved, merged in order.

@@ -383,6 +383,103 @@ fn compose_files_are_read_as_devcontainer_json_is() {
     std::fs::create_dir(p.dir.path(".devcontainer/dir.yml")).unwrap();
     assert!(message(p.read(&["dir.yml"], "app")).contains("not a regular file"));
     assert!(message(p.read(&["missing.yml"], "app")).contains("no such file"));
-    p.write(".devcontainer/bomb.yml", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\nservices: {app: {image: a}}\n");
-    let _ = message(p.read(&["bomb.yml"], "app"));
+}
+
+#[test]
+fn every_mapped_key_reaches_the_plan() {
+    let p = Project::new();
+    p.write(".devcontainer/app.env", "FROM_FILE=1\nBOTH=file\n")
+        .write(
+            ".devcontainer/compose.yml",
+            "services:\n  app:\n    image: a\n    entrypoint: /bin/sh -c\n    command: [\"echo $$HOME\"]\n    user: '1000:1000'\n    working_dir: /work\n    init: true\n    read_only: true\n    platform: linux/amd64\n    tmpfs: /run\n    labels: [team=core, empty=]\n    environment: {BOTH: env, NUMBER: 5432, FLAG: true}\n    env_file: [app.env, {path: missing.env, required: false}]\n    ports: ['127.0.0.1:8080:80', '9000-9001:9000-9001/udp']\n    expose: ['7000']\n    cap_drop: [NET_RAW]\n    healthcheck: {disable: true}\n    volumes: [{type: tmpfs, target: /cache}, {type: volume, target: /anon}]\n",
+        );
+    let plan = p.read(&["compose.yml"], "app").unwrap();
+    let app = &plan.services[0];
+    assert_eq!(app.entrypoint.as_deref().unwrap(), ["/bin/sh", "-c"]);
+    assert_eq!(app.command.as_deref().unwrap(), ["echo $HOME"]);
+    assert_eq!(app.user.as_deref(), Some("1000:1000"));
+    assert_eq!(app.working_dir.as_deref(), Some("/work"));
+    assert_eq!((app.init, app.read_only), (Some(true), true));
+    assert_eq!(app.platform.as_deref(), Some("linux/amd64"));
+    assert_eq!(app.tmpfs, ["/run"]);
+    assert_eq!(app.labels["team"], "core");
+    assert_eq!(app.labels["empty"], "");
+    assert_eq!(app.environment["FROM_FILE"], "1");
+    assert_eq!(
+        app.environment["BOTH"], "env",
+        "environment wins over env_file"
+    );
+    assert_eq!(app.environment["NUMBER"], "5432");
+    assert_eq!(app.environment["FLAG"], "true");
+    let ports: Vec<String> = app
+        .ports
+        .iter()
+        .map(|p| {
+            format!(
+                "{:?} {:?} {}/{} {}",
+                p.host_ip, p.host_port, p.container_port, p.protocol, p.field
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            "Some(\"127.0.0.1\") Some(8080) 80/tcp ports",
+            "None Some(9000) 9000/udp ports",
+            "None Some(9001) 9001/udp ports",
+            "None None 7000/tcp expose",
+        ]
+    );
+    assert_eq!(app.privileges.cap_drop, ["NET_RAW"]);
+    assert_eq!(app.healthcheck.as_ref().unwrap().test, ["NONE"]);
+    let sources: Vec<&MountSource> = app.mounts.iter().map(|m| &m.source).collect();
+    assert_eq!(sources, [&MountSource::Tmpfs, &MountSource::Volume(None)]);
+    p.write(
+        ".devcontainer/compose.yml",
+        "services:\n  app: {image: a, env_file: gone.env}\n",
+    );
+    assert!(message(p.read(&["compose.yml"], "app")).contains("gone.env does not exist"));
+    p.write(
+        ".devcontainer/compose.yml",
+        "services:\n  app: {image: a, volumes: ['undeclared:/data']}\n",
+    );
+    assert!(message(p.read(&["compose.yml"], "app")).contains("'undeclared' is not declared"));
+    p.write(
+        ".devcontainer/compose.yml",
+        "name: '${UNSET_NAME}'\nservices:\n  app: {image: a}\n",
+    );
+    assert!(message(p.read(&["compose.yml"], "app")).contains("project name is empty"));
+}
+
+#[test]
+fn each_ignored_key_is_warned_about_by_name() {
+    let p = Project::new();
+    let keys: Vec<&str> = super::super::service_keys::IGNORED
+        .iter()
+        .map(|(k, _)| *k)
+        .collect();
+    let body: String = keys.iter().map(|k| format!("    {k}: x\n")).collect();
+    p.write(
+        ".devcontainer/compose.yml",
+        &format!("services:\n  app:\n    image: a\n{body}"),
+    );
+    let plan = p.read(&["compose.yml"], "app").unwrap();
+    for key in keys {
+        let named = format!("services.app.{key} is ignored");
+        assert!(plan.warnings.iter().any(|w| w.contains(&named)), "{key}");
+    }
+}
+
+#[test]
+fn a_yaml_alias_bomb_is_refused() {
+    let p = Project::new();
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    text.push_str("services: {app: {image: a}}\n");
+    p.write(".devcontainer/bomb.yml", &text);
+    let e = message(p.read(&["bomb.yml"], "app"));
+    assert!(e.contains("repetition limit"), "{e}");
 }

@@ -20,6 +20,7 @@ mod service_keys;
 mod service_paths;
 mod service_reading;
 mod service_selection;
+mod spec_values;
 
 pub use compose_plan::{
     ComposePlan, Condition, Dependency, Healthcheck, MountSource, PlannedService, PlannedVolume,
