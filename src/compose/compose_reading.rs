@@ -144,6 +144,9 @@ fn top_level(merged: &Mapping) -> std::result::Result<(Mapping, Vec<String>), St
     }
 }
 
+/// The most services the files may define.
+const SERVICE_LIMIT: usize = 256;
+
 /// One service as written, and what its checked keys come to.
 type Checked = (String, Mapping, CheckedService);
 
@@ -152,6 +155,12 @@ fn checked_services(
     services: &Mapping,
     trust: &Trust,
 ) -> std::result::Result<(Vec<ServiceNode>, Vec<Checked>), String> {
+    if services.len() > SERVICE_LIMIT {
+        return Err(format!(
+            "defines {} services, more than the {SERVICE_LIMIT} a session runs",
+            services.len()
+        ));
+    }
     let mut checked = Vec::new();
     let mut nodes = Vec::new();
     for (name, raw) in services {

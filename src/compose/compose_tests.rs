@@ -483,3 +483,31 @@ fn a_yaml_alias_bomb_is_refused() {
     let e = message(p.read(&["bomb.yml"], "app"));
     assert!(e.contains("repetition limit"), "{e}");
 }
+
+#[test]
+fn hostile_sizes_are_bounded() {
+    let p = Project::new();
+    let chain: String = (0..40)
+        .map(|i| format!("  s{i}: {{extends: s{}}}\n", i + 1))
+        .collect();
+    p.write(
+        ".devcontainer/compose.yml",
+        &format!("services:\n  app: {{image: a}}\n{chain}  s40: {{image: b}}\n"),
+    );
+    assert!(message(p.read(&["compose.yml"], "app")).contains("extends goes more than 32"));
+    let many: String = (0..300)
+        .map(|i| format!("  s{i}: {{image: b}}\n"))
+        .collect();
+    p.write(".devcontainer/compose.yml", &format!("services:\n{many}"));
+    assert!(message(p.read(&["compose.yml"], "s0")).contains("more than the 256"));
+    let ranges: String = (0..3)
+        .map(|i| format!("  s{i}: {{image: b, expose: ['1-30000']}}\n"))
+        .collect();
+    p.write(".devcontainer/compose.yml", &format!("services:\n{ranges}"));
+    assert!(message(p.read(&["compose.yml"], "s0")).contains("more than the 65536"));
+    p.write(
+        ".devcontainer/compose.yml",
+        "services:\n  app: {image: a, env_file: ../../../../../../../../etc/passwd}\n",
+    );
+    assert!(message(p.read(&["compose.yml"], "app")).contains("outside the project"));
+}

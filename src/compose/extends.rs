@@ -13,6 +13,9 @@ use super::project_files::invalid;
 use crate::error::Result;
 use crate::session_settings::lexical;
 
+/// The longest chain of services extending one another.
+const CHAIN_LIMIT: usize = 32;
+
 /// Every service of `doc` (read from `path`) with its `extends` resolved.
 pub fn resolve_extends(doc: &mut Mapping, path: &Path, loader: &mut Loader<'_>) -> Result<()> {
     let Some(Value::Mapping(services)) = doc.get("services").cloned() else {
@@ -36,6 +39,12 @@ fn resolved_service(
     chain: &mut Vec<String>,
 ) -> Result<Mapping> {
     let link = format!("{}#{name}", path.display());
+    if chain.len() >= CHAIN_LIMIT {
+        return Err(invalid(
+            path,
+            format_args!("extends goes more than {CHAIN_LIMIT} services deep"),
+        ));
+    }
     if chain.contains(&link) {
         chain.push(link);
         return Err(invalid(

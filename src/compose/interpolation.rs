@@ -20,8 +20,20 @@ fn is_name_char(c: char) -> bool {
     c == '_' || c.is_ascii_alphanumeric()
 }
 
+/// The most `${…}` nested in one another (a file is untrusted input; each level recurses).
+const NESTING_LIMIT: usize = 32;
+
 /// `text` substituted; `Err` says what is malformed or which required variable is unset.
 pub fn substitute(text: &str, vars: &dyn Variables) -> Result<String, String> {
+    substitute_at(text, vars, 0)
+}
+
+fn substitute_at(text: &str, vars: &dyn Variables, depth: usize) -> Result<String, String> {
+    if depth > NESTING_LIMIT {
+        return Err(format!(
+            "interpolation nested more than {NESTING_LIMIT} deep"
+        ));
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -36,7 +48,7 @@ pub fn substitute(text: &str, vars: &dyn Variables) -> Result<String, String> {
                 let end = closing_brace(&after[1..]).ok_or_else(|| {
                     format!("invalid interpolation format for '{text}': no closing brace")
                 })?;
-                out.push_str(&braced(&after[1..1 + end], vars)?);
+                out.push_str(&braced(&after[1..1 + end], vars, depth)?);
                 rest = &after[1 + end + 1..];
             }
             Some(c) if is_name_start(c) => {
@@ -82,7 +94,7 @@ fn plain(name: &str, vars: &dyn Variables) -> String {
     })
 }
 
-fn braced(body: &str, vars: &dyn Variables) -> Result<String, String> {
+fn braced(body: &str, vars: &dyn Variables, depth: usize) -> Result<String, String> {
     let len = body.find(|c| !is_name_char(c)).unwrap_or(body.len());
     let (name, op) = body.split_at(len);
     if name.is_empty() || !name.starts_with(is_name_start) {
@@ -105,7 +117,7 @@ fn braced(body: &str, vars: &dyn Variables) -> Result<String, String> {
         if present {
             Ok(value.clone().unwrap_or_default())
         } else {
-            let why = substitute(arg, vars)?;
+            let why = substitute_at(arg, vars, depth + 1)?;
             Err(format!(
                 "required variable {name} is missing a value: {why}"
             ))
@@ -114,11 +126,11 @@ fn braced(body: &str, vars: &dyn Variables) -> Result<String, String> {
     match form.as_str() {
         ":-" if filled => Ok(value.unwrap_or_default()),
         "-" if value.is_some() => Ok(value.unwrap_or_default()),
-        ":-" | "-" => substitute(arg, vars),
+        ":-" | "-" => substitute_at(arg, vars, depth + 1),
         ":?" => required(filled),
         "?" => required(value.is_some()),
-        ":+" if filled => substitute(arg, vars),
-        "+" if value.is_some() => substitute(arg, vars),
+        ":+" if filled => substitute_at(arg, vars, depth + 1),
+        "+" if value.is_some() => substitute_at(arg, vars, depth + 1),
         _ => Ok(String::new()),
     }
 }
@@ -223,6 +235,12 @@ mod tests {
         for bad in ["${", "${SET", "${}", "${1A}", "${SET:x}", "${SET%%x}"] {
             assert!(substitute(bad, &v).is_err(), "{bad}");
         }
+        let deep = format!("{}x{}", "${U:-".repeat(100_000), "}".repeat(100_000));
+        assert!(substitute(&deep, &v)
+            .unwrap_err()
+            .contains("nested more than"));
+        let fine = format!("{}x{}", "${U:-".repeat(30), "}".repeat(30));
+        assert_eq!(substitute(&fine, &v).unwrap(), "x");
     }
 
     #[test]

@@ -6,8 +6,17 @@ use std::collections::BTreeMap;
 
 use super::compose_plan::PlannedService;
 
+/// The most ports (ranges expanded) the services may name together.
+const PORT_LIMIT: usize = 65_536;
+
 /// `Err` names the first clash.
 pub fn check_port_clashes(services: &[PlannedService]) -> Result<(), String> {
+    let count: usize = services.iter().map(|s| s.ports.len()).sum();
+    if count > PORT_LIMIT {
+        return Err(format!(
+            "the services listen on {count} ports, more than the {PORT_LIMIT} a session serves"
+        ));
+    }
     let mut listening: BTreeMap<(u16, &str), &str> = BTreeMap::new();
     for service in services {
         for port in &service.ports {
