@@ -12,7 +12,7 @@ import { execFile, execFileSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ENV, composePairs, entries, layOut, normalise, removeRoot, workspaceRoot } from './conformance/corpus.mjs'
+import { ENV, composeFixtures, composePairs, entries, layOut, layOutFixture, normalise, removeRoot, workspaceRoot } from './conformance/corpus.mjs'
 
 const VERSION = process.argv[2] ?? '2.40.3'
 
@@ -40,18 +40,25 @@ try {
     })
 
   let written = 0
-  for (const entry of entries()) {
-    const reference = JSON.parse(readFileSync(join(entry.dir, 'expected.json'), 'utf8'))
-    const conf = reference.configuration
-    if (!conf?.dockerComposeFile) continue
-    const folder = layOut(entry, root)
+  /** The reference's reading of the compose config `conf` names, laid out at `folder`. */
+  const record = async (conf, folder, into) => {
     const dir = join(folder, '.devcontainer')
     const files = [conf.dockerComposeFile].flat()
     const services = conf.runServices?.length ? [...new Set([...conf.runServices, conf.service])] : []
     const out = await read(dir, files, services)
     const expected = { reference: `docker compose v${VERSION} (compose-go)`, ...normalise(out, composePairs(folder)) }
-    writeFileSync(join(entry.dir, 'expected-compose.json'), JSON.stringify(expected, null, 1) + '\n')
+    writeFileSync(join(into, 'expected-compose.json'), JSON.stringify(expected, null, 1) + '\n')
     written++
+  }
+  for (const entry of entries()) {
+    const reference = JSON.parse(readFileSync(join(entry.dir, 'expected.json'), 'utf8'))
+    const conf = reference.configuration
+    if (conf?.dockerComposeFile) await record(conf, layOut(entry, root), entry.dir)
+  }
+  // The fixtures' devcontainer.json files are plain JSON.
+  for (const fixture of composeFixtures()) {
+    const conf = JSON.parse(readFileSync(join(fixture.dir, '.devcontainer', 'devcontainer.json'), 'utf8'))
+    await record(conf, layOutFixture(fixture, root), fixture.dir)
   }
   console.log(`compose-expectations: ${written} expected-compose.json written (docker compose v${VERSION})`)
 } finally {

@@ -14,7 +14,9 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { differences } from './conformance/compare.mjs'
 import { composeDifferences } from './conformance/compose-compare.mjs'
-import { CORPUS, ENV, composePairs, entries, folderPairs, layOut, normalise, removeRoot, workspaceRoot } from './conformance/corpus.mjs'
+import {
+  CORPUS, ENV, composeFixtures, composePairs, entries, folderPairs, layOut, layOutFixture, normalise, removeRoot, workspaceRoot,
+} from './conformance/corpus.mjs'
 
 const require = createRequire(import.meta.url)
 const { readComposeProject, readDevcontainerConfig } = require('../lib/index.js')
@@ -51,6 +53,18 @@ let failed = 0
 let composeEqual = 0
 let composeRead = 0
 const all = entries()
+/** Our readComposeProject of `folder` against the reference's reading in `entry.dir`. */
+async function compareCompose(entry, folder) {
+  composeRead++
+  const plan = await readComposeProject(folder, { trust: TRUST }).then(
+    (project) => normalise(project ?? { error: 'no compose config found' }, composePairs(folder)),
+    (err) => ({ error: normalise(`${err.code}: ${err.message}`, composePairs(folder)) }),
+  )
+  const expected = JSON.parse(readFileSync(join(entry.dir, 'expected-compose.json'), 'utf8'))
+  const found = composeDifferences(expected, plan)
+  if (found.length === 0) composeEqual++
+  for (const d of found) report(knownCompose, entry, d)
+}
 /** Prints one difference; counts it as a failure unless it is known. */
 const report = (k, entry, d) => {
   const i = k.index(entry.id, d.field)
@@ -72,17 +86,9 @@ try {
     const found = differences(expected, ours)
     if (found.length === 0) equal++
     for (const d of found) report(known, entry, d)
-    const composeExpected = join(entry.dir, 'expected-compose.json')
-    if (!existsSync(composeExpected)) continue
-    composeRead++
-    const plan = await readComposeProject(folder, { trust: TRUST }).then(
-      (project) => normalise(project ?? { error: 'no compose config found' }, composePairs(folder)),
-      (err) => ({ error: normalise(`${err.code}: ${err.message}`, composePairs(folder)) }),
-    )
-    const composeFound = composeDifferences(JSON.parse(readFileSync(composeExpected, 'utf8')), plan)
-    if (composeFound.length === 0) composeEqual++
-    for (const d of composeFound) report(knownCompose, entry, d)
+    if (existsSync(join(entry.dir, 'expected-compose.json'))) await compareCompose(entry, folder)
   }
+  for (const fixture of composeFixtures()) await compareCompose(fixture, layOutFixture(fixture, root))
 } finally {
   removeRoot(root)
 }
@@ -95,7 +101,7 @@ for (const k of [known, knownCompose]) {
 }
 for (const k of stale) console.log(`STALE known difference no longer seen: ${k.entry} ${k.field}`)
 console.log(`conformance: ${equal} of ${all.length} files equal`)
-console.log(`conformance: ${composeEqual} of ${composeRead} compose configs read as the reference reads them`)
+console.log(`conformance: ${composeEqual} of ${composeRead} compose configs (corpus and fixtures) read as the reference reads them`)
 if (failed > 0 || stale.length > 0) {
   console.log(`conformance: FAIL, ${failed} unexpected difference(s), ${stale.length} stale known difference(s)`)
   process.exit(1)

@@ -214,6 +214,13 @@ fn profiles_run_services_and_dependency_order() {
         ".devcontainer/compose.yml",
         "services:\n  app:\n    image: a\n    depends_on:\n      db: {condition: service_healthy}\n      seed: {condition: service_completed_successfully}\n  seed:\n    image: s\n    profiles: [tools]\n    depends_on: [db]\n  db:\n    image: d\n    healthcheck: {test: [CMD, pg_isready], timeout: 1s}\n  debug:\n    image: x\n    profiles: [debug]\n  extra:\n    image: e\n",
     );
+    // seed is under an inactive profile: app, which needs it, cannot start.
+    let inactive = message(p.read(&["compose.yml"], "app"));
+    assert!(
+        inactive.contains("'app' depends on 'seed', which is under the profiles tools"),
+        "{inactive}"
+    );
+    p.write(".devcontainer/.env", "COMPOSE_PROFILES=tools\n");
     let plan = p.read(&["compose.yml"], "app").unwrap();
     assert_eq!(names(&plan), ["db", "seed", "app", "extra"]);
     let conditions: Vec<(&str, Condition)> = plan.services[2]
@@ -236,9 +243,15 @@ fn profiles_run_services_and_dependency_order() {
         .read_with(&["compose.yml"], "app", &["db"], &[], &Trust::default())
         .unwrap();
     assert_eq!(names(&only), ["db", "seed", "app"]);
-    p.write(".devcontainer/.env", "COMPOSE_PROFILES=debug\n");
+    p.write(".devcontainer/.env", "COMPOSE_PROFILES=debug,tools\n");
     let debug = p.read(&["compose.yml"], "app").unwrap();
     assert_eq!(names(&debug), ["db", "seed", "app", "debug", "extra"]);
+    // Named in runServices, a profiled service starts without its profile being active.
+    p.write(".devcontainer/.env", "");
+    let named = p
+        .read_with(&["compose.yml"], "debug", &["seed"], &[], &Trust::default())
+        .unwrap();
+    assert_eq!(names(&named), ["db", "seed", "debug"]);
     p.write(".devcontainer/compose.yml", "services:\n  app: {image: a, depends_on: [b]}\n  b: {image: b, network_mode: 'service:app'}\n");
     assert!(message(p.read(&["compose.yml"], "app"))
         .contains("depends_on makes a cycle: app → b → app"));

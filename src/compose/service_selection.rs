@@ -1,8 +1,9 @@
 //! Which services a session starts, and in what order: `runServices` (when not empty) and
 //! `service`, else every service whose profiles are active (none without `COMPOSE_PROFILES`)
-//! and `service`; then, as compose does for services named on its command line, everything
-//! they depend on, profiles or not. Dependencies come first (ties in file order); a cycle is
-//! refused, naming it.
+//! and `service`; then everything they depend on. As compose, a service named is started
+//! whatever its profiles, but what it depends on must be active (or named too): a required
+//! dependency that is not is refused, one with `required: false` left out with a warning.
+//! Dependencies come first (ties in file order); a cycle is refused, naming it.
 
 use std::collections::BTreeSet;
 
@@ -29,19 +30,13 @@ pub fn select_services(
     active_profiles: &[String],
 ) -> Result<Selected, String> {
     let find = |name: &str| nodes.iter().find(|n| n.name == name);
+    let all = active_profiles.iter().any(|p| p == "*");
+    let active = |n: &ServiceNode| {
+        n.profiles.is_empty() || all || n.profiles.iter().any(|p| active_profiles.contains(p))
+    };
     let mut targets: Vec<&str> = Vec::new();
     if run_services.is_empty() {
-        let all = active_profiles.iter().any(|p| p == "*");
-        targets.extend(
-            nodes
-                .iter()
-                .filter(|n| {
-                    n.profiles.is_empty()
-                        || all
-                        || n.profiles.iter().any(|p| active_profiles.contains(p))
-                })
-                .map(|n| n.name.as_str()),
-        );
+        targets.extend(nodes.iter().filter(|n| active(n)).map(|n| n.name.as_str()));
     } else {
         for name in run_services {
             if find(name).is_none() {
@@ -62,8 +57,14 @@ pub fn select_services(
     }
     // In file order, so that the order does not depend on how runServices lists them.
     targets.sort_by_key(|t| nodes.iter().position(|n| n.name == *t));
+    let available: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|n| active(n) || targets.contains(&n.name.as_str()))
+        .map(|n| n.name.as_str())
+        .collect();
     let mut walk = Walk {
         nodes,
+        available,
         order: Vec::new(),
         done: BTreeSet::new(),
         stack: Vec::new(),
@@ -80,6 +81,8 @@ pub fn select_services(
 
 struct Walk<'a> {
     nodes: &'a [ServiceNode],
+    /// Services whose profiles are active, and those named.
+    available: BTreeSet<&'a str>,
     order: Vec<String>,
     done: BTreeSet<String>,
     stack: Vec<String>,
@@ -103,17 +106,23 @@ impl Walk<'_> {
             .expect("visited names exist");
         self.stack.push(name.to_string());
         for (dependency, required) in &node.depends_on {
-            if self.nodes.iter().any(|n| &n.name == dependency) {
-                self.visit(dependency)?;
-            } else if *required {
-                return Err(format!(
-                    "service '{name}' depends on '{dependency}', which the compose files do not define"
-                ));
-            } else {
-                self.warnings.push(format!(
-                    "compose: service '{name}' depends on '{dependency}' (required: false), which the compose files do not define; it is left out"
-                ));
+            let why = match self.nodes.iter().find(|n| &n.name == dependency) {
+                Some(_) if self.available.contains(dependency.as_str()) => {
+                    self.visit(dependency)?;
+                    continue;
+                }
+                Some(other) => format!(
+                    "which is under the profiles {} (none of them active: COMPOSE_PROFILES, or name it in runServices)",
+                    other.profiles.join(", ")
+                ),
+                None => "which the compose files do not define".to_string(),
+            };
+            if *required {
+                return Err(format!("service '{name}' depends on '{dependency}', {why}"));
             }
+            self.warnings.push(format!(
+                "compose: service '{name}' depends on '{dependency}' (required: false), {why}; it is left out"
+            ));
         }
         self.stack.pop();
         self.done.insert(name.to_string());
@@ -155,11 +164,11 @@ mod tests {
             node("extra", &[], &[]),
         ];
         assert_eq!(
-            order(&nodes, &[], "app", &[]),
+            order(&nodes, &[], "app", &["tools"]),
             ["migrate", "db", "cache", "app", "extra"]
         );
         assert_eq!(
-            order(&nodes, &[], "app", &["debug"]),
+            order(&nodes, &[], "app", &["debug", "tools"]),
             ["migrate", "db", "cache", "app", "debug", "extra"]
         );
         assert_eq!(
@@ -167,10 +176,16 @@ mod tests {
             ["migrate", "db", "cache", "app", "debug", "extra"]
         );
         assert_eq!(
-            order(&nodes, &["cache"], "app", &[]),
+            order(&nodes, &["cache", "migrate"], "app", &[]),
             ["migrate", "db", "cache", "app"]
         );
         assert_eq!(order(&nodes, &["extra"], "debug", &[]), ["debug", "extra"]);
+        // A service named starts whatever its profiles; what it depends on must be active.
+        let inactive = select_services(&nodes, &[], "app", &[]).err().unwrap();
+        assert!(
+            inactive.contains("'db' depends on 'migrate', which is under the profiles tools"),
+            "{inactive}"
+        );
     }
 
     #[test]
