@@ -403,6 +403,165 @@ export interface CloneManagerOptions {
   baseDir?: string
 }
 
+/** A service's `build`. */
+export interface ComposeBuild {
+  /** Absolute (symlinks resolved). */
+  context: string
+  /** Absolute. */
+  dockerfile: string
+  /** Build arguments, names without a value filled from the compose environment. */
+  args: Record<string, string>
+  /** The stage to build. */
+  target?: string
+}
+
+/** One `depends_on` entry. */
+export interface ComposeDependency {
+  /** The service depended on. */
+  service: string
+  /** What is waited for: started, healthy, or exited 0. */
+  condition: 'service_started' | 'service_healthy' | 'service_completed_successfully'
+  /** False: the dependency may be absent. */
+  required: boolean
+  /** Whether compose restarts the dependent when this one is restarted. */
+  restart: boolean
+}
+
+/** A service's `healthcheck`, durations in milliseconds. */
+export interface ComposeHealthcheck {
+  /** As the engine takes it: `['CMD', …]`, `['CMD-SHELL', cmd]`, or `['NONE']` (disabled). */
+  test: Array<string>
+  /** `interval`. */
+  intervalMs?: number
+  /** `timeout`. */
+  timeoutMs?: number
+  /** `retries`. */
+  retries?: number
+  /** `start_period`. */
+  startPeriodMs?: number
+  /** `start_interval`. */
+  startIntervalMs?: number
+}
+
+/** A mount of a service. */
+export interface ComposeMount {
+  /** What is mounted. */
+  type: 'bind' | 'volume' | 'tmpfs'
+  /**
+   * A bind's absolute host path (inside the project: the project's), a volume's key
+   * (empty: anonymous), empty for tmpfs.
+   */
+  source: string
+  /** The container path. */
+  target: string
+  /** Whether the mount is read-only. */
+  readonly: boolean
+  /**
+   * A bind source inside the project: its path from the project's root (a session
+   * mounts its clone's).
+   */
+  inProject?: string
+}
+
+/** A port a service listens on; the host side is only a request. */
+export interface ComposePort {
+  /** The port the service listens on in the session's shared namespace. */
+  containerPort: number
+  /** `tcp` unless the file says otherwise. */
+  protocol: string
+  /** The host port `ports` asks for (a request; `forwardPort` decides). */
+  hostPort?: number
+  /** The host address `ports` asks for (a request). */
+  hostIp?: string
+  /** Where the port is named. */
+  field: 'ports' | 'expose'
+}
+
+/** What the service asks of the host that the trust granted. */
+export interface ComposePrivileges {
+  /** `privileged`. */
+  privileged: boolean
+  /** `cap_add`. */
+  capAdd: Array<string>
+  /** `cap_drop`. */
+  capDrop: Array<string>
+  /** `security_opt`. */
+  securityOpt: Array<string>
+  /** `devices`, as `HOST[:CONTAINER[:PERMISSIONS]]`. */
+  devices: Array<string>
+  /** `pid`, `ipc`, `uts`, `userns`, `cgroupns` → mode. */
+  namespaces: Record<string, string>
+}
+
+/** What a compose devcontainer would run. */
+export interface ComposeProject {
+  /** Compose's project name, normalised (a session puts its id before it). */
+  name: string
+  /** The compose files read, in merge order (absolute). */
+  files: Array<string>
+  /** devcontainer.json's `service`: the container the session's tools run in. */
+  service: string
+  /** What would be started, each after what it depends on. */
+  services: Array<ComposeService>
+  /** The named volumes those services mount. */
+  volumes: Array<ComposeVolume>
+  /** What the files ask for that is not acted on, one sentence each. */
+  warnings: Array<string>
+  /**
+   * Variables the files read that the host's environment was not asked for (not in
+   * `trust.localEnv`).
+   */
+  hostEnvNotRead: Array<string>
+}
+
+/** A service that would be started. */
+export interface ComposeService {
+  /** The service's name. */
+  name: string
+  /** `image`. */
+  image?: string
+  /** `build`, its paths checked to be in the project (or trusted). */
+  build?: ComposeBuild
+  /** `env_file` then `environment`, interpolated. */
+  environment: Record<string, string>
+  /** `command` as argv (a string is split as compose splits it). */
+  command?: Array<string>
+  /** `entrypoint` as argv. */
+  entrypoint?: Array<string>
+  /** `user`. */
+  user?: string
+  /** `working_dir`. */
+  workingDir?: string
+  /** `healthcheck`; absent: the image's. */
+  healthcheck?: ComposeHealthcheck
+  /** `volumes`: named and anonymous volumes, binds, tmpfs. */
+  mounts: Array<ComposeMount>
+  /** `tmpfs` paths. */
+  tmpfs: Array<string>
+  /** `ports` and `expose`, ranges expanded. */
+  ports: Array<ComposePort>
+  /** `labels`. */
+  labels: Record<string, string>
+  /** `depends_on` (short form: `service_started`, required). */
+  dependsOn: Array<ComposeDependency>
+  /** `init`, when the file says. */
+  init?: boolean
+  /** `read_only`. */
+  readOnly: boolean
+  /** `platform`. */
+  platform?: string
+  /** What it asks of the host that the trust granted. */
+  privileges: ComposePrivileges
+}
+
+/** A named volume the services mount. */
+export interface ComposeVolume {
+  /** Its key under the files' top-level `volumes`. */
+  key: string
+  /** The `name:` the files give it, if any. */
+  name?: string
+}
+
 /** `'agentbox-' + sha256(projectDir)` hex, first 12 digits. */
 export declare function computeContainerName(projectDir: string): string
 
@@ -1439,6 +1598,20 @@ export interface PushOptions {
   /** Replace the remote branch even when it is not an ancestor (`+` refspec). */
   force?: boolean
 }
+
+/** Options of `readComposeProject`. */
+export interface ReadComposeOptions {
+  /** The trust `Workspaces.create` would apply (default: nothing granted). */
+  trust?: WorkspaceTrust
+}
+
+/**
+ * What the project's Docker Compose devcontainer would run, read as `Workspaces.create`
+ * would read it under `trust`; `undefined` when the project has no devcontainer.json or it
+ * names no compose file. Rejects DEVCONTAINER for a file that is invalid, and with
+ * `refusals` for what the trust does not grant. Never contacts an engine.
+ */
+export declare function readComposeProject(projectDir: string, opts?: ReadComposeOptions | undefined | null): Promise<ComposeProject | undefined>
 
 /**
  * The project's devcontainer.json (JSONC; variables substituted), or `undefined` when it has

@@ -849,6 +849,7 @@ module.exports.containerAccess = nativeBinding.containerAccess
 module.exports.createDockerEnvironment = nativeBinding.createDockerEnvironment
 module.exports.detectEngine = nativeBinding.detectEngine
 module.exports.ownerStatus = nativeBinding.ownerStatus
+module.exports.readComposeProject = nativeBinding.readComposeProject
 module.exports.readDevcontainerConfig = nativeBinding.readDevcontainerConfig
 module.exports.reapOrphans = nativeBinding.reapOrphans
 module.exports.runWatchdog = nativeBinding.runWatchdog

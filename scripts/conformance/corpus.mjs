@@ -45,6 +45,24 @@ export function layOut(entry, root) {
   return folder
 }
 
+/** tests/compose-fixtures: small compose projects written for the reading's rules (merges,
+ * interpolation, extends, profiles, dependencies) that the corpus's real files seldom use. */
+export const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../tests/compose-fixtures')
+
+/** Every compose fixture: `{ dir, id }`, by name. */
+export function composeFixtures() {
+  return readdirSync(FIXTURES)
+    .sort()
+    .map((name) => ({ dir: join(FIXTURES, name), id: `compose-fixtures/${name}` }))
+}
+
+/** The fixture copied whole to `<root>/<name>`. Returns the folder. */
+export function layOutFixture(fixture, root) {
+  const folder = join(root, fixture.id.split('/').pop())
+  cpSync(fixture.dir, folder, { recursive: true })
+  return folder
+}
+
 export function removeRoot(root) {
   rmSync(root, { recursive: true, force: true })
 }
@@ -73,4 +91,9 @@ export function folderPairs(folder) {
     [folder, '${localWorkspaceFolder}'],
     [base, '${localWorkspaceFolderBasename}'],
   ]
+}
+
+/** The same, and the temporary root the folder is in (a compose file may mount `..`). */
+export function composePairs(folder) {
+  return [...folderPairs(folder), [folder.slice(0, folder.lastIndexOf('/')), '${workspaceRoot}']]
 }

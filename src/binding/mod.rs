@@ -3,6 +3,8 @@
 
 mod apple_container_runtime;
 mod clone_manager;
+mod compose_project;
+mod compose_service;
 mod container_git_client;
 mod container_types;
 mod delivery;

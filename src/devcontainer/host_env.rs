@@ -34,6 +34,11 @@ impl HostEnv {
         }
     }
 
+    /// Whether `name` may be read (asking does not count it as denied).
+    pub fn may_read(&self, name: &str) -> bool {
+        self.allowed.as_ref().is_none_or(|a| a.contains(name))
+    }
+
     /// The variable's value; `None` when it is unset or may not be read (then remembered).
     pub fn get(&self, name: &str) -> Option<&str> {
         if self.allowed.as_ref().is_some_and(|a| !a.contains(name)) {

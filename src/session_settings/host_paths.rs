@@ -73,6 +73,16 @@ pub fn reaches_socket(path: &Path, sockets: &[PathBuf]) -> bool {
 /// Sockets whose mount would hand a container an engine: the connected engine's, and
 /// every one auto-detection would try (another engine on this host is as dangerous).
 pub fn engine_sockets(engine: &Engine) -> Vec<PathBuf> {
+    let mut sockets = local_engine_sockets();
+    sockets.extend(engine.tunnel_socket().map(Path::to_path_buf));
+    if let Endpoint::Unix(path) = engine.endpoint() {
+        sockets.push(path.clone());
+    }
+    sockets
+}
+
+/// The sockets auto-detection would try on this host, without an engine at hand.
+pub fn local_engine_sockets() -> Vec<PathBuf> {
     // The sockets of the `default` context too, which a missing docker context cannot
     // turn into an error (and so into an empty list).
     let local_only = EngineOptions {
@@ -88,10 +98,6 @@ pub fn engine_sockets(engine: &Engine) -> Vec<PathBuf> {
             _ => None,
         })
         .collect();
-    sockets.extend(engine.tunnel_socket().map(Path::to_path_buf));
-    if let Endpoint::Unix(path) = engine.endpoint() {
-        sockets.push(path.clone());
-    }
     sockets.push(PathBuf::from("/run/containerd/containerd.sock"));
     sockets
 }

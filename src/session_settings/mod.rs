@@ -14,13 +14,13 @@ mod trust;
 mod uid_image;
 mod user_env_probe;
 
-pub use host_paths::engine_sockets;
+pub use host_paths::{engine_sockets, is_trusted, lexical, local_engine_sockets, reaches_socket};
 pub use local_feature_dir::{checked_local_dir, feature_refused};
 pub use metadata_merge::{merge_image_metadata, read_image_metadata};
 pub use remote_env::{process_env, resolve_command, substitute_container_env, RemoteEnv};
 pub use session_resources::settle_resources;
 pub use settings_resolution::{plain_settings, resolve_settings, SettingsRequest};
 pub use stored_settings::{ImageChoice, MountOrigin, SessionSettings};
-pub use trust::{registry_allowed, Grant, Refusal, Trust};
+pub use trust::{refused, registry_allowed, Grant, Refusal, Trust};
 pub use uid_image::UidImage;
 pub use user_env_probe::ProbeCache;
