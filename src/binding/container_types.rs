@@ -1,10 +1,10 @@
 //! The plain objects of docs/contract.md §2 as JavaScript sees them, and their conversions.
 
+use super::durations::duration_ms;
 use super::egress::{egress_from_js, EgressOption};
 use super::progress::pull_policy;
 use super::resources::{resources_from_js, Resources};
 use std::collections::HashMap;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use napi_derive::napi;
@@ -210,28 +210,6 @@ pub fn replaces_environment(mode: Option<&str>) -> Result<bool> {
         Some(other) => Err(Error::invalid_argument(format!(
             "environmentMode '{other}' is neither 'inherit' nor 'replace'"
         ))),
-    }
-}
-
-pub fn duration_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
-    match ms {
-        None => Ok(None),
-        Some(ms) if ms.is_finite() && ms >= 0.0 => {
-            Ok(Some(Duration::from_millis(ms.ceil() as u64)))
-        }
-        Some(ms) => Err(Error::invalid_argument(format!(
-            "{what} {ms} must be a non-negative number of milliseconds"
-        ))),
-    }
-}
-
-/// As `duration_ms`, for a bound that must be above zero.
-pub fn positive_duration_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
-    match ms {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(Error::invalid_argument(format!(
-            "{what} {ms} must be a positive number of milliseconds"
-        ))),
-        other => duration_ms(other, what),
     }
 }
 

@@ -9,7 +9,8 @@ use napi::bindgen_prelude::{Either, Undefined};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::container_types::{duration_ms, OutputLine};
+use super::container_types::OutputLine;
+use super::durations::duration_ms;
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::runtime_calls::LineCallback;

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::{Either, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::container_types::positive_duration_ms;
+use super::durations::positive_duration_ms;
 use crate::egress::{
     AskFuture, Egress, EgressAsker, EgressEvent, EgressEvents, EgressMode, EgressRequest,
     EgressSpec,

@@ -4,7 +4,7 @@
 
 use napi_derive::napi;
 
-use super::container_types::positive_duration_ms;
+use super::durations::positive_duration_ms;
 use crate::error::Result;
 use crate::git_transport::{Credentials, GivenCredentials, Transfer};
 

@@ -3,7 +3,7 @@
 
 use napi_derive::napi;
 
-use super::container_types::duration_ms;
+use super::durations::duration_ms;
 use super::error::Outcome;
 use super::workspaces::Workspaces;
 use crate::session_images::PruneRequest;

@@ -13,6 +13,7 @@ mod docker_environment;
 mod docker_file_io;
 mod docker_runtime;
 mod docker_shell;
+mod durations;
 mod egress;
 mod engine;
 mod environment_options;

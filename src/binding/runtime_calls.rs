@@ -5,9 +5,8 @@
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::container_types::{
-    duration_ms, ContainerConfig, ContainerInfo, ExecOptions, ExecResult, OutputLine,
-};
+use super::container_types::{ContainerConfig, ContainerInfo, ExecOptions, ExecResult, OutputLine};
+use super::durations::duration_ms;
 use super::error::{sync_error, Code, Outcome};
 use crate::container_runtime::ContainerRuntime;
 use crate::error::Error;

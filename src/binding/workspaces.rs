@@ -9,9 +9,9 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::container_git_client::ContainerGitClient;
-use super::container_types::duration_ms;
 use super::docker_file_io::DockerFileIO;
 use super::docker_shell::DockerShell;
+use super::durations::duration_ms;
 use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, ContainerAccess, EngineOptions};
 use super::environment_options::{shell_settings, EnvironmentOptions};
