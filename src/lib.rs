@@ -7,6 +7,7 @@ pub mod agent;
 pub mod apple;
 pub mod base_dir;
 pub mod clone;
+pub mod compose_services;
 pub mod container_archive;
 pub mod container_environment;
 pub mod container_runtime;
