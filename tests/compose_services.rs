@@ -10,18 +10,19 @@
 use std::collections::{HashMap, HashSet};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use container_isolation::compose_services::{
-    holder_name, remove_service_set, start_service_set, stop_service_set, Condition, Dependency,
-    ServiceSet, ServiceSetSpec, ServiceSpec, VolumeMount,
+    holder_name, remove_service_set, share_pids, start_service_set, stop_service_set, Condition,
+    Dependency, ServiceSet, ServiceSetSpec, ServiceSpec, VolumeMount,
 };
 use container_isolation::container_runtime::{
     ContainerConfig, ContainerRuntime, DockerRuntime, Healthcheck, RuntimeOptions,
 };
 use container_isolation::engine::{Engine, EngineOptions, PullPolicy};
 use container_isolation::error::ErrorCode;
+use container_isolation::progress::{Phase, Progress, ProgressEvent, ProgressSink};
 use container_isolation::reaper::{reap_containers, reap_volumes, watch_owner};
 use container_isolation::runtime::exec::ExecRequest;
 use container_isolation::runtime::{labels, Lifetime, OwnerIdentity, ResourceLimits};
@@ -74,8 +75,9 @@ fn healthy(service: &str) -> Dependency {
     }
 }
 
-/// `db` (healthcheck `pg_isready`, its data in a named volume) and `cache`, which waits for
-/// `db` to be healthy; the app waits for both.
+/// `db` (healthcheck `pg_isready`, its data in a named volume), `cache` and `migrate` (a
+/// one-off `psql`), which wait for `db` to be healthy; the app waits for all three, and for
+/// `migrate` to complete successfully.
 fn db_and_cache(container: &str, lifetime: Lifetime) -> ServiceSetSpec {
     let db = ServiceSpec {
         name: "db".into(),
@@ -107,6 +109,21 @@ fn db_and_cache(container: &str, lifetime: Lifetime) -> ServiceSetSpec {
         depends_on: vec![healthy("db")],
         ..Default::default()
     };
+    let migrate = ServiceSpec {
+        name: "migrate".into(),
+        image: POSTGRES.into(),
+        command: Some(argv(&[
+            "psql",
+            "-h",
+            "db",
+            "-U",
+            "postgres",
+            "-c",
+            "create table if not exists migrated (n int)",
+        ])),
+        depends_on: vec![healthy("db")],
+        ..Default::default()
+    };
     ServiceSetSpec {
         session_id: format!("{container}-session"),
         container: container.into(),
@@ -117,9 +134,13 @@ fn db_and_cache(container: &str, lifetime: Lifetime) -> ServiceSetSpec {
                 service: "cache".into(),
                 condition: Condition::Started,
             },
+            Dependency {
+                service: "migrate".into(),
+                condition: Condition::CompletedSuccessfully,
+            },
         ],
         holder_image: POSTGRES.into(),
-        services: vec![db, cache],
+        services: vec![db, cache, migrate],
         lifetime,
         limits: ResourceLimits {
             pids: Some(1024),
@@ -167,6 +188,17 @@ async fn run(runtime: &DockerRuntime, container: &str, command: &[&str]) -> (i64
     let text = String::from_utf8_lossy(&outcome.stdout).into_owned()
         + &String::from_utf8_lossy(&outcome.stderr);
     (outcome.exit_code, text)
+}
+
+/// The progress steps reported, in order.
+#[derive(Default)]
+struct Events(Mutex<Vec<String>>);
+
+impl ProgressSink for Events {
+    fn event(&self, event: ProgressEvent) {
+        assert_eq!(event.phase, Phase::Create);
+        self.0.lock().unwrap().push(event.detail);
+    }
 }
 
 /// A TCP listener on every host address that counts the connections it accepts.
@@ -255,6 +287,8 @@ async fn set_members(engine: &Engine, holder: &str) -> (Vec<String>, Vec<String>
 
 async fn assert_labelled_as_the_session(engine: &Engine, spec: &ServiceSetSpec) {
     let holder = holder_name(&spec.container);
+    let shares = share_pids(spec.limits.pids, spec.services.len()).unwrap();
+    assert_eq!(shares.holder, Some(8));
     for name in [
         holder.clone(),
         format!("{holder}-db"),
@@ -272,12 +306,12 @@ async fn assert_labelled_as_the_session(engine: &Engine, spec: &ServiceSetSpec) 
             "{name}"
         );
         let host = inspected.host_config.unwrap();
-        let want_pids = if name == holder { 8 } else { 338 };
-        assert_eq!(
-            host.pids_limit,
-            Some(want_pids),
-            "{name}: the budget is shared"
-        );
+        let want_pids = if name == holder {
+            shares.holder
+        } else {
+            shares.service
+        };
+        assert_eq!(host.pids_limit, want_pids, "{name}: the budget is shared");
         assert_eq!(host.memory, Some(512 << 20), "{name}");
     }
     let (_, volumes) = set_members(engine, &holder).await;
@@ -288,7 +322,9 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
     let runtime = runtime(socket, tag);
     let engine = runtime.engine().await.unwrap();
     let container = format!("cr-compose-{tag}");
-    let spec = db_and_cache(&container, Lifetime::Process);
+    let mut spec = db_and_cache(&container, Lifetime::Process);
+    let events = Arc::new(Events::default());
+    spec.progress = Progress::new(events.clone(), &spec.session_id);
     let holder = holder_name(&container);
     let _ = remove_service_set(&engine, &holder).await;
     let started = std::time::Instant::now();
@@ -299,9 +335,46 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
         "{tag}: the set was ready in {} ms",
         started.elapsed().as_millis()
     );
-    assert_eq!(set.app_pids, Some(1024 - 8 - 2 * 338));
+    let shares = share_pids(Some(1024), 3).unwrap();
+    assert_eq!(set.app_pids, shares.app);
+    assert_eq!(
+        shares.holder.unwrap() + 3 * shares.service.unwrap() + shares.app.unwrap(),
+        1024
+    );
     let app = app_container(&runtime, &set, &spec).await;
     assert_labelled_as_the_session(&engine, &spec).await;
+    let steps = events.0.lock().unwrap().clone();
+    for step in [
+        "creating service db",
+        "starting service cache",
+        "waiting for service db to be healthy",
+        "waiting for service migrate to complete successfully",
+        "services ready",
+    ] {
+        assert!(
+            steps.iter().any(|s| s.starts_with(step)),
+            "{step}: {steps:?}"
+        );
+    }
+    let (code, text) = run(
+        &runtime,
+        &app,
+        &[
+            "psql",
+            "-h",
+            "db",
+            "-U",
+            "postgres",
+            "-tAc",
+            "select count(*) from migrated",
+        ],
+    )
+    .await;
+    assert_eq!(
+        (code, text.trim()),
+        (0, "0"),
+        "migrate ran before the set was ready: {text}"
+    );
 
     let (code, text) = run(
         &runtime,
@@ -393,24 +466,37 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
     assert_eq!(set_members(&engine, &holder).await, (vec![], vec![]));
 }
 
+/// A `db` healthcheck that never passes: failing (`unhealthy`), or still in its start
+/// period when the set's time is up (`slow`); or a `migrate` that exits 3 (`migration`).
 async fn unhealthy_service_fails_the_start_and_leaves_nothing(socket: &str, tag: &str) {
     let runtime = runtime(socket, tag);
     let engine = runtime.engine().await.unwrap();
-    for (case, check, timeout) in [
-        ("unhealthy", argv(&["CMD", "false"]), 60),
-        ("slow", argv(&["CMD-SHELL", "test -e /nothing-here"]), 3),
+    for (case, failing, why) in [
+        ("unhealthy", "db", "unhealthy"),
+        ("slow", "db", "within the set's 3 s"),
+        ("migration", "migrate", "exited with code 3"),
     ] {
         let container = format!("cr-compose-{tag}-{case}");
         let mut spec = db_and_cache(&container, Lifetime::Session);
-        spec.ready_timeout = Duration::from_secs(timeout);
-        let db = &mut spec.services[0];
-        db.healthcheck = Some(Healthcheck {
-            test: check,
+        let check = |test: &[&str], start_period: Option<Duration>| Healthcheck {
+            test: argv(test),
             interval: Some(Duration::from_millis(300)),
             retries: Some(2),
-            start_period: (case == "slow").then_some(Duration::from_secs(600)),
+            start_period,
             ..Default::default()
-        });
+        };
+        match case {
+            "unhealthy" => spec.services[0].healthcheck = Some(check(&["CMD", "false"], None)),
+            "slow" => {
+                let never = check(
+                    &["CMD-SHELL", "test -e /nothing-here"],
+                    Some(Duration::from_secs(600)),
+                );
+                spec.services[0].healthcheck = Some(never);
+                spec.ready_timeout = Duration::from_secs(3);
+            }
+            _ => spec.services[2].command = Some(argv(&["sh", "-c", "exit 3"])),
+        }
         let holder = holder_name(&container);
         let _ = remove_service_set(&engine, &holder).await;
         let err = start_service_set(&runtime, &spec).await.unwrap_err();
@@ -420,16 +506,8 @@ async fn unhealthy_service_fails_the_start_and_leaves_nothing(socket: &str, tag:
             "{case}: {}",
             err.message
         );
-        assert!(
-            err.message.contains("service 'db'"),
-            "{case}: {}",
-            err.message
-        );
-        let why = if case == "slow" {
-            "within the set's 3 s"
-        } else {
-            "unhealthy"
-        };
+        let named = format!("service '{failing}'");
+        assert!(err.message.contains(&named), "{case}: {}", err.message);
         assert!(err.message.contains(why), "{case}: {}", err.message);
         assert_eq!(
             set_members(&engine, &holder).await,
