@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Provisions this machine for the tests and the demo, idempotently: the engines (dockerd,
-# and Podman's Docker-compatible service unless PROVISION_PODMAN=0) and three offline
+# and Podman's Docker-compatible service unless PROVISION_PODMAN=0) and five offline
 # test images, built without any registry. Quick (well under a second) when everything
 # is already there.
 #
 # Images carry a label with a hash of the recipe that built them (the build functions
 # below, pause.c, the busybox binary), so editing a recipe rebuilds that image on the
-# next run. The debootstrap rootfs is cached in $CACHE/debian-rootfs.tar; delete it to
-# re-run debootstrap.
+# next run. The debootstrap rootfs is cached in $CACHE/debian-rootfs-<hash>.tar, the
+# services rootfs (Debian plus PostgreSQL and Redis) beside it; delete them to rebuild.
 #
 # Environment:
 #   PROVISION_PODMAN=0        skip Podman (package, service, images); default 1
@@ -25,7 +25,7 @@ REPO="${PROVISION_IMAGE_REPO:-container-isolation-test}"
 CACHE="${PROVISION_CACHE:-/var/cache/container-isolation}"
 DOCKER_SOCK=/var/run/docker.sock
 PODMAN_SOCK=/run/podman/podman.sock
-IMAGES=(debian busybox noshell)
+IMAGES=(debian busybox noshell postgres redis)
 RECIPE_LABEL=org.container-isolation.recipe
 image_name() { printf '%s:%s' "$REPO" "$1"; }
 
@@ -289,6 +289,74 @@ build_noshell() { # recipe
   fi
 }
 
+# The compose suites' services: the Debian rootfs plus PostgreSQL and Redis, made once (an
+# apt-get install in a chroot of the cached rootfs, from the machine's own mirror) and
+# cached like the rootfs. Both images are that one rootfs (one layer, stored once by each
+# engine) with another command, and both carry the clients (psql, redis-cli), so either
+# also serves as the application container of a compose session.
+SERVICES_PACKAGES="postgresql redis-server redis-tools"
+services_rootfs_tar() { # sets SERVICES_TAR to the cached tarball
+  local tarball mirror root
+  tarball="$CACHE/services-rootfs-$({
+    echo "$DEBIAN_INCLUDE $SERVICES_PACKAGES"
+    declare -f services_rootfs_tar add_agent_user
+    cat "$here/test-images/postgres-entrypoint.sh"
+  } | sha256sum | cut -c1-12).tar"
+  if [ ! -s "$tarball" ]; then
+    debian_rootfs_tar
+    new_work
+    root="$work/rootfs"
+    mkdir "$root"
+    tar -C "$root" --numeric-owner -xpf "$CACHE/debian-rootfs-$(printf '%s' "$DEBIAN_INCLUDE" | sha256sum | cut -c1-12).tar"
+    mirror=$(apt_mirror)
+    printf 'deb %s bookworm main\n' "$mirror" >"$root/etc/apt/sources.list"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # No cluster from postgresql's postinst (the image's entrypoint makes its own), and no
+    # service started in the chroot.
+    mkdir -p "$root/etc/postgresql-common/createcluster.d"
+    echo 'create_main_cluster = false' >"$root/etc/postgresql-common/createcluster.d/50-no-main.conf"
+    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+    chmod 755 "$root/usr/sbin/policy-rc.d"
+    mount --bind /dev "$root/dev" && mount -t proc proc "$root/proc"
+    log "installing $SERVICES_PACKAGES into a copy of the Debian rootfs (once; log: /var/log/services-test-image.log)"
+    # shellcheck disable=SC2086 # the package list is ours, split on purpose
+    chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
+      'apt-get -o Acquire::Check-Valid-Until=false update -qq && apt-get install -y -qq --no-install-recommends "$@"' \
+      sh $SERVICES_PACKAGES >/var/log/services-test-image.log 2>&1 \
+      || { tail -n 20 /var/log/services-test-image.log >&2; die "apt-get install in the services rootfs failed"; }
+    umount "$root/proc" "$root/dev"
+    rm -f "$root/usr/sbin/policy-rc.d" "$root/etc/resolv.conf"
+    rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/cache/apt/"*.bin \
+      "$root/var/lib/apt/lists/"* "$root/var/log/"*.log
+    install -m 755 "$here/test-images/postgres-entrypoint.sh" "$root/usr/local/bin/postgres-entrypoint"
+    add_agent_user "$root" /bin/bash
+    tar -C "$root" --numeric-owner -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+    cleanup
+  fi
+  SERVICES_TAR=$tarball
+}
+
+import_services_image() { # image cmd-json recipe
+  services_rootfs_tar
+  "$DOCKER_CLI" import \
+    --change "CMD $2" \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change "LABEL $RECIPE_LABEL=$3" \
+    - "$(image_name "$1")" <"$SERVICES_TAR" >/dev/null
+}
+
+build_postgres() { # recipe
+  import_services_image postgres '["/usr/local/bin/postgres-entrypoint"]' "$1"
+  in_docker "$(image_name postgres)" sh -c 'psql --version && redis-cli --version && pg_isready --version' >/dev/null \
+    || die "$(image_name postgres) does not run psql/redis-cli as built"
+}
+
+build_redis() { # recipe
+  import_services_image redis '["redis-server","--bind","127.0.0.1","--save",""]' "$1"
+  in_docker "$(image_name redis)" sh -c 'redis-server --version && redis-cli --version && psql --version' >/dev/null \
+    || die "$(image_name redis) does not run redis-server as built"
+}
+
 recipe() { # image -> short hash of everything that goes into it
   {
     declare -f "build_$1" add_agent_user import_rootfs
@@ -296,6 +364,10 @@ recipe() { # image -> short hash of everything that goes into it
       debian) echo "$DEBIAN_INCLUDE" ;;
       busybox) sha256sum </bin/busybox ;;
       noshell) cat "$here/test-images/pause.c"; gcc -dumpfullversion ;;
+      postgres | redis)
+        declare -f services_rootfs_tar import_services_image
+        echo "$DEBIAN_INCLUDE $SERVICES_PACKAGES"
+        cat "$here/test-images/postgres-entrypoint.sh" ;;
     esac
   } | sha256sum | cut -c1-16
 }

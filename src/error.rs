@@ -52,6 +52,10 @@ pub enum ErrorCode {
     /// An image registry cannot be reached at all: its name does not resolve, the
     /// connection is refused, TLS with it fails.
     RegistryUnreachable,
+    /// A service of a session's compose set did not become ready: its healthcheck failed
+    /// or never passed in time, it exited before it was healthy, or a service that must
+    /// complete successfully exited with another code. The message names the service.
+    ServiceNotReady,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -86,6 +90,7 @@ impl ErrorCode {
             ErrorCode::RegistryRateLimited => "REGISTRY_RATE_LIMITED",
             ErrorCode::RegistryError => "REGISTRY_ERROR",
             ErrorCode::RegistryUnreachable => "REGISTRY_UNREACHABLE",
+            ErrorCode::ServiceNotReady => "SERVICE_NOT_READY",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

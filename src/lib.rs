@@ -8,6 +8,7 @@ pub mod apple;
 pub mod base_dir;
 pub mod clone;
 pub mod compose;
+pub mod compose_services;
 pub mod container_archive;
 pub mod container_environment;
 pub mod container_runtime;

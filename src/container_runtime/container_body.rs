@@ -87,6 +87,7 @@ fn host_config(config: &ContainerConfig) -> HostConfig {
         port_bindings: engine_ports(&config.ports).map(|(_, bindings)| bindings),
         restart_policy: config.restart_policy.map(restart_policy),
         sysctls: (!config.sysctls.is_empty()).then(|| config.sysctls.clone().into_iter().collect()),
+        extra_hosts: listed(&config.extra_hosts),
         ..Default::default()
     };
     config.resources.apply(&mut host);
@@ -117,7 +118,10 @@ pub fn create_body(
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let cmd = entrypoint.as_ref().map(|_| Vec::new());
+    let cmd = match &entrypoint {
+        Some(_) => Some(Vec::new()),
+        None => config.image_arguments.clone(),
+    };
     ContainerCreateBody {
         image: Some(image.to_string()),
         working_dir: Some(config.working_directory.clone()),
@@ -128,6 +132,7 @@ pub fn create_body(
         user: config.user.clone(),
         hostname: config.hostname.clone(),
         exposed_ports: engine_ports(&config.ports).map(|(exposed, _)| exposed),
+        healthcheck: config.healthcheck.as_ref().map(|h| h.engine()),
         attach_stdin: Some(false),
         open_stdin: Some(false),
         tty: Some(false),

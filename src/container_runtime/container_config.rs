@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::healthcheck::Healthcheck;
 use crate::error::{Error, Result};
 use crate::runtime::check_environment;
 use crate::runtime::container_name;
@@ -33,6 +34,14 @@ impl RestartPolicy {
     }
 }
 
+/// A container of a session's service set (compose services sealed in one network
+/// namespace): the set's holder container, and the service it runs (`None` on the holder).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetMembership {
+    pub holder: String,
+    pub service: Option<String>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ContainerConfig {
     pub id: Option<String>,
@@ -45,6 +54,9 @@ pub struct ContainerConfig {
     /// With no `command`: run the image's own entrypoint and command instead of the
     /// keep-alive (devcontainer `overrideCommand: false`).
     pub image_command: bool,
+    /// With `image_command`: the arguments that replace the image's CMD, its ENTRYPOINT kept
+    /// (compose `command` without `entrypoint`).
+    pub image_arguments: Option<Vec<String>>,
     /// With the keep-alive: shell commands it runs first, in order (devcontainer
     /// `entrypoint`s of features and image metadata).
     pub startup_commands: Vec<String>,
@@ -64,6 +76,13 @@ pub struct ContainerConfig {
     /// What reaches beyond the container, as whoever decides allowed it.
     pub privileges: ContainerPrivileges,
     pub hostname: Option<String>,
+    /// `name:address` lines for the container's hosts file (the engine refuses them on a
+    /// container that joins another's network).
+    pub extra_hosts: Vec<String>,
+    /// Run by the engine where it runs healthchecks itself (dockerd).
+    pub healthcheck: Option<Healthcheck>,
+    /// Part of a session's service set (the `service-set` and `service` labels).
+    pub service_set: Option<SetMembership>,
     /// `os/arch[/variant]` of the image to create from (the engine's own when unset).
     pub platform: Option<String>,
     /// Published on the host (loopback unless a mapping names another address).
@@ -124,6 +143,9 @@ impl ContainerConfig {
             }
         }
         check_environment(&self.environment, "container config")?;
+        if let Some(check) = &self.healthcheck {
+            check.validate("container config")?;
+        }
         check_ports(&self.ports)?;
         self.check_restart_and_sysctls()
     }

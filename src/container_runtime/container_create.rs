@@ -13,7 +13,7 @@ use super::create_checks::{check_network, check_user};
 use super::docker_runtime::DockerRuntime;
 use super::image_create::{create_container, create_pulling, ensure_for_platform};
 use super::new_container_labels::labels_for_new_container;
-use super::relayed_network::prepare_relayed;
+use super::relayed_network::{check_joined_holder, prepare_relayed};
 use crate::egress::Egress;
 use crate::engine::{Engine, EngineKind, ImageRequest};
 use crate::error::{Error, ErrorCode, Result};
@@ -100,6 +100,7 @@ impl DockerRuntime {
         if let Some(egress) = egress {
             egress.compile()?;
             prepare_relayed(config, name, agent.as_ref().err().map(String::as_str))?;
+            check_joined_holder(engine, config, name).await?;
         }
         let agent = agent.ok();
         let line = match &agent {

@@ -80,6 +80,26 @@ impl DockerRuntime {
         self
     }
 
+    /// A runtime on the same engine, base directory and pull policy that puts no agent into
+    /// the containers it makes (a session's service containers run none).
+    pub fn without_agent(&self) -> DockerRuntime {
+        DockerRuntime {
+            engine_options: self.engine_options.clone(),
+            default_image: None,
+            base_dir: self.base_dir.clone(),
+            mounts: KnownMounts::default(),
+            agent: false,
+            relayed: RelayedContainers::default(),
+            pull: self.pull,
+            agent_upload: false,
+        }
+    }
+
+    /// When `create` pulls its image, unless the config says.
+    pub fn pull_policy(&self) -> PullPolicy {
+        self.pull
+    }
+
     pub fn base_dir(&self) -> &Path {
         &self.base_dir
     }

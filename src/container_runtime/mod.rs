@@ -12,6 +12,7 @@ mod container_create;
 mod create_checks;
 mod docker_runtime;
 pub mod exec_stream;
+pub mod healthcheck;
 mod image_create;
 mod new_container_labels;
 mod pool_member_calls;
@@ -19,7 +20,8 @@ mod relayed_network;
 mod runtime_trait;
 
 pub use agent_delivery::AgentDelivery;
-pub use container_config::{ContainerConfig, RestartPolicy};
+pub use container_config::{ContainerConfig, RestartPolicy, SetMembership};
 pub use docker_runtime::{DockerRuntime, RuntimeOptions};
+pub use healthcheck::Healthcheck;
 pub use new_container_labels::labels_for_new_container;
 pub use runtime_trait::ContainerRuntime;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::container_config::ContainerConfig;
-use crate::runtime::labels::{container_labels, LabelContext, POOL};
+use crate::runtime::labels::{container_labels, LabelContext, POOL, SERVICE, SERVICE_SET};
 use crate::runtime::OwnerIdentity;
 
 /// The labels of a container about to be created from `config`, named `name`, from
@@ -36,6 +36,12 @@ pub fn labels_for_new_container(
     );
     if let Some(key) = &config.pool {
         all.insert(POOL.to_string(), key.clone());
+    }
+    if let Some(member) = &config.service_set {
+        all.insert(SERVICE_SET.to_string(), member.holder.clone());
+        if let Some(service) = &member.service {
+            all.insert(SERVICE.to_string(), service.clone());
+        }
     }
     all
 }

@@ -13,18 +13,26 @@ use crate::error::{Error, ErrorCode, Result};
 #[derive(Default)]
 pub struct RelayedContainers(Mutex<HashMap<String, (String, Egress)>>);
 
-/// Makes `config` a relayed container's: no network, the proxy variables. A network the
-/// caller named as well is a contradiction; no agent to run the relay (`no_agent` says why)
-/// means the policy cannot be enforced.
+/// The service set holder a container joins: its network is `container:<holder>` and it is
+/// a member of that holder's set.
+pub fn joined_holder(config: &ContainerConfig) -> Option<&str> {
+    let holder = config.network.as_deref()?.strip_prefix("container:")?;
+    (config.service_set.as_ref()?.holder == holder).then_some(holder)
+}
+
+/// Makes `config` a relayed container's: no network (or its service set's holder's, which
+/// has none), the proxy variables. A network the caller named as well is a contradiction;
+/// no agent to run the relay (`no_agent` says why) means the policy cannot be enforced.
 pub fn prepare_relayed(
     config: &mut ContainerConfig,
     name: &str,
     no_agent: Option<&str>,
 ) -> Result<()> {
+    let joined = joined_holder(config).is_some();
     if let Some(network) = config
         .network
         .as_deref()
-        .filter(|n| !n.is_empty() && *n != "none")
+        .filter(|n| !n.is_empty() && *n != "none" && !joined)
     {
         return Err(Error::invalid_argument(format!(
             "container '{name}': network '{network}' and an egress policy exclude each other (egress 'bridge' keeps the engine's network)"
@@ -38,9 +46,38 @@ pub fn prepare_relayed(
             ),
         ));
     }
-    config.network = Some("none".into());
+    if !joined {
+        config.network = Some("none".into());
+    }
     config.environment.extend(proxy_environment());
     Ok(())
+}
+
+/// A relayed container that joins a holder is as sealed as the holder: its network mode
+/// must be `none` (our holders are made so; anything else would route around the relay).
+pub async fn check_joined_holder(
+    engine: &Engine,
+    config: &ContainerConfig,
+    name: &str,
+) -> Result<()> {
+    let Some(holder) = joined_holder(config) else {
+        return Ok(());
+    };
+    let subject = format!("service holder '{holder}'");
+    let inspected = engine.inspect_container(holder, &subject).await?;
+    let mode = inspected
+        .host_config
+        .and_then(|h| h.network_mode)
+        .unwrap_or_default();
+    if mode == "none" {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::EgressUnavailable,
+        format!(
+            "container '{name}': it joins '{holder}', whose network is '{mode}', not 'none': its egress policy could not hold there"
+        ),
+    ))
 }
 
 impl RelayedContainers {
@@ -65,5 +102,36 @@ impl RelayedContainers {
             .unwrap_or_else(|e| e.into_inner())
             .remove(container);
         crate::egress::forget_relay(engine, container);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container_runtime::SetMembership;
+
+    #[test]
+    fn only_its_own_sets_holder_may_stand_in_for_no_network() {
+        let member = |network: &str, holder: &str| ContainerConfig {
+            network: Some(network.into()),
+            service_set: Some(SetMembership {
+                holder: holder.into(),
+                service: Some("app".into()),
+            }),
+            ..Default::default()
+        };
+        let mut joined = member("container:ws-svc", "ws-svc");
+        prepare_relayed(&mut joined, "ws", None).unwrap();
+        assert_eq!(joined.network.as_deref(), Some("container:ws-svc"));
+        assert!(joined.environment.contains_key("HTTP_PROXY"));
+        let mut other = member("container:elsewhere", "ws-svc");
+        assert!(prepare_relayed(&mut other, "ws", None).is_err());
+        let mut bridge = member("bridge", "ws-svc");
+        assert!(prepare_relayed(&mut bridge, "ws", None).is_err());
+        let mut plain = ContainerConfig {
+            network: Some("container:ws-svc".into()),
+            ..Default::default()
+        };
+        assert!(prepare_relayed(&mut plain, "ws", None).is_err());
     }
 }

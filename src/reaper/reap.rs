@@ -66,6 +66,12 @@ pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
     }
 }
 
+/// A service set's holder after the containers that share its network namespace: Podman
+/// refuses to remove it while they exist.
+fn holders_last(listed: &mut [ManagedContainer]) {
+    listed.sort_by_key(|c| labels::is_set_holder(&c.name, &c.labels));
+}
+
 pub async fn reap_containers(
     engine: &Engine,
     base_dir: &str,
@@ -73,7 +79,9 @@ pub async fn reap_containers(
     dry_run: bool,
 ) -> Result<ContainerReap> {
     let me = OwnerIdentity::current();
-    let listed = managed_containers(engine, &[format!("{}={base_dir}", labels::BASE_DIR)]).await?;
+    let mut listed =
+        managed_containers(engine, &[format!("{}={base_dir}", labels::BASE_DIR)]).await?;
+    holders_last(&mut listed);
     let mut report = ContainerReap::default();
     for container in listed {
         if !is_orphan(&container, active_sessions, me) {
@@ -106,7 +114,9 @@ pub async fn remove_own_process_containers(
         format!("{}={}", labels::OWNER_BOOT_ID, owner.boot_id),
     ];
     let mut removed = Vec::new();
-    for container in managed_containers(engine, &filters).await? {
+    let mut listed = managed_containers(engine, &filters).await?;
+    holders_last(&mut listed);
+    for container in listed {
         if remove_quietly(engine, &container.name).await? {
             remove_member_leftovers(engine, &container).await;
             remove_line_folder(&container);
@@ -221,6 +231,27 @@ mod tests {
         assert!(!is_orphan(&claimed, None, me));
         let active: HashSet<String> = ["s7".to_string()].into();
         assert!(!is_orphan(&claimed, Some(&active), me));
+    }
+
+    #[test]
+    fn a_service_sets_holder_is_removed_after_its_members() {
+        let me = OwnerIdentity::current();
+        let member = |name: &str| {
+            let mut c = container("process", "s1", me);
+            c.name = name.to_string();
+            c.labels
+                .insert(labels::SERVICE_SET.to_string(), "ws-s1-svc".to_string());
+            c
+        };
+        let mut listed = vec![
+            member("ws-s1-svc"),
+            member("ws-s1-svc-db"),
+            container("process", "other", me),
+            member("ws-s1"),
+        ];
+        holders_last(&mut listed);
+        let names: Vec<&str> = listed.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["ws-s1-svc-db", "c-other", "ws-s1", "ws-s1-svc"]);
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub const AGENT_UPLOAD: &str = "dev.container-isolation.agent-upload";
 pub const CONTAINER: &str = "dev.container-isolation.container";
 /// On an image this library built: `build`, `features` or `uid`.
 pub const IMAGE_KIND: &str = "dev.container-isolation.image-kind";
+/// On each container and volume of a session's service set: the set's holder container
+/// (whose network namespace they share); on the holder, its own name.
+pub const SERVICE_SET: &str = "dev.container-isolation.service-set";
+/// On a service set's service container: the compose service's name.
+pub const SERVICE: &str = "dev.container-isolation.service";
 /// On a warm pool member (claimed or not): the key of the settings it was made with.
 pub const POOL: &str = "dev.container-isolation.pool";
 
@@ -81,6 +86,12 @@ pub fn container_labels(
         labels.insert(key.to_string(), value);
     }
     labels
+}
+
+/// Whether a container is a service set's holder, which the set's other containers join:
+/// removed after them (Podman refuses to remove it while they exist).
+pub fn is_set_holder(name: &str, labels: &std::collections::HashMap<String, String>) -> bool {
+    labels.get(SERVICE_SET).is_some_and(|holder| holder == name)
 }
 
 /// Whether a container's labels say its agent was uploaded at `AGENT_MOUNT`.

@@ -1,0 +1,115 @@
+//! What the set is made from: a plain description of each compose service (already read,
+//! merged, interpolated and checked against the session's trust by the compose reader),
+//! given in dependency order, and of the session the set belongs to.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::container_runtime::Healthcheck;
+use crate::progress::Progress;
+use crate::runtime::{Lifetime, ResourceLimits};
+
+/// What a service waits for in a dependency before it starts (compose `depends_on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Condition {
+    /// `service_started`: the dependency was started.
+    Started,
+    /// `service_healthy`: its healthcheck passed.
+    Healthy,
+    /// `service_completed_successfully`: it ran to exit code 0.
+    CompletedSuccessfully,
+}
+
+impl Condition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Condition::Started => "service_started",
+            Condition::Healthy => "service_healthy",
+            Condition::CompletedSuccessfully => "service_completed_successfully",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub service: String,
+    pub condition: Condition,
+}
+
+/// A named volume of the compose file mounted into a service; made as the session's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeMount {
+    /// The compose file's volume name (the engine's volume is named after the set).
+    pub volume: String,
+    pub target: String,
+    pub read_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ServiceSpec {
+    /// The compose service name: its host name inside the set, and part of its container's.
+    pub name: String,
+    pub image: String,
+    pub environment: BTreeMap<String, String>,
+    /// Replaces the image's CMD (compose `command`).
+    pub command: Option<Vec<String>>,
+    /// Replaces the image's ENTRYPOINT, and its CMD unless `command` is given.
+    pub entrypoint: Option<Vec<String>>,
+    pub user: Option<String>,
+    /// The image's working directory when `None`.
+    pub working_dir: Option<String>,
+    /// The image's own healthcheck applies when `None`; `["NONE"]` turns it off.
+    pub healthcheck: Option<Healthcheck>,
+    pub volumes: Vec<VolumeMount>,
+    /// Targets of tmpfs mounts.
+    pub tmpfs: Vec<String>,
+    /// The compose file's labels (ours are added, and cannot be overridden).
+    pub labels: BTreeMap<String, String>,
+    pub depends_on: Vec<Dependency>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServiceSetSpec {
+    pub session_id: String,
+    /// The session container's name: the set's containers and volumes are named after it.
+    pub container: String,
+    /// The compose service the session container runs: mapped to loopback like the others.
+    pub app_service: String,
+    /// What the session container waits for before the set counts as ready.
+    pub app_depends_on: Vec<Dependency>,
+    /// The holder's image: the session's own, which the engine has whenever the session
+    /// can be made (kept alive as a session container is).
+    pub holder_image: String,
+    /// In dependency order: each service's dependencies come before it.
+    pub services: Vec<ServiceSpec>,
+    pub lifetime: Lifetime,
+    /// The session's limits: each service gets them, except pids, which the set shares.
+    pub limits: ResourceLimits,
+    pub clone_path: Option<String>,
+    pub project_dir: Option<String>,
+    /// How long the whole set may take to become ready (healthchecks, completions).
+    pub ready_timeout: Duration,
+    pub progress: Progress,
+}
+
+impl Default for ServiceSetSpec {
+    fn default() -> Self {
+        ServiceSetSpec {
+            session_id: String::new(),
+            container: String::new(),
+            app_service: String::new(),
+            app_depends_on: Vec::new(),
+            holder_image: String::new(),
+            services: Vec::new(),
+            lifetime: Lifetime::Session,
+            limits: ResourceLimits::default(),
+            clone_path: None,
+            project_dir: None,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+            progress: Progress::none(),
+        }
+    }
+}
+
+/// How long a set may take to become ready unless the caller says.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(120);
