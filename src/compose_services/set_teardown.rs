@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use crate::container_runtime::{ContainerRuntime, DockerRuntime};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::reaper::{managed_containers, remove_quietly, ManagedContainer};
 use crate::runtime::labels::{self, is_set_holder};
+use crate::runtime::{managed_containers, remove_quietly, ManagedContainer};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 
 /// The set's containers, the holder last.

@@ -2,7 +2,6 @@
 //! (docs/contract.md §6).
 
 mod exit_cleanup;
-mod managed_containers;
 mod orphan_volumes;
 mod probe_volumes;
 mod process_clones;
@@ -11,10 +10,7 @@ mod reap_orphans;
 mod watchdog;
 
 pub use exit_cleanup::cleanup_blocking;
-pub use managed_containers::{managed_containers, ManagedContainer};
 pub use orphan_volumes::reap_volumes;
-pub use reap::{
-    is_orphan, reap_containers, remove_own_process_containers, remove_quietly, ContainerReap,
-};
+pub use reap::{is_orphan, reap_containers, remove_own_process_containers, ContainerReap};
 pub use reap_orphans::{reap_orphans, ReapOptions, ReapReport};
 pub use watchdog::{watch_owner, POLL as WATCHDOG_POLL};

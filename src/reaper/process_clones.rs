@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::managed_containers::ManagedContainer;
 use crate::clone::{trash_remote_project, CloneManager};
+use crate::runtime::ManagedContainer;
 use crate::runtime::{labels, OwnerIdentity};
 use crate::runtime::{owner_status, OwnerStatus};
 use crate::workspace::{load_record, remove_record, WorkspaceRecord};

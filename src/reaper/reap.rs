@@ -5,13 +5,11 @@
 
 use std::collections::HashSet;
 
-use bollard::query_parameters::RemoveContainerOptionsBuilder;
-
-use super::managed_containers::{managed_containers, ManagedContainer};
 use super::process_clones::trash_after_removal;
 use crate::engine::Engine;
-use crate::error::{ErrorCode, Result};
+use crate::error::Result;
 use crate::runtime::{labels, Lifetime, LineFolder, OwnerIdentity};
+use crate::runtime::{managed_containers, remove_quietly, ManagedContainer};
 use crate::runtime::{owner_status, OwnerStatus};
 use crate::workspace_volume::{labelled_volumes, remove_member_volume, remove_volume};
 
@@ -43,26 +41,6 @@ fn remove_line_folder(container: &ManagedContainer) {
     if let Some(base) = container.labels.get(labels::BASE_DIR) {
         let label = |k: &str| container.labels.get(k).map(String::as_str);
         LineFolder::remove_for(std::path::Path::new(base), &container.name, label);
-    }
-}
-
-/// Force-removes a container; one already gone (another reaper was faster) is fine.
-pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
-    let options = RemoveContainerOptionsBuilder::default()
-        .force(true)
-        .v(true)
-        .build();
-    match engine
-        .call(
-            &format!("container '{name}'"),
-            engine.docker().remove_container(name, Some(options)),
-        )
-        .await
-    {
-        Ok(()) => Ok(true),
-        Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(false),
-        Err(err) if err.message.contains("already in progress") => Ok(false),
-        Err(err) => Err(err),
     }
 }
 

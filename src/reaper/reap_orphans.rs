@@ -5,7 +5,6 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use super::managed_containers::managed_containers;
 use super::orphan_volumes::reap_volumes;
 use super::probe_volumes::reap_probe_volumes;
 use super::process_clones::{owner_gone, trash_session};
@@ -14,6 +13,7 @@ use crate::clone::CloneManager;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::Result;
 use crate::runtime::labels;
+use crate::runtime::managed_containers;
 use crate::runtime::OwnerIdentity;
 use crate::workspace::load_record;
 

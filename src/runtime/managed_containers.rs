@@ -1,14 +1,15 @@
-//! The containers this library made, as the reaper sees them: found by our labels, each
-//! with its name, labels, session and lifetime (a warm pool member's as its name says).
+//! The containers this library made, as the reaper and a service set's teardown see them:
+//! found by our labels, each with its name, labels, session and lifetime (a warm pool
+//! member's as its name says), and removed without minding one already gone.
 
 use std::collections::HashMap;
 
-use bollard::query_parameters::ListContainersOptionsBuilder;
+use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
 
+use super::pool_member::{claimed_session, is_unclaimed_member};
+use super::{labels, Lifetime};
 use crate::engine::Engine;
-use crate::error::Result;
-use crate::runtime::pool_member::{claimed_session, is_unclaimed_member};
-use crate::runtime::{labels, Lifetime};
+use crate::error::{ErrorCode, Result};
 
 /// A managed container as the reaper sees it.
 #[derive(Debug, Clone)]
@@ -75,4 +76,24 @@ pub async fn managed_containers(
             })
         })
         .collect())
+}
+
+/// Force-removes a container; one already gone (another reaper was faster) is fine.
+pub async fn remove_quietly(engine: &Engine, name: &str) -> Result<bool> {
+    let options = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    match engine
+        .call(
+            &format!("container '{name}'"),
+            engine.docker().remove_container(name, Some(options)),
+        )
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(false),
+        Err(err) if err.message.contains("already in progress") => Ok(false),
+        Err(err) => Err(err),
+    }
 }
