@@ -1,7 +1,6 @@
 // Sessions from devcontainer.json files: volumes and tmpfs as docker reads mount strings;
-// what the reader accepts but a session cannot run as
-// written: compose configs are refused, `runArgs --platform`, `--hostname` and `--workdir`
-// reach the container. Docker only (platform matching is the engine's).
+// `runArgs --platform`, `--hostname` and `--workdir` reach the container (compose configs:
+// compose.spec.ts). Docker only (platform matching is the engine's).
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -28,22 +27,6 @@ const session = () => `dcs${process.pid}x${++n}`
 const containersOf = (id: string) => engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`)
 
 describe('Workspaces and what devcontainer.json asks of the container', () => {
-  it('refuses a Docker Compose config with DEVCONTAINER, never a plain container from the fallback image', async () => {
-    const proj = project({
-      '.devcontainer/devcontainer.json': `{ "dockerComposeFile": "docker-compose.yml", "service": "app", "image": "${IMAGES.debian}" }`,
-      '.devcontainer/docker-compose.yml': `services:\n  app:\n    image: ${IMAGES.debian}\n`,
-    })
-    const id = session()
-    const err = await rejection(workspaces.create({ projectDir: proj, sessionId: id, trust: { hostCommands: true } }))
-    expect(err.code).toBe('DEVCONTAINER')
-    expect(err.message).toContain('dockerComposeFile: Docker Compose configs are not run')
-    expect(err.message).toContain('devcontainer: false')
-    expect(containersOf(id)).toBe('')
-    expect(await workspaces.get(id)).toBeUndefined()
-    const plain = await workspaces.create({ projectDir: proj, sessionId: session(), devcontainer: false })
-    expect(plain.image).toBe(IMAGES.debian)
-  })
-
   it('mounts volumes as docker reads mount strings: a named volume outlives the container, anonymous volumes and tmpfs too', async () => {
     const volume = `ci-vol-${process.pid}-${n}`
     const proj = project({

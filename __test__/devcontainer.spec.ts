@@ -143,9 +143,7 @@ describe('readDevcontainerConfig', () => {
       workspaceFolder: `/workspaces/${dir.split('/').pop()}`,
     })
     expect(config.image).toBeUndefined()
-    expect(config.warnings).toEqual([
-      'dockerComposeFile: Docker Compose configs are not run (a session is one container from image or build); Workspaces.create refuses this config',
-    ])
+    expect(config.warnings).toEqual([])
     const single = project({ '.devcontainer.json': '{ "dockerComposeFile": "compose.yml", "service": "s" }' })
     expect((await addon.readDevcontainerConfig(single))?.dockerComposeFile).toEqual(['compose.yml'])
   })

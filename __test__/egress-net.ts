@@ -13,14 +13,15 @@ import { fileURLToPath } from 'node:url'
 import { git, isPodman, tempDir } from './helpers'
 
 /**
- * A suite's ranges on this engine's pass: `suite` 0 or 1 (egress.spec.ts, egress-requests.spec.ts)
- * on dockerd and on Podman, four public /24s (documentation and benchmarking ranges, public
- * to the relay) and four private ones, so that no two suites that may run at once share one.
+ * A suite's ranges on this engine's pass: `suite` 0, 1 or 2 (egress.spec.ts,
+ * egress-requests.spec.ts, compose.spec.ts) on dockerd and on Podman, six public /24s
+ * (documentation and benchmarking ranges, public to the relay) and six private ones, so
+ * that no two suites that may run at once share one.
  */
-export function internetNets(suite: 0 | 1): Nets & { privateRange: string } {
-  const slot = suite + (isPodman ? 2 : 0)
+export function internetNets(suite: 0 | 1 | 2): Nets & { privateRange: string } {
+  const slot = suite + (isPodman ? 3 : 0)
   // Not 192.0.2.0/24: machines of this kind have their own address there.
-  const publicNet = ['203.0.113', '198.51.100', '198.18.7', '198.19.7'][slot]
+  const publicNet = ['203.0.113', '198.51.100', '198.18.7', '198.19.7', '198.18.8', '198.19.8'][slot]
   const privateNet = `10.213.${7 + slot}`
   return {
     public: { host: `${publicNet}.1`, ns: `${publicNet}.2` },

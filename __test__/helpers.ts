@@ -14,6 +14,10 @@ export const IMAGES = {
   debian: 'container-isolation-test:debian',
   busybox: 'container-isolation-test:busybox',
   noshell: 'container-isolation-test:noshell',
+  /** The Debian rootfs with PostgreSQL (its command) and Redis, psql and redis-cli. */
+  postgres: 'container-isolation-test:postgres',
+  /** The same rootfs, running redis-server on loopback. */
+  redis: 'container-isolation-test:redis',
 } as const
 
 const env = process.env

@@ -21,7 +21,8 @@ mod spec_checks;
 pub use holder::Joining;
 pub use pids_budget::{share_pids, PidsShares, SERVICE_PIDS_CAP};
 pub use service_spec::{
-    Condition, Dependency, ServiceSetSpec, ServiceSpec, VolumeMount, DEFAULT_READY_TIMEOUT,
+    Condition, Dependency, ServiceSetSpec, ServiceSpec, StoredServices, VolumeMount,
+    DEFAULT_READY_TIMEOUT,
 };
 pub use set_names::{holder_name, service_container_name, volume_name};
 pub use set_start::{start_service_set, ServiceSet};

@@ -5,12 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::container_runtime::Healthcheck;
 use crate::progress::Progress;
 use crate::runtime::{Lifetime, ResourceLimits};
 
 /// What a service waits for in a dependency before it starts (compose `depends_on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Condition {
     /// `service_started`: the dependency was started.
     Started,
@@ -30,14 +33,16 @@ impl Condition {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Dependency {
     pub service: String,
     pub condition: Condition,
 }
 
 /// A named volume of the compose file mounted into a service; made as the session's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct VolumeMount {
     /// The compose file's volume name (the engine's volume is named after the set).
     pub volume: String,
@@ -45,7 +50,8 @@ pub struct VolumeMount {
     pub read_only: bool,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ServiceSpec {
     /// The compose service name: its host name inside the set, and part of its container's.
     pub name: String,
@@ -113,3 +119,13 @@ impl Default for ServiceSetSpec {
 
 /// How long a set may take to become ready unless the caller says.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What a session keeps of its set in its record, to make the set again (a restart, a
+/// removed container made again): everything but what the session itself gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredServices {
+    pub app_service: String,
+    pub app_depends_on: Vec<Dependency>,
+    pub services: Vec<ServiceSpec>,
+}

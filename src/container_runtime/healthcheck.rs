@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use bollard::models::HealthConfig;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -13,7 +14,8 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_RETRIES: u32 = 3;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Healthcheck {
     pub test: Vec<String>,
     pub interval: Option<Duration>,

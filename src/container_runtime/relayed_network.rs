@@ -49,7 +49,24 @@ pub fn prepare_relayed(
     if !joined {
         config.network = Some("none".into());
     }
+    // Names the caller keeps off the proxy (a service set's, on the shared loopback) stay.
+    let kept = config.environment.get("NO_PROXY").cloned();
     config.environment.extend(proxy_environment());
+    if let Some(kept) = kept.filter(|k| !k.is_empty()) {
+        for key in ["NO_PROXY", "no_proxy"] {
+            let mut list: Vec<String> = config.environment[key]
+                .split(',')
+                .map(String::from)
+                .collect();
+            for name in kept.split(',').filter(|n| !n.is_empty()) {
+                if !list.iter().any(|l| l == name) {
+                    list.push(name.to_string());
+                }
+            }
+            let joined = list.join(",");
+            config.environment.insert(key.to_string(), joined);
+        }
+    }
     Ok(())
 }
 

@@ -78,11 +78,7 @@ const BUILD_NOT_HONOURED: &[(&str, &str)] = &[
 pub fn unhonoured_warnings(map: &Map<String, Value>) -> Vec<String> {
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
     let mut warnings = Vec::new();
-    if present(map.get("dockerComposeFile")) {
-        warnings.push(
-            "dockerComposeFile: Docker Compose configs are not run (a session is one container from image or build); Workspaces.create refuses this config".to_string(),
-        );
-    } else {
+    if !present(map.get("dockerComposeFile")) {
         for key in ["service", "runServices"] {
             if present(map.get(key)) {
                 warnings.push(format!(
@@ -170,10 +166,9 @@ mod tests {
     }
 
     #[test]
-    fn a_compose_config_has_one_warning() {
+    fn a_compose_config_has_no_warning_of_its_own() {
         let found =
             warnings(r#"{ "dockerComposeFile": "c.yml", "service": "app", "runServices": [] }"#);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].starts_with("dockerComposeFile: Docker Compose configs are not run"));
+        assert!(found.is_empty(), "{found:?}");
     }
 }

@@ -4,6 +4,7 @@
 //! exported and pushed; its container claimed from the warm pool.
 
 mod clone_owner;
+mod compose_config;
 mod idle_tracker;
 mod lifecycle_runner;
 mod plain_folder;
@@ -15,6 +16,7 @@ mod session_egress;
 mod session_export;
 mod session_lifecycle;
 mod session_push;
+mod session_services;
 mod session_source;
 mod session_volume;
 mod volume_readback;

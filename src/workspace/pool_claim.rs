@@ -42,6 +42,8 @@ impl Workspaces {
         lifetime: Lifetime,
     ) -> Result<Option<String>> {
         let warm = match &self.pool {
+            // A compose session's container joins its own set: no member can be it.
+            Some(_) if container.record.compose.is_some() => None,
             Some(_) => recipe_for(container, lifetime).await.unwrap_or_else(|err| {
                 tracing::warn!("warm pool: settings not pooled: {err}");
                 None

@@ -139,6 +139,7 @@ impl MemberFactory for SessionMembers {
             devcontainer: settings.config_path.is_some(),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             settings: None,
+            compose: None,
             owner: None,
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with

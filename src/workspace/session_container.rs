@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::clone_owner::give_clone;
 use super::lifecycle_runner::{run_on_host, InContainer};
+use super::session_services::remove_services;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime, DockerRuntime};
@@ -166,7 +167,19 @@ impl SessionContainer<'_> {
     pub async fn create(&self, lifetime: Lifetime) -> Result<()> {
         let record = self.record;
         let mut config = self.engine_config(lifetime).await?;
-        let fresh_volume = self.use_volume(&mut config, lifetime).await?;
+        let services = self.start_services_for(&mut config, lifetime).await?;
+        let undo_services = || async {
+            if services.is_some() {
+                let _ = remove_services(self.engine, record).await;
+            }
+        };
+        let fresh_volume = match self.use_volume(&mut config, lifetime).await {
+            Ok(fresh) => fresh,
+            Err(err) => {
+                undo_services().await;
+                return Err(err);
+            }
+        };
         let progress = &self.supply.progress;
         progress.step(
             Phase::Create,
@@ -180,6 +193,7 @@ impl SessionContainer<'_> {
                 if fresh_volume {
                     self.discard_volume().await;
                 }
+                undo_services().await;
                 return Err(err);
             }
         }
@@ -207,6 +221,7 @@ impl SessionContainer<'_> {
             if fresh_volume {
                 self.discard_volume().await;
             }
+            undo_services().await;
             return Err(err);
         }
         Ok(())
@@ -289,6 +304,7 @@ impl SessionContainer<'_> {
             return Ok(());
         }
         self.settings.verify_mounts(self.clone_path())?;
+        self.restart_services().await?;
         self.runtime.start(id).await?;
         let env = self.session_env().await?;
         self.runner(&env)

@@ -1,8 +1,9 @@
 //! A session's container stopped (by the host or for idleness), started again, and the
-//! session destroyed: its container (and a `volume` session's volume, read back first)
-//! removed, its clone moved to trash.
+//! session destroyed: its container (and a `volume` session's volume, read back first, and
+//! a compose session's services) removed, its clone moved to trash.
 
 use super::idle_tracker::{IdleOwner, SessionCall};
+use super::session_services::{remove_services, stop_services};
 use super::session_volume::session_volume;
 use super::workspace_record as record;
 use super::workspaces::{blocking_error, Workspaces};
@@ -16,9 +17,10 @@ impl Workspaces {
         let record = self.required(session_id)?;
         self.close_forwards(session_id);
         match self.runtime.stop(&record.container_id, None).await {
-            Err(err) if err.code == ErrorCode::ContainerNotFound => Ok(()),
-            other => other,
+            Err(err) if err.code == ErrorCode::ContainerNotFound => {}
+            other => other?,
         }
+        stop_services(&self.runtime, &record).await
     }
 
     /// Stops an idle session's container, under the session's lock so that a start for a
@@ -67,6 +69,7 @@ impl Workspaces {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
         }
+        remove_services(&self.runtime.engine().await?, &record).await?;
         if let Some(volume) = session_volume(&record)? {
             match read_back {
                 Ok(()) => remove_volume(&self.runtime.engine().await?, volume).await?,

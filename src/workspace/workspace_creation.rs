@@ -5,12 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
+use super::compose_config::read_compose_session;
 use super::idle_tracker::IdleOwner;
 use super::session_container::prepare_image;
 use super::workspace_record::{self as record, WorkspaceRecord};
 use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
 use crate::clone::{branch_name, validate_session_id};
+use crate::compose_services::StoredServices;
 use crate::devcontainer::{
     read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
 };
@@ -74,7 +76,7 @@ impl Workspaces {
         .map_err(blocking_error)??;
         let engine = self.runtime.engine().await?;
         let trust = request.trust.as_ref().unwrap_or(&self.options.trust);
-        let mut settings = self
+        let (mut settings, compose) = self
             .resolve(&engine, &request, &project, &clone_path, (trust, &supply))
             .await?;
         self.settle_egress(&request.session_id, &mut settings, egress);
@@ -110,6 +112,7 @@ impl Workspaces {
             devcontainer: settings.config_path.is_some(),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             settings: Some(settings),
+            compose,
             owner: record::owner_for(request.lifetime),
         };
         let mut container = self.session_container(&engine, &record)?;
@@ -134,7 +137,7 @@ impl Workspaces {
         project: &Path,
         clone: &Path,
         (trust, supply): (&Trust, &ImageSupply),
-    ) -> Result<SessionSettings> {
+    ) -> Result<(SessionSettings, Option<StoredServices>)> {
         let config = if request.devcontainer {
             let (at, local_folder, allowed) = (
                 project.to_path_buf(),
@@ -157,6 +160,23 @@ impl Workspaces {
             None
         };
         let sockets = engine_sockets(engine);
+        let (config, compose) = match config {
+            Some(config) if config.compose.is_some() => {
+                let (project, clone, trust, sockets) = (
+                    project.to_path_buf(),
+                    clone.to_path_buf(),
+                    trust.clone(),
+                    sockets.clone(),
+                );
+                let session = tokio::task::spawn_blocking(move || {
+                    read_compose_session(&config, &project, &clone, &trust, &sockets)
+                })
+                .await
+                .map_err(blocking_error)??;
+                (Some(session.config), Some(session.services))
+            }
+            other => (other, None),
+        };
         let settings_request = SettingsRequest {
             project,
             clone,
@@ -172,7 +192,7 @@ impl Workspaces {
         let Some(config) = &config else {
             let settings = plain_settings(&settings_request)?;
             prepare_image(engine, project, &settings, false, supply).await?;
-            return Ok(settings);
+            return Ok((settings, None));
         };
         let mut settings = resolve_settings(&settings_request, config)?;
         let image = prepare_image(engine, project, &settings, true, supply).await?;
@@ -183,7 +203,7 @@ impl Workspaces {
             ensure_uid_image(&derived, engine, &image, supply).await?;
             settings.uid_image = Some(derived);
         }
-        Ok(settings)
+        Ok((settings, compose))
     }
 
     /// A new container for a session whose container was removed: the stored settings
@@ -206,7 +226,7 @@ impl Workspaces {
                 PathBuf::from(&existing.project_dir),
                 PathBuf::from(&existing.clone_path),
             );
-            let settings = self
+            let (settings, compose) = self
                 .resolve(
                     &engine,
                     &request,
@@ -216,6 +236,7 @@ impl Workspaces {
                 )
                 .await?;
             existing.settings = Some(settings);
+            existing.compose = compose;
         } else if let Some(settings) = &mut existing.settings {
             let project = Path::new(&existing.project_dir);
             let image = prepare_image(&engine, project, settings, false, &supply).await?;

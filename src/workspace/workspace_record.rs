@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::workspace_storage::Storage;
+use crate::compose_services::StoredServices;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::{labels, Lifetime, OwnerIdentity};
 use crate::session_settings::SessionSettings;
@@ -48,6 +49,9 @@ pub struct WorkspaceRecord {
     /// project (never from the clone) under the host's trust.
     #[serde(default)]
     pub settings: Option<SessionSettings>,
+    /// A Compose devcontainer's other services, started with the session's container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compose: Option<StoredServices>,
     /// For a `process` workspace, the owner labels of the process it lives as long as (pid,
     /// start time, boot id, host), so that its clone can be judged after its container is
     /// gone.

@@ -1,0 +1,98 @@
+//! A compose session's other services around its container (`crate::compose_services`):
+//! started before the container is made or started (every dependency ready), joined by
+//! it, stopped after it, removed with it. A session without them has nothing here.
+
+use super::session_container::SessionContainer;
+use super::workspace_record::WorkspaceRecord;
+use crate::compose_services::{
+    holder_name, remove_service_set, start_service_set, stop_service_set, ServiceSet,
+    ServiceSetSpec, StoredServices, DEFAULT_READY_TIMEOUT,
+};
+use crate::container_runtime::{ContainerConfig, DockerRuntime};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::runtime::Lifetime;
+
+impl SessionContainer<'_> {
+    fn set_spec(&self, stored: &StoredServices, image: &str, lifetime: Lifetime) -> ServiceSetSpec {
+        let record = self.record;
+        ServiceSetSpec {
+            session_id: record.session_id.clone(),
+            container: record.container_id.clone(),
+            app_service: stored.app_service.clone(),
+            app_depends_on: stored.app_depends_on.clone(),
+            holder_image: image.to_string(),
+            services: stored.services.clone(),
+            lifetime,
+            limits: self.settings.resources,
+            clone_path: Some(record.clone_path.clone()),
+            project_dir: Some(record.project_dir.clone()),
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+            progress: self.supply.progress.clone(),
+        }
+    }
+
+    /// Brings the session's services up and makes `config` (its container's) join them;
+    /// `None` for a session without services.
+    pub(super) async fn start_services_for(
+        &self,
+        config: &mut ContainerConfig,
+        lifetime: Lifetime,
+    ) -> Result<Option<ServiceSet>> {
+        let Some(stored) = &self.record.compose else {
+            return Ok(None);
+        };
+        if !self.egress.as_ref().is_some_and(|e| e.spec.relayed()) {
+            return Err(Error::invalid_argument(format!(
+                "session '{}': a compose session's services share one sealed namespace, reached only through the relay; egress 'bridge' cannot hold there",
+                self.record.session_id
+            )));
+        }
+        let image = config.image.clone().unwrap_or_default();
+        let set = start_service_set(self.runtime, &self.set_spec(stored, &image, lifetime)).await?;
+        set.join(config, &stored.app_service);
+        let names = stored.services.iter().map(|s| s.name.as_str());
+        let extra: Vec<&str> = std::iter::once(stored.app_service.as_str())
+            .chain(names)
+            .collect();
+        for key in ["NO_PROXY", "no_proxy"] {
+            let mut list: Vec<String> = config
+                .environment
+                .get(key)
+                .map(|v| v.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            list.extend(extra.iter().map(|n| n.to_string()));
+            config.environment.insert(key.to_string(), list.join(","));
+        }
+        Ok(Some(set))
+    }
+
+    /// Starts the services of an existing session again before its container starts.
+    pub(super) async fn restart_services(&self) -> Result<()> {
+        let Some(stored) = &self.record.compose else {
+            return Ok(());
+        };
+        let lifetime = Lifetime::parse(&self.record.lifetime).unwrap_or_default();
+        let image = self.settings.container_config().image.unwrap_or_default();
+        start_service_set(self.runtime, &self.set_spec(stored, &image, lifetime)).await?;
+        Ok(())
+    }
+}
+
+/// Stops a session's services (after its container); nothing for a session without them.
+pub async fn stop_services(runtime: &DockerRuntime, record: &WorkspaceRecord) -> Result<()> {
+    if record.compose.is_none() {
+        return Ok(());
+    }
+    stop_service_set(runtime, &holder_name(&record.container_id), None).await
+}
+
+/// Removes a session's services, their holder and volumes; nothing without them.
+pub async fn remove_services(engine: &Engine, record: &WorkspaceRecord) -> Result<()> {
+    if record.compose.is_none() {
+        return Ok(());
+    }
+    remove_service_set(engine, &holder_name(&record.container_id))
+        .await
+        .map(|_| ())
+}
