@@ -180,6 +180,7 @@ describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
       ['network_mode: host', 'network_mode'],
       ['privileged: true', 'privileged'],
       ['volumes: ["/etc:/host-etc"]', '/etc'],
+      ['ports: ["3128"]', "the session's relay listens there"],
     ]
     for (const [line, named] of cases) {
       const id = sessionId()

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::runtime::ContainerPrivileges;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,10 +119,15 @@ pub struct ServicePort {
     pub field: &'static str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a service waits for in a dependency before it starts (compose `depends_on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Condition {
+    /// `service_started`: the dependency was started.
     Started,
+    /// `service_healthy`: its healthcheck passed.
     Healthy,
+    /// `service_completed_successfully`: it ran to exit code 0.
     CompletedSuccessfully,
 }
 

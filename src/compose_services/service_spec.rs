@@ -7,31 +7,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::compose::Condition;
 use crate::container_runtime::Healthcheck;
 use crate::progress::Progress;
 use crate::runtime::{Lifetime, ResourceLimits};
-
-/// What a service waits for in a dependency before it starts (compose `depends_on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Condition {
-    /// `service_started`: the dependency was started.
-    Started,
-    /// `service_healthy`: its healthcheck passed.
-    Healthy,
-    /// `service_completed_successfully`: it ran to exit code 0.
-    CompletedSuccessfully,
-}
-
-impl Condition {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Condition::Started => "service_started",
-            Condition::Healthy => "service_healthy",
-            Condition::CompletedSuccessfully => "service_completed_successfully",
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::compose::{self, ComposeRequest, MountSource, PlannedService, ServiceBuild};
-use crate::compose_services::{Condition, Dependency, ServiceSpec, StoredServices, VolumeMount};
+use crate::compose_services::{Dependency, ServiceSpec, StoredServices, VolumeMount};
 use crate::container_runtime::Healthcheck;
 use crate::devcontainer::{BuildConfig, DevcontainerConfig, HostEnv, MountKind, MountSpec};
+use crate::egress::{HTTP_PROXY_PORT, SOCKS_PORT};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session_settings::Trust;
 
@@ -52,6 +53,7 @@ pub fn read_compose_session(
         );
         invalid(config, why)
     })?;
+    relay_ports_free(config, &plan.services)?;
     let mut session = app_config(config, app, clone)?;
     session.warnings.extend(plan.warnings.iter().cloned());
     let services = plan
@@ -68,6 +70,24 @@ pub fn read_compose_session(
             services,
         },
     })
+}
+
+/// No service may listen where the session's relay does: the loopback is shared.
+fn relay_ports_free(config: &DevcontainerConfig, services: &[PlannedService]) -> Result<()> {
+    for s in services {
+        for port in &s.ports {
+            if [HTTP_PROXY_PORT, SOCKS_PORT].contains(&port.container_port) {
+                return Err(invalid(
+                    config,
+                    format!(
+                        "services.{}: {} {}: the session's relay listens there (the services share its loopback)",
+                        s.name, port.field, port.container_port
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// devcontainer.json as if it named the session's service's image (or build) itself.
@@ -227,11 +247,7 @@ fn dependencies(s: &PlannedService) -> Vec<Dependency> {
         .iter()
         .map(|d| Dependency {
             service: d.service.clone(),
-            condition: match d.condition {
-                compose::Condition::Started => Condition::Started,
-                compose::Condition::Healthy => Condition::Healthy,
-                compose::Condition::CompletedSuccessfully => Condition::CompletedSuccessfully,
-            },
+            condition: d.condition,
         })
         .collect()
 }
