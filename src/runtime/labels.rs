@@ -33,6 +33,8 @@ pub const CONTAINER: &str = "dev.container-isolation.container";
 pub const IMAGE_KIND: &str = "dev.container-isolation.image-kind";
 /// On a warm pool member (claimed or not): the key of the settings it was made with.
 pub const POOL: &str = "dev.container-isolation.pool";
+/// On a session's checkpoint image (`image-kind` `checkpoint`): the checkpoint's id.
+pub const CHECKPOINT: &str = "dev.container-isolation.checkpoint";
 
 pub struct LabelContext<'a> {
     pub session: &'a str,

@@ -1,0 +1,264 @@
+//! A clone put back to a checkpoint: the objects it lacks (history rewritten, `git gc`)
+//! copied back from the store; HEAD's branch set back to the checkpoint's commit and HEAD
+//! onto it (or HEAD detached there); the work tree made to record the checkpoint's tree
+//! under `git add -A` (its current tree, read as a snapshot reads it, compared with the
+//! checkpoint's, and each difference written or removed without following a symlink);
+//! then the index replaced by the checkpoint's. Ignored files are left as they are. The
+//! session's processes must be ended first (the caller's part): the clone is read and
+//! written as hostile input, but a writer racing the restore could still change it after.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Delta, Index, ObjectType, Oid, Repository};
+
+use super::checkpoint_store::{CheckpointCommits, CheckpointStore};
+use super::take::host_signature;
+use super::worktree_write::{NewEntry, WorktreeWriter};
+use super::CheckpointRecord;
+use crate::delivery::{
+    import_objects, memory_repo, open_clone, run_bounded, snapshot, CommitAs, Deadline, Limits,
+};
+use crate::error::{Error, ErrorCode, Result};
+
+/// What a restore changed in the work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub checkpoint: CheckpointRecord,
+    pub files_written: usize,
+    pub files_removed: usize,
+}
+
+fn refused(clone: &Path, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::Git,
+        format!("restore into {} refused: {why}", clone.display()),
+    )
+}
+
+/// The reflog files libgit2 appends to for `refname` (and HEAD) must be absent or plain
+/// (directories on the way, a regular file at the end): it opens them following links.
+fn check_reflog_paths(clone: &Path, git_dir: &Path, refname: Option<&str>) -> Result<()> {
+    let mut files = vec!["HEAD".to_string()];
+    files.extend(refname.map(str::to_string));
+    for file in files {
+        let mut at = git_dir.join("logs");
+        let parts: Vec<&str> = file.split('/').collect();
+        for (n, part) in std::iter::once("").chain(parts.iter().copied()).enumerate() {
+            if !part.is_empty() {
+                at = at.join(part);
+            }
+            let last = n == parts.len();
+            match std::fs::symlink_metadata(&at) {
+                Err(_) => break,
+                Ok(m) if last && m.is_file() => {}
+                Ok(m) if !last && m.is_dir() => {}
+                Ok(_) => return Err(refused(clone, format!("{} is not plain", at.display()))),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// HEAD at the checkpoint's commit: on `branch` (set there), else detached.
+pub fn set_head(
+    clone_repo: &Repository,
+    clone: &Path,
+    record: &CheckpointRecord,
+    branch: Option<&str>,
+) -> Result<()> {
+    let head = record.head_id()?;
+    let log = format!("container-isolation: restore of checkpoint {}", record.id);
+    if let Some(name) = branch {
+        let valid = name.starts_with("refs/heads/") && git2::Reference::is_valid_name(name);
+        if !valid {
+            return Err(refused(clone, format!("branch {name:?}")));
+        }
+    }
+    check_reflog_paths(clone, clone_repo.path(), branch)?;
+    match branch {
+        Some(name) => {
+            clone_repo
+                .reference(name, head, true, &log)
+                .map_err(|e| Error::git("the clone's branch", e))?;
+            clone_repo.set_head(name)
+        }
+        None => clone_repo.set_head_detached(head),
+    }
+    .map_err(|e| Error::git("the clone's HEAD", e))
+}
+
+/// The tree `git add -A` would record for the clone now, against an index of HEAD's tree
+/// alone (the clone's own index is not trusted to be readable), made in `mem`.
+fn current_tree(
+    clone_repo: &Repository,
+    clone: &Path,
+    mem: &Repository,
+    head: Oid,
+    limits: &Limits,
+    deadline: Deadline,
+) -> Result<Oid> {
+    let head = clone_repo
+        .find_commit(head)
+        .map_err(|e| Error::git("the checkpoint's HEAD", e))?;
+    let tree = head.tree().map_err(|e| Error::git("HEAD's tree", e))?;
+    let mut index = Index::new().map_err(|e| Error::git("an index in memory", e))?;
+    index
+        .read_tree(&tree)
+        .map_err(|e| Error::git("an index in memory", e))?;
+    clone_repo
+        .set_index(&mut index)
+        .map_err(|e| Error::git("an index in memory", e))?;
+    let sig = host_signature(chrono::Utc::now().timestamp_millis())?;
+    let by = CommitAs {
+        author: &sig,
+        message: "restore: the work tree before",
+    };
+    match snapshot(clone_repo, clone, &head, mem, by, limits, deadline)? {
+        Some(commit) => mem
+            .find_commit(commit)
+            .map(|c| c.tree_id())
+            .map_err(|e| Error::git("the work tree before", e)),
+        None => Ok(head.tree_id()),
+    }
+}
+
+/// Writes and removes what differs between `from` (none: an empty work tree) and `to`
+/// (trees `mem` reads); how many paths were written and removed. Not bounded by the
+/// deadline: a restore once begun ends, rather than leave the clone half restored.
+pub fn apply_tree_diff(
+    clone: &Path,
+    mem: &Repository,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<(usize, usize)> {
+    let tree = |id| {
+        mem.find_tree(id)
+            .map_err(|e| Error::git("checkpoint tree", e))
+    };
+    let from = from.map(tree).transpose()?;
+    let to = tree(to)?;
+    let diff = mem
+        .diff_tree_to_tree(from.as_ref(), Some(&to), None)
+        .map_err(|e| Error::git("the work tree's changes", e))?;
+    let writer = WorktreeWriter::open(clone)?;
+    let (mut written, mut removed) = (0, 0);
+    let gitlink = |mode: git2::FileMode| mode == git2::FileMode::Commit;
+    for delta in diff.deltas() {
+        if delta.status() == Delta::Deleted && !gitlink(delta.old_file().mode()) {
+            let path = delta.old_file().path_bytes().unwrap_or_default();
+            removed += usize::from(writer.remove(path)?);
+        }
+    }
+    for delta in diff.deltas() {
+        let new = delta.new_file();
+        if delta.status() == Delta::Deleted || gitlink(new.mode()) {
+            continue;
+        }
+        let blob = mem
+            .find_object(new.id(), Some(ObjectType::Blob))
+            .and_then(|o| o.peel_to_blob())
+            .map_err(|e| Error::git("a checkpoint file", e))?;
+        let entry = match new.mode() {
+            git2::FileMode::Link => NewEntry::Symlink {
+                target: blob.content(),
+            },
+            mode => NewEntry::File {
+                data: blob.content(),
+                executable: mode == git2::FileMode::BlobExecutable,
+            },
+        };
+        writer.write(new.path_bytes().unwrap_or_default(), entry)?;
+        written += 1;
+    }
+    Ok((written, removed))
+}
+
+/// The clone's index replaced by one of `index_tree` (stale locks of the session removed
+/// first; the lock file is made exclusively and renamed over, never followed).
+pub fn write_index(clone_repo: &Repository, index_tree: Oid) -> Result<()> {
+    let git_dir = clone_repo.path();
+    for name in ["index.lock", "index"] {
+        let path = git_dir.join(name);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::new(
+                    ErrorCode::Git,
+                    format!("{}: {e}", path.display()),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let tree = clone_repo
+        .find_tree(index_tree)
+        .map_err(|e| Error::git("the checkpoint's index", e))?;
+    let mut index =
+        Index::open(&git_dir.join("index")).map_err(|e| Error::git("the clone's index", e))?;
+    index
+        .read_tree(&tree)
+        .and_then(|_| index.write())
+        .map_err(|e| Error::git("the clone's index", e))
+}
+
+/// The checkpoint's objects the clone lacks, copied from the store.
+pub fn import_into(
+    store: &CheckpointStore,
+    clone_repo: &Repository,
+    commits: CheckpointCommits,
+    limits: &Limits,
+    deadline: Deadline,
+) -> Result<()> {
+    let store_odb = store
+        .repo()
+        .odb()
+        .map_err(|e| Error::git("the checkpoint store's objects", e))?;
+    let clone_odb = clone_repo
+        .odb()
+        .map_err(|e| Error::git("the clone's objects", e))?;
+    for tip in [commits.worktree, commits.index] {
+        import_objects(&store_odb, &clone_odb, tip, limits, deadline)?;
+    }
+    Ok(())
+}
+
+fn restore_now(request: &RestoreRequest, deadline: Deadline) -> Result<Restored> {
+    let limits = &request.limits;
+    let store = CheckpointStore::open(&request.base_dir, &request.session)?;
+    let record = store.get(&request.checkpoint)?;
+    let commits = store.commits(&record.id)?;
+    let clone = &request.clone;
+    let clone_repo = open_clone(clone, limits)?;
+    import_into(&store, &clone_repo, commits, limits, deadline)?;
+    let mem = memory_repo(&clone_repo)?;
+    let head = record.head_id()?;
+    let before = current_tree(&clone_repo, clone, &mem, head, limits, deadline)?;
+    set_head(&clone_repo, clone, &record, record.branch.as_deref())?;
+    let (files_written, files_removed) =
+        apply_tree_diff(clone, &mem, Some(before), record.worktree_tree_id()?)?;
+    write_index(&clone_repo, record.index_tree_id()?)?;
+    Ok(Restored {
+        checkpoint: record,
+        files_written,
+        files_removed,
+    })
+}
+
+/// Which checkpoint goes back into which clone.
+#[derive(Debug, Clone)]
+pub struct RestoreRequest {
+    pub base_dir: PathBuf,
+    pub session: String,
+    pub clone: PathBuf,
+    pub checkpoint: String,
+    pub limits: Limits,
+}
+
+/// `request.clone` put back to the checkpoint, on a thread of its own within
+/// `limits.timeout`.
+pub fn restore_checkpoint(request: RestoreRequest) -> Result<Restored> {
+    let timeout = request.limits.timeout;
+    run_bounded("restore", timeout, move |commitment| {
+        let deadline = Deadline::after(request.limits.timeout);
+        commitment.write(&deadline, "restore", || restore_now(&request, deadline))
+    })
+}

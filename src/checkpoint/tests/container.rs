@@ -1,0 +1,1 @@
+//! The container half.
