@@ -77,7 +77,16 @@ pub async fn commit_container(
             engine.docker().commit_container(options, config),
         )
         .await?;
-    Ok(committed.id)
+    Ok(full_id(&committed.id))
+}
+
+/// An image id as dockerd gives it, `sha256:<hex>` (Podman answers some calls without the
+/// prefix).
+fn full_id(id: &str) -> String {
+    match id.starts_with("sha256:") {
+        true => id.to_string(),
+        false => format!("sha256:{id}"),
+    }
 }
 
 /// Runs `work` with `container` paused, unpausing it whatever `work` returns.
@@ -172,7 +181,7 @@ pub async fn checkpoint_images(
                 return None;
             }
             Some(CheckpointImage {
-                id: image.id.clone(),
+                id: full_id(&image.id),
                 tags: image.repo_tags.clone(),
                 session: of_session,
                 checkpoint: label(labels::CHECKPOINT)?,
