@@ -3,9 +3,10 @@
 //! container paused — pause, the repository half, commit (`pause=false`: it is paused
 //! already), unpause, on every path — so that nothing the session runs changes either
 //! half between the two. Checkpoint images carry `managed`, `session`, `base-dir`,
-//! `image-kind=checkpoint` and `checkpoint=<id>`; they have no `image-tag` of theirs, so
-//! `prune` (which removes only images under the tag it gave them) leaves them alone: they
-//! go with their checkpoint (`delete`, the bound on how many are kept) or their session.
+//! `image-kind=checkpoint` and `checkpoint=<id>`, and every other label of ours the
+//! container carried, empty (a commit keeps the container's labels, and no engine drops
+//! one). `prune` leaves them alone: they go with their checkpoint (`delete`, the bound on
+//! how many are kept) or their session.
 
 use std::collections::HashMap;
 
@@ -44,6 +45,23 @@ pub fn checkpoint_labels(base_dir: &str, session: &str, id: &str) -> HashMap<Str
     ])
 }
 
+/// Our labels the container carries (its own and its image's), which its commit would
+/// keep: they name that container's owner, clone, pool or build, so the checkpoint's image
+/// gets them empty (neither engine can drop a label from a commit).
+async fn inherited_labels(engine: &Engine, container: &str) -> Result<Vec<String>> {
+    let info = engine
+        .call(
+            &format!("container '{container}'"),
+            engine.docker().inspect_container(container, None),
+        )
+        .await?;
+    let carried = info.config.and_then(|c| c.labels).unwrap_or_default();
+    Ok(carried
+        .into_keys()
+        .filter(|k| k.starts_with(labels::PREFIX))
+        .collect())
+}
+
 /// Commits `container` (already paused, or not: the engine is told not to pause it) into
 /// `<CHECKPOINT_REPO>:<session>-<id>` with the checkpoint's labels; the image's id.
 pub async fn commit_container(
@@ -54,7 +72,10 @@ pub async fn commit_container(
     id: &str,
 ) -> Result<String> {
     let tag = format!("{session}-{id}");
-    let labels = checkpoint_labels(base_dir, session, id);
+    let mut labels = checkpoint_labels(base_dir, session, id);
+    for key in inherited_labels(engine, container).await? {
+        labels.entry(key).or_default();
+    }
     let changes: Vec<String> = labels
         .iter()
         .map(|(k, v)| format!("LABEL {k}={}", serde_json::Value::from(v.as_str())))

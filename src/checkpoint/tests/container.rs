@@ -220,6 +220,23 @@ async fn installed_file_comes_back(socket: &'static str) {
         (listed[0].id.as_str(), listed[0].checkpoint.as_str()),
         (image.as_str(), record.id.as_str())
     );
+    let inspected = s.engine.docker().inspect_image(&image).await.unwrap();
+    let labels = inspected.config.and_then(|c| c.labels).unwrap_or_default();
+    let label = |k: &str| labels.get(k).map(String::as_str);
+    assert_eq!(
+        label(crate::runtime::labels::SESSION),
+        Some(s.session.as_str())
+    );
+    assert_eq!(
+        label(crate::runtime::labels::IMAGE_KIND),
+        Some("checkpoint")
+    );
+    assert_eq!(
+        label(crate::runtime::labels::OWNER_PID),
+        Some(""),
+        "{labels:?}"
+    );
+    assert_eq!(label(crate::runtime::labels::CLONE_PATH), Some(""));
     let kept = sh(&s.engine, &back, "cat /usr/local/share/ci-cp.bin").await;
     assert!(
         kept == installed,
