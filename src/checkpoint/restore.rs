@@ -87,8 +87,10 @@ pub fn set_head(
     .map_err(|e| Error::git("the clone's HEAD", e))
 }
 
-/// The tree `git add -A` would record for the clone now, against an index of HEAD's tree
-/// alone (the clone's own index is not trusted to be readable), made in `mem`.
+/// The tree `git add -A` would record for the clone now, made in `mem`: read as export's
+/// snapshot reads it, through the clone's index (whose file stats spare reading unchanged
+/// files), or through one of HEAD's tree alone when the session left an index libgit2
+/// cannot read (every file is then read and hashed).
 fn current_tree(
     clone_repo: &Repository,
     clone: &Path,
@@ -100,14 +102,16 @@ fn current_tree(
     let head = clone_repo
         .find_commit(head)
         .map_err(|e| Error::git("the checkpoint's HEAD", e))?;
-    let tree = head.tree().map_err(|e| Error::git("HEAD's tree", e))?;
-    let mut index = Index::new().map_err(|e| Error::git("an index in memory", e))?;
-    index
-        .read_tree(&tree)
-        .map_err(|e| Error::git("an index in memory", e))?;
-    clone_repo
-        .set_index(&mut index)
-        .map_err(|e| Error::git("an index in memory", e))?;
+    if clone_repo.index().is_err() {
+        let tree = head.tree().map_err(|e| Error::git("HEAD's tree", e))?;
+        let mut index = Index::new().map_err(|e| Error::git("an index in memory", e))?;
+        index
+            .read_tree(&tree)
+            .map_err(|e| Error::git("an index in memory", e))?;
+        clone_repo
+            .set_index(&mut index)
+            .map_err(|e| Error::git("an index in memory", e))?;
+    }
     let sig = host_signature(chrono::Utc::now().timestamp_millis())?;
     let by = CommitAs {
         author: &sig,

@@ -76,30 +76,35 @@ fn restore_gives_back_head_branch_index_and_work_tree_without_following_symlinks
     );
 
     let passwd = std::fs::read("/etc/passwd").unwrap();
-    wreck(&clone, &outside);
-    let restored = restore(&base, "s1", &clone, &record.id).unwrap();
-    assert!(restored.files_written > 0 && restored.files_removed > 0);
+    for junk_index in [false, true] {
+        wreck(&clone, &outside);
+        if junk_index {
+            write(&clone, ".git/index", "not an index");
+        }
+        let restored = restore(&base, "s1", &clone, &record.id).unwrap();
+        assert!(restored.files_written > 0 && restored.files_removed > 0);
 
-    assert_eq!(cli_state(&clone, &scratch), before);
-    assert_eq!(git(&clone, &["rev-parse", "feature"]), before.head);
-    assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
-    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
-    assert_eq!(
-        std::fs::read(outside.join("run.sh")).unwrap(),
-        b"outside, never written\n"
-    );
-    for name in ["new.txt", "dir", "run.sh"] {
-        let meta = std::fs::symlink_metadata(clone.join(name)).unwrap();
-        assert!(
-            !meta.file_type().is_symlink(),
-            "{name} is the clone's own again"
+        assert_eq!(cli_state(&clone, &scratch), before);
+        assert_eq!(git(&clone, &["rev-parse", "feature"]), before.head);
+        assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read(outside.join("run.sh")).unwrap(),
+            b"outside, never written\n"
         );
+        for name in ["new.txt", "dir", "run.sh"] {
+            let meta = std::fs::symlink_metadata(clone.join(name)).unwrap();
+            assert!(
+                !meta.file_type().is_symlink(),
+                "{name} is the clone's own again"
+            );
+        }
+        assert_eq!(
+            std::fs::read(clone.join("debug.log")).unwrap(),
+            b"ignored\n"
+        );
+        git(&clone, &["fsck", "--no-dangling"]);
     }
-    assert_eq!(
-        std::fs::read(clone.join("debug.log")).unwrap(),
-        b"ignored\n"
-    );
-    git(&clone, &["fsck", "--no-dangling"]);
 }
 
 #[test]
