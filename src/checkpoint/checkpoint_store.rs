@@ -72,6 +72,16 @@ impl CheckpointStore {
         Ok(CheckpointStore { dir, repo })
     }
 
+    /// The session's store if it has one (nothing is made).
+    pub fn existing(base_dir: &Path, session: &str) -> Result<Option<CheckpointStore>> {
+        let dir = Self::path(base_dir, session)?;
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let repo = Repository::open_bare(&dir).map_err(|e| Error::git("checkpoint store", e))?;
+        Ok(Some(CheckpointStore { dir, repo }))
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

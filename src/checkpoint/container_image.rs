@@ -110,12 +110,28 @@ fn full_id(id: &str) -> String {
     }
 }
 
-/// Runs `work` with `container` paused, unpausing it whatever `work` returns.
+/// Whether `container` runs unpaused (so that something in it could write).
+async fn running(engine: &Engine, container: &str) -> Result<bool> {
+    let info = engine
+        .call(
+            &format!("container '{container}'"),
+            engine.docker().inspect_container(container, None),
+        )
+        .await?;
+    let state = info.state.unwrap_or_default();
+    Ok(state.running == Some(true) && state.paused != Some(true))
+}
+
+/// Runs `work` with `container` paused, unpausing it whatever `work` returns; a container
+/// stopped or paused already (by the caller) is left as it is.
 async fn while_paused<T>(
     engine: &Engine,
     container: &str,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
+    if !running(engine, container).await? {
+        return work.await;
+    }
     engine
         .call(
             &format!("pause of container '{container}'"),

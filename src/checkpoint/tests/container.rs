@@ -3,7 +3,7 @@
 //! checkpoint taken while a command writes into the container and the clone agrees with
 //! itself (the container was paused between the halves); a failed checkpoint leaves the
 //! container running, unpaused, with nothing recorded; the bound drops the oldest
-//! checkpoint with its image.
+//! checkpoint with its image; a stopped container is committed as it is.
 
 use std::path::Path;
 
@@ -77,6 +77,11 @@ async fn sh(engine: &Engine, id: &str, script: &str) -> Vec<u8> {
 async fn count(engine: &Engine, id: &str, dir: &str) -> usize {
     let listed = sh(engine, id, &format!("ls {dir} | wc -l")).await;
     String::from_utf8_lossy(&listed).trim().parse().unwrap()
+}
+
+async fn running(engine: &Engine, id: &str) -> bool {
+    let info = engine.docker().inspect_container(id, None).await.unwrap();
+    info.state.and_then(|s| s.running).unwrap_or(false)
 }
 
 async fn paused(engine: &Engine, id: &str) -> bool {
@@ -257,7 +262,16 @@ async fn installed_file_comes_back(socket: &'static str) {
     let ids: Vec<String> = listed.unwrap().into_iter().map(|i| i.id).collect();
     assert_eq!(ids, vec![second.image.clone().unwrap()], "with its image");
 
+    s.runtime.stop(&id, None).await.unwrap();
+    let stopped = checkpoint_session(&s.engine, &id, s.take(&clone), 1).await;
+    let stopped = stopped.expect("a stopped container is committed as it is");
+    s.cleanup.image(stopped.image.as_deref().unwrap());
+    assert!(!running(&s.engine, &id).await);
+
     remove_checkpoint_image(&s.engine, second.image.as_deref().unwrap())
+        .await
+        .unwrap();
+    remove_checkpoint_image(&s.engine, stopped.image.as_deref().unwrap())
         .await
         .unwrap();
     let listed = checkpoint_images(&s.engine, &s.base(), Some(&s.session)).await;

@@ -16,7 +16,9 @@ fn checkpoints_are_listed_deleted_bounded_and_trashed() {
             take(&base, "s1", &clone, &format!("n{n}")).id
         })
         .collect();
-    let store = CheckpointStore::open(&base, "s1").unwrap();
+    assert!(CheckpointStore::existing(&base, "s9").unwrap().is_none());
+    assert!(!CheckpointStore::path(&base, "s9").unwrap().exists());
+    let store = CheckpointStore::existing(&base, "s1").unwrap().unwrap();
     let listed: Vec<String> = store.list().unwrap().into_iter().map(|r| r.id).collect();
     assert_eq!(listed, ids);
     assert_eq!(store.get(&ids[1]).unwrap().label.as_deref(), Some("n1"));
