@@ -75,6 +75,11 @@ pub fn set_head(
         }
     }
     check_reflog_paths(clone, clone_repo.path(), branch)?;
+    // Locks left by a git the session's end cut short (a symlink is removed, not followed).
+    let locks = std::iter::once("HEAD").chain(branch);
+    for lock in locks.map(|name| clone_repo.path().join(format!("{name}.lock"))) {
+        remove_if_there(&lock)?;
+    }
     match branch {
         Some(name) => {
             clone_repo
@@ -177,21 +182,23 @@ pub fn apply_tree_diff(
     Ok((written, removed))
 }
 
+/// Removes the file (or symlink, not followed) at `path` if there is one.
+fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::new(
+            ErrorCode::Git,
+            format!("{}: {e}", path.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The clone's index replaced by one of `index_tree` (stale locks of the session removed
 /// first; the lock file is made exclusively and renamed over, never followed).
 pub fn write_index(clone_repo: &Repository, index_tree: Oid) -> Result<()> {
     let git_dir = clone_repo.path();
     for name in ["index.lock", "index"] {
-        let path = git_dir.join(name);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(Error::new(
-                    ErrorCode::Git,
-                    format!("{}: {e}", path.display()),
-                ))
-            }
-            _ => {}
-        }
+        remove_if_there(&git_dir.join(name))?;
     }
     let tree = clone_repo
         .find_tree(index_tree)

@@ -79,7 +79,12 @@ fn restore_gives_back_head_branch_index_and_work_tree_without_following_symlinks
     for junk_index in [false, true] {
         wreck(&clone, &outside);
         if junk_index {
+            // An index libgit2 cannot read, and locks a killed git left (or a hostile one).
             write(&clone, ".git/index", "not an index");
+            let passwd = Path::new("/etc/passwd");
+            std::os::unix::fs::symlink(passwd, clone.join(".git/index.lock")).unwrap();
+            std::os::unix::fs::symlink(passwd, clone.join(".git/HEAD.lock")).unwrap();
+            write(&clone, ".git/refs/heads/feature.lock", "stale\n");
         }
         let restored = restore(&base, "s1", &clone, &record.id).unwrap();
         assert!(restored.files_written > 0 && restored.files_removed > 0);
