@@ -232,3 +232,57 @@ fn make_symlink(dir: RawFd, name: &CString, target: &[u8]) -> std::io::Result<()
         _ => Err(std::io::Error::last_os_error()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scratch_dir::Scratch;
+
+    fn file(data: &[u8]) -> NewEntry<'_> {
+        NewEntry::File {
+            data,
+            executable: false,
+        }
+    }
+
+    #[test]
+    fn a_directory_in_the_way_goes_whole_and_what_its_links_name_stays() {
+        let scratch = Scratch::new("cp-write");
+        let (tree, outside) = (scratch.path("tree"), scratch.path("outside"));
+        std::fs::create_dir_all(tree.join("d/inner")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "outside").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("d/inner/link")).unwrap();
+        std::os::unix::fs::symlink(outside.join("keep"), tree.join("d/file")).unwrap();
+        let writer = WorktreeWriter::open(&tree).unwrap();
+        writer.write(b"d", file(b"now a file")).unwrap();
+        assert_eq!(std::fs::read(tree.join("d")).unwrap(), b"now a file");
+        assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"outside");
+        assert_eq!(
+            std::fs::read_dir(&tree).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn nothing_is_removed_or_written_through_a_symlinked_folder() {
+        let scratch = Scratch::new("cp-write-link");
+        let (tree, outside) = (scratch.path("tree"), scratch.path("outside"));
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("f"), "outside").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("d")).unwrap();
+        let writer = WorktreeWriter::open(&tree).unwrap();
+        assert!(!writer.remove(b"d/f").unwrap());
+        writer.write(b"d/f", file(b"inside")).unwrap();
+        assert_eq!(std::fs::read(outside.join("f")).unwrap(), b"outside");
+        assert!(std::fs::symlink_metadata(tree.join("d")).unwrap().is_dir());
+        assert_eq!(std::fs::read(tree.join("d/f")).unwrap(), b"inside");
+        assert!(writer.remove(b"d/f").unwrap());
+        assert!(!tree.join("d").exists(), "the folder left empty went too");
+        for bad in [&b"../x"[..], b"a/.git/config", b"a//b", b"/abs"] {
+            assert!(writer.write(bad, file(b"x")).is_err(), "{bad:?}");
+        }
+    }
+}
