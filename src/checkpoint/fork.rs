@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use git2::Repository;
 
 use super::checkpoint_store::CheckpointStore;
-use super::restore::{apply_tree_diff, import_into, set_head, write_index};
+use super::clone_git_dir::{import_into, set_head, write_index};
+use super::restore::apply_tree_diff;
 use super::take::{take_checkpoint, TakeRequest};
 use crate::delivery::{run_bounded, Deadline, Limits};
 use crate::error::{Error, ErrorCode, Result};

@@ -5,6 +5,7 @@
 
 mod checkpoint_record;
 mod checkpoint_store;
+mod clone_git_dir;
 mod container_image;
 mod fork;
 mod restore;

@@ -11,14 +11,13 @@ use std::path::{Path, PathBuf};
 
 use git2::{Delta, Index, ObjectType, Oid, Repository};
 
-use super::checkpoint_store::{CheckpointCommits, CheckpointStore};
+use super::checkpoint_store::CheckpointStore;
+use super::clone_git_dir::{import_into, set_head, write_index};
 use super::take::host_signature;
 use super::worktree_write::{NewEntry, WorktreeWriter};
 use super::CheckpointRecord;
-use crate::delivery::{
-    import_objects, memory_repo, open_clone, run_bounded, snapshot, CommitAs, Deadline, Limits,
-};
-use crate::error::{Error, ErrorCode, Result};
+use crate::delivery::{memory_repo, open_clone, run_bounded, snapshot, CommitAs, Deadline, Limits};
+use crate::error::{Error, Result};
 
 /// What a restore changed in the work tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,70 +25,6 @@ pub struct Restored {
     pub checkpoint: CheckpointRecord,
     pub files_written: usize,
     pub files_removed: usize,
-}
-
-fn refused(clone: &Path, why: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorCode::Git,
-        format!("restore into {} refused: {why}", clone.display()),
-    )
-}
-
-/// The reflog files libgit2 appends to for `refname` (and HEAD) must be absent or plain
-/// (directories on the way, a regular file at the end): it opens them following links.
-fn check_reflog_paths(clone: &Path, git_dir: &Path, refname: Option<&str>) -> Result<()> {
-    let mut files = vec!["HEAD".to_string()];
-    files.extend(refname.map(str::to_string));
-    for file in files {
-        let mut at = git_dir.join("logs");
-        let parts: Vec<&str> = file.split('/').collect();
-        for (n, part) in std::iter::once("").chain(parts.iter().copied()).enumerate() {
-            if !part.is_empty() {
-                at = at.join(part);
-            }
-            let last = n == parts.len();
-            match std::fs::symlink_metadata(&at) {
-                Err(_) => break,
-                Ok(m) if last && m.is_file() => {}
-                Ok(m) if !last && m.is_dir() => {}
-                Ok(_) => return Err(refused(clone, format!("{} is not plain", at.display()))),
-            }
-        }
-    }
-    Ok(())
-}
-
-/// HEAD at the checkpoint's commit: on `branch` (set there), else detached.
-pub fn set_head(
-    clone_repo: &Repository,
-    clone: &Path,
-    record: &CheckpointRecord,
-    branch: Option<&str>,
-) -> Result<()> {
-    let head = record.head_id()?;
-    let log = format!("container-isolation: restore of checkpoint {}", record.id);
-    if let Some(name) = branch {
-        let valid = name.starts_with("refs/heads/") && git2::Reference::is_valid_name(name);
-        if !valid {
-            return Err(refused(clone, format!("branch {name:?}")));
-        }
-    }
-    check_reflog_paths(clone, clone_repo.path(), branch)?;
-    // Locks left by a git the session's end cut short (a symlink is removed, not followed).
-    let locks = std::iter::once("HEAD").chain(branch);
-    for lock in locks.map(|name| clone_repo.path().join(format!("{name}.lock"))) {
-        remove_if_there(&lock)?;
-    }
-    match branch {
-        Some(name) => {
-            clone_repo
-                .reference(name, head, true, &log)
-                .map_err(|e| Error::git("the clone's branch", e))?;
-            clone_repo.set_head(name)
-        }
-        None => clone_repo.set_head_detached(head),
-    }
-    .map_err(|e| Error::git("the clone's HEAD", e))
 }
 
 /// The tree `git add -A` would record for the clone now, made in `mem`: read as export's
@@ -180,56 +115,6 @@ pub fn apply_tree_diff(
         written += 1;
     }
     Ok((written, removed))
-}
-
-/// Removes the file (or symlink, not followed) at `path` if there is one.
-fn remove_if_there(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::new(
-            ErrorCode::Git,
-            format!("{}: {e}", path.display()),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// The clone's index replaced by one of `index_tree` (stale locks of the session removed
-/// first; the lock file is made exclusively and renamed over, never followed).
-pub fn write_index(clone_repo: &Repository, index_tree: Oid) -> Result<()> {
-    let git_dir = clone_repo.path();
-    for name in ["index.lock", "index"] {
-        remove_if_there(&git_dir.join(name))?;
-    }
-    let tree = clone_repo
-        .find_tree(index_tree)
-        .map_err(|e| Error::git("the checkpoint's index", e))?;
-    let mut index =
-        Index::open(&git_dir.join("index")).map_err(|e| Error::git("the clone's index", e))?;
-    index
-        .read_tree(&tree)
-        .and_then(|_| index.write())
-        .map_err(|e| Error::git("the clone's index", e))
-}
-
-/// The checkpoint's objects the clone lacks, copied from the store.
-pub fn import_into(
-    store: &CheckpointStore,
-    clone_repo: &Repository,
-    commits: CheckpointCommits,
-    limits: &Limits,
-    deadline: Deadline,
-) -> Result<()> {
-    let store_odb = store
-        .repo()
-        .odb()
-        .map_err(|e| Error::git("the checkpoint store's objects", e))?;
-    let clone_odb = clone_repo
-        .odb()
-        .map_err(|e| Error::git("the clone's objects", e))?;
-    for tip in [commits.worktree, commits.index] {
-        import_objects(&store_odb, &clone_odb, tip, limits, deadline)?;
-    }
-    Ok(())
 }
 
 fn restore_now(request: &RestoreRequest, deadline: Deadline) -> Result<Restored> {
