@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod apple;
 pub mod base_dir;
+pub mod checkpoint;
 pub mod clone;
 pub mod compose;
 pub mod compose_services;

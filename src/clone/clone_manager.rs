@@ -246,7 +246,7 @@ impl CloneManager {
 
     /// `${baseDir}/.trash/<UTC timestamp>[-n]`, one that does not hold `name` yet (the same
     /// session removed twice within a millisecond gets a second bin).
-    pub(super) fn new_trash_bin(&self, name: &str) -> Result<PathBuf> {
+    pub fn new_trash_bin(&self, name: &str) -> Result<PathBuf> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
         let trash = self.trash_dir();
         for n in 0u32.. {

@@ -38,6 +38,8 @@ pub const SERVICE_SET: &str = "dev.container-isolation.service-set";
 pub const SERVICE: &str = "dev.container-isolation.service";
 /// On a warm pool member (claimed or not): the key of the settings it was made with.
 pub const POOL: &str = "dev.container-isolation.pool";
+/// On a session's checkpoint image (`image-kind` `checkpoint`): the checkpoint's id.
+pub const CHECKPOINT: &str = "dev.container-isolation.checkpoint";
 
 pub struct LabelContext<'a> {
     pub session: &'a str,

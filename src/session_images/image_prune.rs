@@ -3,7 +3,7 @@
 //! any kind uses, directly or as an ancestor of its image, removed; newest first, so that an
 //! image built on another goes before it. An image without our labels, of another base
 //! directory, or carrying them only by inheritance (not under the tag we gave it) is never
-//! touched.
+//! touched, nor is a session's checkpoint image.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -64,6 +64,10 @@ impl Candidate {
     fn of(summary: ImageSummary, base_dir: &str) -> Option<Candidate> {
         let label = |key: &str| summary.labels.get(key).map(String::as_str);
         if label(labels::MANAGED) != Some("true") || label(labels::BASE_DIR) != Some(base_dir) {
+            return None;
+        }
+        // A session's checkpoint goes with its checkpoint or its session, never here.
+        if label(labels::IMAGE_KIND) == Some("checkpoint") {
             return None;
         }
         let ours = label(labels::IMAGE_TAG)?;
@@ -185,4 +189,33 @@ pub async fn prune_images(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(kind: &str) -> ImageSummary {
+        let labels = [
+            (labels::MANAGED, "true"),
+            (labels::BASE_DIR, "/base"),
+            (labels::IMAGE_TAG, "ci-build:x"),
+            (labels::IMAGE_KIND, kind),
+        ];
+        ImageSummary {
+            id: "sha256:ab".into(),
+            repo_tags: vec!["ci-build:x".into()],
+            labels: labels
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_image_is_never_a_candidate() {
+        assert!(Candidate::of(summary("build"), "/base").is_some());
+        assert!(Candidate::of(summary("checkpoint"), "/base").is_none());
+    }
 }
