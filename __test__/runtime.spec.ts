@@ -3,7 +3,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { OutputLine } from '../index'
-import { addon, engine, engineCli, IMAGES, isPodman, isRemote, rejection, suiteRuntime, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, IMAGES, isPodman, isRemote, rejection, suiteRuntime, tempDir } from './helpers'
 
 const { runtime, baseDir, cleanup } = suiteRuntime('runtime')
 afterAll(cleanup)
@@ -150,9 +150,11 @@ describe('start and stop', () => {
     const id = await runtime.create({
       workingDirectory: '/',
       mounts: [],
-      command: ['bash', '-c', "trap '' TERM; while :; do sleep 0.1; done"],
+      command: ['bash', '-c', "trap '' TERM; touch /tmp/trapped; while :; do sleep 0.1; done"],
     })
     await runtime.start(id)
+    // A SIGTERM before the trap is set ends bash with 143: wait for it.
+    await eventually('the trap set', async () => (await runtime.exec(id, { command: ['test', '-e', '/tmp/trapped'] })).exitCode === 0)
     const started = Date.now()
     await runtime.stop(id, 1000)
     expect(Date.now() - started).toBeLessThan(5000)
