@@ -275,6 +275,23 @@ export declare class PortForward {
  */
 export declare class Workspaces {
   /**
+   * A checkpoint of the session now: its clone (HEAD, branch, index, work tree with
+   * uncommitted and untracked files) and its container's own changes, taken with the
+   * container paused. The oldest past 20 is dropped.
+   */
+  checkpoint(sessionId: string, opts?: CheckpointOptions | undefined | null): Promise<CheckpointInfo>
+  /** The session's checkpoints, oldest first. */
+  checkpoints(sessionId: string): Promise<CheckpointInfo[]>
+  /** Deletes a checkpoint and its image; false when there is no such checkpoint. */
+  deleteCheckpoint(sessionId: string, id: string): Promise<boolean>
+  /**
+   * The session put back to a checkpoint: what runs in it ended, its clone and its
+   * container as they were then; its id, egress policy and limits kept.
+   */
+  restore(sessionId: string, id: string): Promise<WorkspaceInfo>
+  /** A new, independent session from a checkpoint of this one (or from it as it is now). */
+  fork(sessionId: string, opts: ForkOptions): Promise<WorkspaceInfo>
+  /**
    * What the session changed since its base: its commits, the files changed between
    * the base and its HEAD, its uncommitted work and, with `patch`, the unified diffs of
    * its commits and of its uncommitted work.
@@ -395,6 +412,28 @@ export interface ChangesOptions {
    * `uncommittedPatchTruncated` say so.
    */
   maxPatchBytes?: number
+}
+
+/** A checkpoint of a session: its clone and its container at one instant. */
+export interface CheckpointInfo {
+  /** 12 hexadecimal digits. */
+  id: string
+  /** The label `checkpoint()` was given. */
+  label?: string
+  /** Milliseconds since the epoch. */
+  createdAt: number
+  /** The clone's HEAD commit then. */
+  commit: string
+  /** The branch HEAD was on (absent when detached). */
+  branch?: string
+  /** The container's commit: the image a restore or a fork makes the container from. */
+  image?: string
+}
+
+/** Options of `checkpoint()`. */
+export interface CheckpointOptions {
+  /** What this state is, e.g. "tests pass". */
+  label?: string
 }
 
 /** Options of `new CloneManager()`. */
@@ -1437,6 +1476,17 @@ export interface FileStat {
   mtimeMs: number
   /** In bytes. */
   size: number
+}
+
+/** Options of `fork()`. */
+export interface ForkOptions {
+  /** The new session's id. */
+  sessionId: string
+  /**
+   * The checkpoint to start from; default: the session as it is now (a checkpoint is
+   * taken for the fork and kept).
+   */
+  checkpoint?: string
 }
 
 /** A container port served on the host. */

@@ -83,7 +83,22 @@ describe('container-isolation CLI', () => {
     const listed = JSON.parse(ls.out)
     expect(listed.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual([info.sessionId, 'second'].sort())
     expect(listed[0]).toHaveProperty('ownerAlive', false) // the `up` process has exited
-    expect(cli('ls').out).toMatch(/^SESSION\s+STATE\s+BRANCH\s+CLONE\s+AGE\s+OWNER/)
+    expect(cli('ls').out).toMatch(/^SESSION\s+STATE\s+BRANCH\s+CLONE\s+AGE\s+CHECKPOINTS\s+OWNER/)
+
+    // Undo from the terminal: a checkpoint, the work lost, the checkpoint restored, a fork.
+    cli('exec', 'second', '--', 'sh', '-c', 'echo saved > saved.txt')
+    const made = cli('checkpoint', 'second', '--label', 'saved', '--json')
+    expect(made.code, made.err).toBe(0)
+    const checkpoint = JSON.parse(made.out).id
+    expect(cli('checkpoints', 'second').out).toMatch(new RegExp(`^ID\\s+AGE\\s+COMMIT\\s+BRANCH\\s+LABEL\\n${checkpoint}`))
+    cli('exec', 'second', '--', 'rm', 'saved.txt')
+    expect(cli('restore', 'second', checkpoint).code).toBe(0)
+    expect(cli('exec', 'second', '--', 'cat', 'saved.txt').out).toBe('saved\n')
+    const forked = cli('fork', 'second', '--session', 'third', '--checkpoint', checkpoint)
+    expect(forked.code, forked.err).toBe(0)
+    expect(cli('exec', 'third', '--', 'cat', 'saved.txt').out).toBe('saved\n')
+    expect(JSON.parse(cli('ls', '--json').out).find((s: { sessionId: string }) => s.sessionId === 'second').checkpoints).toBe(1)
+    expect(cli('down', 'third').code).toBe(0)
 
     const dry = cli('reap', '--dry-run', '--json')
     expect(dry.code).toBe(0)

@@ -41,10 +41,10 @@ describe('container-isolation mcp', () => {
     main = await startServer(project.path, ['--image', IMAGES.debian])
   })
 
-  it('lists fourteen tools, each with JSON Schema objects for its input (unknown keys refused) and output, and a description saying where it acts', async () => {
+  it('lists seventeen tools, each with JSON Schema objects for its input (unknown keys refused) and output, and a description saying where it acts', async () => {
     const { tools } = await main.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['command_kill', 'command_output', 'edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_close', 'session_export', 'session_list', 'session_open', 'write_file'],
+      ['command_kill', 'command_output', 'edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_checkpoint', 'session_close', 'session_export', 'session_fork', 'session_list', 'session_open', 'session_restore', 'write_file'],
     )
     const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: [], find_files: ['pattern'], search_text: ['pattern'], session_list: [], command_output: ['commandId'], command_kill: ['commandId'] }
     for (const tool of tools) {
@@ -83,6 +83,9 @@ describe('container-isolation mcp', () => {
       run_command: hints(false, true, false, true),
       command_output: reads,
       command_kill: hints(false, true, true, false),
+      session_checkpoint: hints(false, false, false, false),
+      session_restore: hints(false, true, true, false),
+      session_fork: hints(false, false, false, false),
     }
     for (const tool of tools) {
       expect(tool.title, tool.name).toMatch(/^[A-Z].{5,}/)
@@ -90,6 +93,27 @@ describe('container-isolation mcp', () => {
     }
     expect(tools.find((t) => t.name === 'session_export')?.description).toContain('A branch outside session/ is refused')
   })
+
+  it('checkpoints a session, restores it (its commands stopped, the later file gone) and forks another from the checkpoint', async () => {
+    const opened = await main.call('session_open', { title: 'Try undo' })
+    const id = opened.structuredContent.session
+    expect((await main.call('write_file', { session: id, path: 'kept.txt', content: 'kept\n' })).isError).toBeFalsy()
+    const made = await main.call('session_checkpoint', { session: id, label: 'one file' })
+    expect(made.isError, text(made)).toBeFalsy()
+    const checkpoint = made.structuredContent.checkpoint.id
+    expect(made.structuredContent.checkpoints.map((c: { id: string }) => c.id)).toEqual([checkpoint])
+    await main.call('write_file', { session: id, path: 'later.txt', content: 'later\n' })
+    const restored = await main.call('session_restore', { session: id, checkpoint })
+    expect(restored.isError, text(restored)).toBeFalsy()
+    expect((await main.call('read_file', { session: id, path: 'later.txt' })).isError).toBe(true)
+    expect((await main.call('read_file', { session: id, path: 'kept.txt' })).structuredContent.content).toContain('kept')
+    const forked = await main.call('session_fork', { session: id, title: 'Other way', checkpoint })
+    expect(forked.isError, text(forked)).toBeFalsy()
+    const other = forked.structuredContent.session
+    expect(other).toMatch(/^other-way-[0-9a-f]{6}$/)
+    expect((await main.call('read_file', { session: other, path: 'kept.txt' })).structuredContent.content).toContain('kept')
+    for (const s of [other, id]) expect((await main.call('session_close', { session: s })).isError).toBeFalsy()
+  }, 180_000)
 
   it('opens a session, then writes, edits, reads, lists, finds and searches its files; the project is untouched', async () => {
     const opened = await main.call('session_open', { title: 'Edit the app' })

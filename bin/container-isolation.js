@@ -43,6 +43,11 @@ const USAGE = `usage: container-isolation <command> [options]
                                        CONTAINER_ISOLATION_GIT_TOKEN (+ _GIT_USERNAME) for https,
                                        CONTAINER_ISOLATION_SSH_KEY / _SSH_KNOWN_HOSTS or the SSH
                                        agent for ssh; never from the session
+  checkpoint <session> [--label L]     save the session: its clone and its container's own changes
+  checkpoints <session>                its checkpoints, oldest first
+  restore <session> <checkpoint>       put the session back to a checkpoint (its commands end)
+  fork <session> --session NEW [--checkpoint C]
+                                       a new session from a checkpoint (default: from it now)
   down <session>                       remove the container, move the clone to trash
   reap [--dry-run] [--active ID,...]   remove orphaned containers and clones
   mcp [--project DIR] [--image IMG] [--egress none|public|JSON] [--trust JSON] [--keep] [--auto-session]
@@ -73,10 +78,11 @@ exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the comma
 const { UsageError, table, age, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions } = require('./cli-common.js')
 const delivery = require('./delivery-commands.js')
 const images = require('./image-commands.js')
+const checkpoints = require('./checkpoint-commands.js')
 const { progressReporter } = require('./progress-bar.js')
 
 const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force', ...ENGINE_FLAGS]
-const VALUED = [...ENGINE_VALUED, '--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than']
+const VALUED = [...ENGINE_VALUED, '--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than', '--label', '--checkpoint']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
@@ -100,6 +106,7 @@ function parse(argv) {
 const commands = {
   ...delivery.commands,
   ...images.commands,
+  ...checkpoints.commands,
 
   async doctor(args, workspaces, baseDir, engine) {
     const found = []
@@ -202,15 +209,16 @@ const commands = {
       const pid = labels['dev.container-isolation.owner-pid']
       // The same judgement reapOrphans makes (pid, start time, boot id).
       const owner = pid ? addon.ownerStatus(labels) : 'unknown'
-      rows.push({ ...ws, ownerPid: pid ? Number(pid) : undefined, ownerAlive: owner === 'unknown' ? undefined : owner === 'alive' })
+      const checkpoints = (await workspaces.checkpoints(ws.sessionId).catch(() => [])).length
+      rows.push({ ...ws, checkpoints, ownerPid: pid ? Number(pid) : undefined, ownerAlive: owner === 'unknown' ? undefined : owner === 'alive' })
     }
     if (args.json) console.log(JSON.stringify(rows, null, 2))
     else if (rows.length === 0) console.log('no sessions')
     else
       console.log(
         table(
-          rows.map((r) => ({ session: r.sessionId, state: r.state, branch: r.branchName, clone: r.clonePath, age: age(r.createdAtMs), owner: r.ownerAlive === undefined ? '-' : `${r.ownerPid} ${r.ownerAlive ? 'alive' : 'gone'}` })),
-          ['session', 'state', 'branch', 'clone', 'age', 'owner'],
+          rows.map((r) => ({ session: r.sessionId, state: r.state, branch: r.branchName, clone: r.clonePath, age: age(r.createdAtMs), checkpoints: String(r.checkpoints), owner: r.ownerAlive === undefined ? '-' : `${r.ownerPid} ${r.ownerAlive ? 'alive' : 'gone'}` })),
+          ['session', 'state', 'branch', 'clone', 'age', 'checkpoints', 'owner'],
         ),
       )
     return 0

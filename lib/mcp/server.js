@@ -11,13 +11,14 @@ const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } = require('@m
 const { z } = require('zod')
 const { failure, invalid } = require('./results.js')
 const { sessionTools } = require('./session-tools.js')
+const { checkpointTools } = require('./checkpoint-tools.js')
 const { sessionExport } = require('./export-tool.js')
 const { fileTools } = require('./file-tools.js')
 const { searchTools } = require('./search-tools.js')
 const { commandTools } = require('./command-tools.js')
 const { version } = require('../../package.json')
 
-const TOOLS = [...sessionTools, sessionExport, ...fileTools, ...searchTools, ...commandTools]
+const TOOLS = [...sessionTools, ...checkpointTools, sessionExport, ...fileTools, ...searchTools, ...commandTools]
 
 /** What the server tells the model about all its tools. */
 function instructions({ exportPrefix, autoSession }) {

@@ -184,6 +184,36 @@ class Sessions {
     return [...this.open.values()]
   }
 
+  /** The session put back to checkpoint `checkpoint`: its commands stopped first. */
+  async restore(id, checkpoint) {
+    const session = await this.get(id, false)
+    this.opts.commands.closeSession(session.id)
+    session.terminateAll()
+    await this.opts.workspaces.restore(session.id, checkpoint)
+    session.idle = []
+    session.running = new Set()
+    await session.start()
+    return session
+  }
+
+  /** A new session forked from `fromId` (from a checkpoint of it, or from it now). */
+  fork(fromId, { title, checkpoint }) {
+    return this.track(this.forkSession(fromId, { title, checkpoint }))
+  }
+
+  async forkSession(fromId, { title, checkpoint }) {
+    if (this.closing) throw shuttingDown()
+    const from = await this.get(fromId, false)
+    const id = newSessionId(title)
+    const info = await this.opts.workspaces.fork(from.id, { sessionId: id, checkpoint })
+    const { keep } = this.opts
+    if (keep) {
+      this.opts.kept.write({ session: id, title, projectDir: this.opts.projectDir, createdAt: new Date().toISOString() })
+      this.opts.kept.hold(id)
+    }
+    return this.bind(id, title, info, keep)
+  }
+
   /** What the session becomes: kept (stopped) or removed, its logs with it. */
   async end(id, kept) {
     if (kept) {

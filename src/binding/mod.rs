@@ -2,6 +2,7 @@
 //! coded JS errors, and bridges callbacks. No engine logic lives here.
 
 mod apple_container_runtime;
+mod checkpoints;
 mod clone_manager;
 mod compose_project;
 mod compose_service;

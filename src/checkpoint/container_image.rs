@@ -227,9 +227,11 @@ pub async fn checkpoint_images(
         .collect())
 }
 
-/// Removes a checkpoint image (by id); gone already is fine.
+/// Removes a checkpoint image (by id); gone already is fine, and one a container still
+/// uses (a fork's, a restored session's) stays, never forced: Podman's forced removal
+/// takes the containers with it. `reapOrphans` removes it once unused.
 pub async fn remove_checkpoint_image(engine: &Engine, image: &str) -> Result<()> {
-    let options = RemoveImageOptionsBuilder::default().force(true).build();
+    let options = RemoveImageOptionsBuilder::default().force(false).build();
     match engine
         .call(
             &format!("checkpoint image {image}"),
@@ -239,8 +241,19 @@ pub async fn remove_checkpoint_image(engine: &Engine, image: &str) -> Result<()>
     {
         Ok(_) => Ok(()),
         Err(e) if e.code == ErrorCode::ImageNotFound => Ok(()),
+        Err(e) if in_use(&e.message) => {
+            tracing::info!("checkpoint image {image} kept: a container uses it");
+            Ok(())
+        }
         Err(e) => Err(e),
     }
+}
+
+fn in_use(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    ["in use", "being used", "conflict", "has dependent", "409"]
+        .iter()
+        .any(|m| message.contains(m))
 }
 
 /// The image a restored session's container is created from: the checkpoint's commit.

@@ -1,6 +1,7 @@
 //! Orphan cleanup: which containers (and session volumes) have lost their owner, and removing them safely
 //! (docs/contract.md §6).
 
+mod checkpoint_images;
 mod exit_cleanup;
 mod orphan_volumes;
 mod probe_volumes;

@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use super::checkpoint_images::reap_checkpoint_images;
 use super::orphan_volumes::reap_volumes;
 use super::probe_volumes::reap_probe_volumes;
 use super::process_clones::{owner_gone, trash_session};
@@ -66,6 +67,10 @@ pub async fn reap_orphans(options: &ReapOptions) -> Result<ReapReport> {
     .await?;
     // Not session volumes, so not in the report.
     reap_probe_volumes(&engine, options.dry_run).await;
+    let images = reap_checkpoint_images(&engine, &options.base_dir, options.dry_run).await?;
+    if !images.is_empty() {
+        tracing::info!("reapOrphans: checkpoint images of gone sessions: {images:?}");
+    }
     Ok(ReapReport {
         containers_removed: containers.removed,
         clones_trashed,

@@ -26,7 +26,7 @@ impl ManagedContainer {
     /// The session label; for a warm pool member, the session its name says claimed it
     /// (else its own name: no session has it).
     pub fn session(&self) -> &str {
-        if self.labels.contains_key(labels::POOL) {
+        if !self.label(labels::POOL).is_empty() {
             return claimed_session(&self.name).unwrap_or(&self.name);
         }
         self.label(labels::SESSION)
@@ -42,7 +42,10 @@ impl ManagedContainer {
     }
 
     pub fn unclaimed_member(&self) -> bool {
-        is_unclaimed_member(&self.name, self.labels.keys())
+        is_unclaimed_member(
+            &self.name,
+            self.labels.get(labels::POOL).map(String::as_str),
+        )
     }
 }
 

@@ -3,8 +3,6 @@
 //! `pool` label; a session claims it by renaming it to the session's own container name
 //! (`ws-<session>-<8 hex>`), which the engine gives to one container only.
 
-use super::labels;
-
 /// The name prefix of a session's container.
 pub const SESSION_PREFIX: &str = "ws-";
 /// The name prefix of a pool member no session has claimed.
@@ -24,12 +22,11 @@ pub fn claimed_session(name: &str) -> Option<&str> {
     (tag_ok && !session.is_empty()).then_some(session)
 }
 
-/// Whether a container with these labels, named `name`, is a pool member still unclaimed.
-pub fn is_unclaimed_member<'a>(
-    name: &str,
-    mut label_keys: impl Iterator<Item = &'a String>,
-) -> bool {
-    label_keys.any(|k| k == labels::POOL) && claimed_session(name).is_none()
+/// Whether a container named `name` whose pool label is `pool` is a pool member still
+/// unclaimed. An empty label is no member's: a container made from a checkpoint image
+/// inherits the label a commit kept, emptied.
+pub fn is_unclaimed_member(name: &str, pool: Option<&str>) -> bool {
+    pool.is_some_and(|p| !p.is_empty()) && claimed_session(name).is_none()
 }
 
 #[cfg(test)]
@@ -43,9 +40,9 @@ mod tests {
         assert_eq!(claimed_session(&member_name("0123abcd")), None);
         assert_eq!(claimed_session("ws-s1-xyz"), None);
         assert_eq!(claimed_session("ws--0123abcd"), None);
-        let pool = [labels::POOL.to_string()];
-        assert!(is_unclaimed_member("wp-0123abcd-aaaa", pool.iter()));
-        assert!(!is_unclaimed_member("ws-s1-0123abcd", pool.iter()));
-        assert!(!is_unclaimed_member("wp-x", [].iter()));
+        assert!(is_unclaimed_member("wp-0123abcd-aaaa", Some("key")));
+        assert!(!is_unclaimed_member("ws-s1-0123abcd", Some("key")));
+        assert!(!is_unclaimed_member("wp-x", None));
+        assert!(!is_unclaimed_member("ws-s1-from-a-checkpoint", Some("")));
     }
 }

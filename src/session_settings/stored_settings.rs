@@ -304,6 +304,20 @@ impl SessionSettings {
 }
 
 /// The session clone itself, read-write, at `target`.
+impl SessionSettings {
+    /// The same settings for a session whose clone is `clone` (a fork's): every mount of
+    /// the clone, or of a folder in it, now of the new one.
+    pub fn with_clone(&self, clone: &Path) -> SessionSettings {
+        let mut settings = self.clone();
+        for m in &mut settings.mounts {
+            if let MountOrigin::Clone { relative } = &m.origin {
+                m.mount.source = clone.join(relative).to_string_lossy().into_owned();
+            }
+        }
+        settings
+    }
+}
+
 pub fn clone_mount(clone: &Path, target: &str) -> SessionMount {
     SessionMount {
         mount: ContainerMount::bind(&clone.to_string_lossy(), target, false),

@@ -11,6 +11,7 @@ mod plain_folder;
 mod pool_claim;
 mod pool_members;
 mod session_changes;
+mod session_checkpoints;
 mod session_container;
 mod session_egress;
 mod session_export;
@@ -26,6 +27,7 @@ mod workspace_storage;
 mod workspaces;
 
 pub use plain_folder::PlainFolder;
+pub use session_checkpoints::{ForkWorkspace, KEEP_CHECKPOINTS};
 pub use session_export::ExportRequest;
 pub use session_push::PushRequest;
 pub use workspace_record::{

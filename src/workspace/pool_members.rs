@@ -140,6 +140,7 @@ impl MemberFactory for SessionMembers {
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             settings: None,
             compose: None,
+            checkpoint_image: None,
             owner: None,
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with

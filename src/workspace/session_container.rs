@@ -159,6 +159,10 @@ impl SessionContainer<'_> {
             config.egress = Some(egress);
         }
         config.pull = Some(self.create_pull());
+        if let Some(image) = &record.checkpoint_image {
+            config.image = Some(image.clone());
+            config.pull = Some(PullPolicy::Never);
+        }
         config.progress = self.supply.progress.clone();
         Ok(config)
     }
@@ -233,8 +237,12 @@ impl SessionContainer<'_> {
         self.give_clone_to_remote_user().await?;
         let env = self.session_env().await?;
         let runner = self.runner(&env);
+        // A checkpoint's image holds what the creation steps did: a start's step only.
+        let from_checkpoint = self.record.checkpoint_image.is_some();
         for step in CREATE_STEPS {
-            runner.run(step, &self.settings.commands_of(step)).await?;
+            if !from_checkpoint || step == "postStartCommand" {
+                runner.run(step, &self.settings.commands_of(step)).await?;
+            }
         }
         Ok(())
     }

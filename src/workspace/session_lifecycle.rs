@@ -86,6 +86,7 @@ impl Workspaces {
             .await
             .map_err(blocking_error)??;
         self.trash_remote_project(session_id).await?;
+        self.trash_checkpoints(session_id).await?;
         record::remove(&self.options.base_dir, session_id)
     }
 }

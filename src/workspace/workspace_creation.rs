@@ -113,6 +113,7 @@ impl Workspaces {
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             settings: Some(settings),
             compose,
+            checkpoint_image: None,
             owner: record::owner_for(request.lifetime),
         };
         let mut container = self.session_container(&engine, &record)?;

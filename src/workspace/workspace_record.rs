@@ -52,6 +52,10 @@ pub struct WorkspaceRecord {
     /// A Compose devcontainer's other services, started with the session's container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compose: Option<StoredServices>,
+    /// The image its container is made from when not its settings' own: a checkpoint's,
+    /// after a restore or for a fork (the lifecycle commands of a new container ran before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_image: Option<String>,
     /// For a `process` workspace, the owner labels of the process it lives as long as (pid,
     /// start time, boot id, host), so that its clone can be judged after its container is
     /// gone.
