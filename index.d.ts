@@ -428,6 +428,8 @@ export interface CheckpointInfo {
   branch?: string
   /** The container's commit: the image a restore or a fork makes the container from. */
   image?: string
+  /** What the container had changed when it was committed (its own layer), in bytes. */
+  bytes?: number
 }
 
 /** Options of `checkpoint()`. */

@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config'
 // `ssh`, which run side by side against it (each with the rig's endpoint for its transport),
 // and removes it at the end. One transport alone: `--project ssh`.
 //   npx vitest run -c vitest.remote.config.ts --project ssh __test__/shell.spec.ts
-const include = ['__test__/{fileio,shell,runtime,workspaces,workspaces-volume,remote}.spec.ts']
+const include = ['__test__/{fileio,shell,runtime,workspaces,workspaces-volume,remote,checkpoint}.spec.ts']
 
 export default defineConfig({
   test: {

@@ -1,16 +1,20 @@
 // Checkpoints, restore and fork of a session (issue 38): the clone (HEAD, branch, index,
 // work tree with uncommitted and untracked files) and the container's own changes come
-// back together; a fork is a session of its own.
+// back together; a fork is a session of its own. With the repository bind-mounted and in
+// an engine volume (on the remote pass, the volume only: its clone is not on the engine's
+// machine).
 import { execFileSync } from 'node:child_process'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 const base = tempDir('checkpoint-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
-const workspaces = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian, storage: 'bind' })
+const STORAGES = isRemote ? ['volume'] : ['bind', 'volume']
+const all = Object.fromEntries(STORAGES.map((storage) => [storage, new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian, storage: storage as 'bind' | 'volume' })]))
+let workspaces = all[STORAGES[0]]
 afterAll(async () => {
   for (const ws of await workspaces.list()) await workspaces.destroy(ws.sessionId).catch(() => {})
   dirs.forEach((d) => d.cleanup())
@@ -37,6 +41,7 @@ async function run(id: string, command: string): Promise<string> {
 
 /** What `git add -A && git write-tree` gives in a copy of the session's clone, HEAD, branch. */
 async function state(id: string): Promise<{ tree: string; head: string; branch: string }> {
+  await workspaces.changes(id) // a volume session's repository read back into its clone
   const info = (await workspaces.get(id))!
   const copy = mkdtempSync(join(tmpdir(), 'ckpt-copy-'))
   try {
@@ -52,7 +57,11 @@ async function state(id: string): Promise<{ tree: string; head: string; branch: 
 const PACKAGE = '/usr/local/share/ckpt-package/data.bin'
 const INSTALL = `mkdir -p $(dirname ${PACKAGE}) && head -c 300000 /dev/urandom > ${PACKAGE} && sha256sum ${PACKAGE} | cut -d' ' -f1`
 
-describe.skipIf(isRemote)('checkpoints, restore and fork', () => {
+describe.each(STORAGES)('checkpoints, restore and fork (%s storage)', (storage) => {
+  beforeAll(() => {
+    workspaces = all[storage]
+  })
+
   it('restore gives back the tree, HEAD, branch and the installed file byte for byte after the agent wrecked them', async () => {
     const id = await session()
     const sum = await run(id, INSTALL)
@@ -61,6 +70,7 @@ describe.skipIf(isRemote)('checkpoints, restore and fork', () => {
     const cp = await workspaces.checkpoint(id, { label: 'before the wreck' })
     expect(cp).toMatchObject({ label: 'before the wreck', commit: before.head })
     expect(cp.id).toMatch(/^[0-9a-f]{12}$/)
+    expect(cp.bytes).toBeGreaterThanOrEqual(300000) // the file written under /usr
     expect((await workspaces.checkpoints(id)).map((c) => c.id)).toEqual([cp.id])
 
     await run(id, `rm -rf $(dirname ${PACKAGE}) && git reset -q --hard HEAD~1 && git -c user.name=a -c user.email=a@e commit -q --allow-empty -m other && rm -f untracked.txt && echo junk > junk.txt && git checkout -q -b elsewhere`)

@@ -24,6 +24,8 @@ pub struct CheckpointInfo {
     pub branch: Option<String>,
     /// The container's commit: the image a restore or a fork makes the container from.
     pub image: Option<String>,
+    /// What the container had changed when it was committed (its own layer), in bytes.
+    pub bytes: Option<f64>,
 }
 
 impl From<CheckpointRecord> for CheckpointInfo {
@@ -35,6 +37,7 @@ impl From<CheckpointRecord> for CheckpointInfo {
             commit: record.head,
             branch: record.branch,
             image: record.image,
+            bytes: record.bytes.map(|b| b as f64),
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct CheckpointRecord {
     pub worktree_tree: String,
     /// The container's commit, when the container half was taken.
     pub image: Option<String>,
+    /// What the container had changed when it was committed (its own layer), in bytes.
+    #[serde(default)]
+    pub bytes: Option<u64>,
 }
 
 fn oid(text: &str, what: &str) -> Result<Oid> {

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use bollard::models::ContainerConfig;
 use bollard::query_parameters::{
-    CommitContainerOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,
+    CommitContainerOptionsBuilder, InspectContainerOptionsBuilder, ListImagesOptionsBuilder,
+    RemoveImageOptionsBuilder,
 };
 
 use super::checkpoint_store::CheckpointStore;
@@ -151,25 +152,29 @@ async fn while_paused<T>(
     }
 }
 
-/// A whole checkpoint of a session: its container paused, the repository half taken,
-/// the container committed, unpaused; then the oldest checkpoints past `keep` dropped
-/// with their images. A failed commit leaves no checkpoint recorded.
+/// A whole checkpoint of a session: its container paused, `before` run (a volume
+/// session's repository read back into the clone), the repository half taken, the
+/// container committed, unpaused; then the oldest checkpoints past `keep` dropped with
+/// their images. A failed commit leaves no checkpoint recorded.
 pub async fn checkpoint_session(
     engine: &Engine,
     container: &str,
     take: TakeRequest,
     keep: usize,
+    before: impl std::future::Future<Output = Result<()>>,
 ) -> Result<CheckpointRecord> {
     let base_dir = take.base_dir.clone();
     let session = take.session.clone();
     let base = base_dir.to_string_lossy().into_owned();
     let record = while_paused(engine, container, async {
+        before.await?;
         let mut record = tokio::task::spawn_blocking(move || take_checkpoint(take))
             .await
             .map_err(|e| Error::new(ErrorCode::Git, format!("checkpoint: {e}")))??;
         match commit_container(engine, container, &base, &session, &record.id).await {
             Ok(image) => {
                 record.image = Some(image);
+                record.bytes = changed_bytes(engine, container).await;
                 Ok(record)
             }
             Err(e) => {
@@ -188,6 +193,19 @@ pub async fn checkpoint_session(
         }
     }
     Ok(record)
+}
+
+/// The size of what `container` changed (its own layer), as the engine counts it.
+async fn changed_bytes(engine: &Engine, container: &str) -> Option<u64> {
+    let options = InspectContainerOptionsBuilder::default().size(true).build();
+    let inspected = engine
+        .call(
+            &format!("size of container '{container}'"),
+            engine.docker().inspect_container(container, Some(options)),
+        )
+        .await
+        .ok()?;
+    inspected.size_rw.and_then(|b| u64::try_from(b).ok())
 }
 
 /// The checkpoint images of `base_dir` (of `session` only, when given).

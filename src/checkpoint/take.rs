@@ -136,6 +136,7 @@ fn take_now(
         index_tree: index_tree.to_string(),
         worktree_tree: worktree_tree.to_string(),
         image: None,
+        bytes: None,
     };
     Ok((record, commits))
 }

@@ -1,5 +1,6 @@
 //! A session's checkpoints (`crate::checkpoint`) as `Workspaces` offers them: taken with
-//! the session's container paused (its clone and its container's own changes together), at
+//! the session's container paused (its clone — a volume session's read back into it first —
+//! and its container's own changes together), at
 //! most `KEEP_CHECKPOINTS` kept, oldest dropped first; a restore that ends what runs in the
 //! session, puts the clone back and makes the container again from the checkpoint's image
 //! (its id, egress policy, limits and configured ports kept); a fork that makes a new,
@@ -7,8 +8,9 @@
 
 use std::path::PathBuf;
 
+use super::session_volume::session_volume;
 use super::workspace_record::{self as record, owner_for, WorkspaceRecord};
-use super::workspace_storage::Storage;
+use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, WorkspaceInfo, Workspaces};
 use crate::checkpoint::{
     checkpoint_images, checkpoint_session, fork_checkpoint, remove_checkpoint_image,
@@ -20,6 +22,7 @@ use crate::container_runtime::ContainerRuntime;
 use crate::delivery::Limits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::Lifetime;
+use crate::workspace_volume::remove_volume;
 
 /// Checkpoints a session keeps; a new one past this drops the oldest.
 pub const KEEP_CHECKPOINTS: usize = 20;
@@ -30,16 +33,6 @@ pub const KEEP_CHECKPOINTS: usize = 20;
 pub struct ForkWorkspace {
     pub session_id: String,
     pub checkpoint: Option<String>,
-}
-
-fn refuse_volume(record: &WorkspaceRecord, what: &str) -> Result<()> {
-    if record.storage == Storage::Volume {
-        return Err(Error::invalid_argument(format!(
-            "session '{}': {what} of a session whose repository lives in an engine volume is not supported yet",
-            record.session_id
-        )));
-    }
-    Ok(())
 }
 
 impl Workspaces {
@@ -66,7 +59,6 @@ impl Workspaces {
         label: Option<String>,
     ) -> Result<CheckpointRecord> {
         let record = self.required(session_id)?;
-        refuse_volume(&record, "a checkpoint")?;
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         self.checkpoint_locked(&record, label).await
@@ -85,7 +77,19 @@ impl Workspaces {
             label,
             limits: Limits::default(),
         };
-        checkpoint_session(&engine, &record.container_id, take, KEEP_CHECKPOINTS).await
+        // A volume session's repository comes back to the clone inside the pause, through a
+        // reader container beside the paused one.
+        let reading = self.read_lock(&record.session_id);
+        let _reading = reading.lock().await;
+        let before = self.read_back_beside(record);
+        checkpoint_session(
+            &engine,
+            &record.container_id,
+            take,
+            KEEP_CHECKPOINTS,
+            before,
+        )
+        .await
     }
 
     /// The session's checkpoints, oldest first.
@@ -120,7 +124,6 @@ impl Workspaces {
     /// removed), the clone restored, the container made again from the checkpoint's image.
     pub async fn restore(&self, session_id: &str, id: &str) -> Result<WorkspaceInfo> {
         let mut record = self.required(session_id)?;
-        refuse_volume(&record, "a restore")?;
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         let checkpoint = self.checkpoint_record(session_id, id)?;
@@ -131,6 +134,10 @@ impl Workspaces {
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
+        }
+        // A volume session's volume is made again from the restored clone.
+        if let Some(volume) = session_volume(&record)? {
+            remove_volume(&engine, volume).await?;
         }
         let request = RestoreRequest {
             base_dir: PathBuf::from(&self.options.base_dir),
@@ -164,7 +171,6 @@ impl Workspaces {
             ));
         }
         let parent = self.required(session_id)?;
-        refuse_volume(&parent, "a fork")?;
         let checkpoint = match &request.checkpoint {
             Some(id) => self.checkpoint_record(session_id, id)?,
             None => {
@@ -196,7 +202,8 @@ impl Workspaces {
             clone_path: new_clone.to_string_lossy().into_owned(),
             branch_name: branch_name(&new),
             container_id: self.container_name(&new),
-            volume: None,
+            volume: (parent.storage == Storage::Volume)
+                .then(|| volume_name(&self.container_name(&new))),
             created_at_ms: chrono::Utc::now().timestamp_millis(),
             owner: owner_for(lifetime),
             checkpoint_image: Some(image),

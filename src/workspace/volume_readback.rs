@@ -42,10 +42,23 @@ impl Workspaces {
 
     /// For a `volume` session whose container exists: its repository as the host clone.
     pub(super) async fn read_back(&self, record: &WorkspaceRecord) -> Result<()> {
+        if session_volume(record)?.is_none() {
+            return Ok(());
+        }
+        let missing = self.state_of(&record.container_id).await? == "missing";
+        self.read_back_with(record, missing).await
+    }
+
+    /// As `read_back`, always through a reader container: for a session whose container is
+    /// paused (a checkpoint's), which an archive call may not answer.
+    pub(super) async fn read_back_beside(&self, record: &WorkspaceRecord) -> Result<()> {
+        self.read_back_with(record, true).await
+    }
+
+    async fn read_back_with(&self, record: &WorkspaceRecord, missing: bool) -> Result<()> {
         let Some(volume) = session_volume(record)? else {
             return Ok(());
         };
-        let missing = self.state_of(&record.container_id).await? == "missing";
         let clone = PathBuf::from(&record.clone_path);
         let parent = clone.parent().unwrap_or(Path::new("/")).to_path_buf();
         let fresh = parent.join(format!(

@@ -200,7 +200,10 @@ async fn installed_file_comes_back(socket: &'static str) {
     )
     .await;
 
-    let failed = checkpoint_session(&s.engine, &id, s.take(&s.scratch.path("none")), 5).await;
+    let failed = checkpoint_session(&s.engine, &id, s.take(&s.scratch.path("none")), 5, async {
+        Ok(())
+    })
+    .await;
     assert!(failed.is_err());
     assert!(
         !paused(&s.engine, &id).await,
@@ -209,7 +212,7 @@ async fn installed_file_comes_back(socket: &'static str) {
     let store = CheckpointStore::open(&s.scratch.path("base"), &s.session).unwrap();
     assert!(store.list().unwrap().is_empty());
 
-    let record = checkpoint_session(&s.engine, &id, s.take(&clone), 5)
+    let record = checkpoint_session(&s.engine, &id, s.take(&clone), 5, async { Ok(()) })
         .await
         .unwrap();
     assert!(!paused(&s.engine, &id).await);
@@ -249,7 +252,7 @@ async fn installed_file_comes_back(socket: &'static str) {
     );
 
     s.runtime.remove(&back).await.unwrap();
-    let second = checkpoint_session(&s.engine, &id, s.take(&clone), 1)
+    let second = checkpoint_session(&s.engine, &id, s.take(&clone), 1, async { Ok(()) })
         .await
         .unwrap();
     s.cleanup.image(second.image.as_deref().unwrap());
@@ -263,7 +266,7 @@ async fn installed_file_comes_back(socket: &'static str) {
     assert_eq!(ids, vec![second.image.clone().unwrap()], "with its image");
 
     s.runtime.stop(&id, None).await.unwrap();
-    let stopped = checkpoint_session(&s.engine, &id, s.take(&clone), 1).await;
+    let stopped = checkpoint_session(&s.engine, &id, s.take(&clone), 1, async { Ok(()) }).await;
     let stopped = stopped.expect("a stopped container is committed as it is");
     s.cleanup.image(stopped.image.as_deref().unwrap());
     assert!(!running(&s.engine, &id).await);
@@ -316,7 +319,7 @@ async fn writer_sees_one_instant(socket: &'static str) {
     )
     .await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let record = checkpoint_session(&s.engine, &id, s.take(&clone), 5)
+    let record = checkpoint_session(&s.engine, &id, s.take(&clone), 5, async { Ok(()) })
         .await
         .unwrap();
     let in_clone = clone_count(&s.scratch.path("base"), &s.session, &record);
