@@ -338,3 +338,7 @@ fn project_name(env: &ComposeEnv<'_>, merged: &Mapping, compose_dir: &Path) -> S
 #[cfg(test)]
 #[path = "compose_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "compose_key_tests.rs"]
+mod key_tests;

@@ -10,6 +10,7 @@ mod lifecycle_runner;
 mod plain_folder;
 mod pool_claim;
 mod pool_members;
+mod service_teardown;
 mod session_changes;
 mod session_checkpoints;
 mod session_container;

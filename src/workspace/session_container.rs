@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::clone_owner::give_clone;
 use super::lifecycle_runner::{run_on_host, InContainer};
-use super::session_services::remove_services;
+use super::service_teardown::remove_services;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime, DockerRuntime};

@@ -3,7 +3,7 @@
 //! a compose session's services) removed, its clone moved to trash.
 
 use super::idle_tracker::{IdleOwner, SessionCall};
-use super::session_services::{remove_services, stop_services};
+use super::service_teardown::{remove_services, stop_services};
 use super::session_volume::session_volume;
 use super::workspace_record as record;
 use super::workspaces::{blocking_error, Workspaces};

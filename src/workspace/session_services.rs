@@ -1,15 +1,12 @@
 //! A compose session's other services around its container (`crate::compose_services`):
-//! started before the container is made or started (every dependency ready), joined by
-//! it, stopped after it, removed with it. A session without them has nothing here.
+//! started before the container is made or started (every dependency ready), and joined by
+//! it (`service_teardown` stops and removes them). A session without them has nothing here.
 
 use super::session_container::SessionContainer;
-use super::workspace_record::WorkspaceRecord;
 use crate::compose_services::{
-    holder_name, remove_service_set, start_service_set, stop_service_set, ServiceSet,
-    ServiceSetSpec, StoredServices, DEFAULT_READY_TIMEOUT,
+    start_service_set, ServiceSet, ServiceSetSpec, StoredServices, DEFAULT_READY_TIMEOUT,
 };
-use crate::container_runtime::{ContainerConfig, DockerRuntime};
-use crate::engine::Engine;
+use crate::container_runtime::ContainerConfig;
 use crate::error::{Error, Result};
 use crate::runtime::Lifetime;
 
@@ -77,22 +74,4 @@ impl SessionContainer<'_> {
         start_service_set(self.runtime, &self.set_spec(stored, &image, lifetime)).await?;
         Ok(())
     }
-}
-
-/// Stops a session's services (after its container); nothing for a session without them.
-pub async fn stop_services(runtime: &DockerRuntime, record: &WorkspaceRecord) -> Result<()> {
-    if record.compose.is_none() {
-        return Ok(());
-    }
-    stop_service_set(runtime, &holder_name(&record.container_id), None).await
-}
-
-/// Removes a session's services, their holder and volumes; nothing without them.
-pub async fn remove_services(engine: &Engine, record: &WorkspaceRecord) -> Result<()> {
-    if record.compose.is_none() {
-        return Ok(());
-    }
-    remove_service_set(engine, &holder_name(&record.container_id))
-        .await
-        .map(|_| ())
 }
