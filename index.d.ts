@@ -2059,6 +2059,8 @@ export interface WorkspacesOptions {
    * `create` claims one instead of making its container (docs/contract.md §6).
    */
   pool?: WarmPoolOptions
+  /** Checkpoints a session keeps, the oldest dropped first (default 20, at least 1). */
+  maxCheckpoints?: number
 }
 
 /**

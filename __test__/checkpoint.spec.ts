@@ -106,3 +106,22 @@ describe.each(STORAGES)('checkpoints, restore and fork (%s storage)', (storage) 
     for (const id of ids) expect(engineCli('images', '-q', '--filter', `label=dev.container-isolation.session=${id}`), id).toBe('')
   }, 180_000)
 })
+
+describe('checkpoints kept', () => {
+  it('keeps the newest maxCheckpoints, dropping the oldest with its image; 0 is refused', async () => {
+    expect(() => new addon.Workspaces({ baseDir: base.path, engine, maxCheckpoints: 0 })).toThrow(/maxCheckpoints/)
+    const two = new addon.Workspaces({ baseDir: base.path, engine, image: IMAGES.debian, maxCheckpoints: 2 })
+    const project = gitProject('checkpoint-project', { 'README.md': '# kept\n' })
+    dirs.push(project)
+    const id = sessionId()
+    await two.create({ projectDir: project.path, sessionId: id, lifetime: 'process' })
+    const made = []
+    for (const label of ['one', 'two', 'three']) made.push(await two.checkpoint(id, { label }))
+    expect((await two.checkpoints(id)).map((c) => c.label)).toEqual(['two', 'three'])
+    expect(engineCli('images', '-q', '--filter', `label=dev.container-isolation.checkpoint=${made[0].id}`)).toBe('')
+    expect(await two.deleteCheckpoint(id, made[1].id)).toBe(true)
+    expect(await two.deleteCheckpoint(id, made[1].id)).toBe(false)
+    expect((await two.checkpoints(id)).map((c) => c.label)).toEqual(['three'])
+    await two.destroy(id)
+  }, 120_000)
+})

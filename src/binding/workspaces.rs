@@ -79,6 +79,8 @@ pub struct WorkspacesOptions {
     /// Keep containers created and started ahead for the settings of the latest session:
     /// `create` claims one instead of making its container (docs/contract.md §6).
     pub pool: Option<WarmPoolOptions>,
+    /// Checkpoints a session keeps, the oldest dropped first (default 20, at least 1).
+    pub max_checkpoints: Option<u32>,
 }
 
 /// Options of `Workspaces.create`.
@@ -181,6 +183,7 @@ impl Workspaces {
             on_progress: None,
             storage: None,
             pool: None,
+            max_checkpoints: None,
         });
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
@@ -200,6 +203,11 @@ impl Workspaces {
             None => workspace::StorageChoice::Auto,
         };
         let pool = pool_options(opts.pool).map_err(sync_error)?;
+        if opts.max_checkpoints == Some(0) {
+            return Err(sync_error(Error::invalid_argument(
+                "maxCheckpoints must be at least 1",
+            )));
+        }
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
@@ -217,6 +225,7 @@ impl Workspaces {
                 progress: progress_target(opts.on_progress),
                 storage,
                 pool,
+                max_checkpoints: opts.max_checkpoints.map(|n| n as usize),
             })),
         })
     }

@@ -24,7 +24,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::Lifetime;
 use crate::workspace_volume::remove_volume;
 
-/// Checkpoints a session keeps; a new one past this drops the oldest.
+/// Checkpoints a session keeps unless `maxCheckpoints` says; a new one past it drops the oldest.
 pub const KEEP_CHECKPOINTS: usize = 20;
 
 /// `fork`'s request: the new session's id, and the checkpoint to start from (else the
@@ -86,7 +86,7 @@ impl Workspaces {
             &engine,
             &record.container_id,
             take,
-            KEEP_CHECKPOINTS,
+            self.options.max_checkpoints.unwrap_or(KEEP_CHECKPOINTS),
             before,
         )
         .await

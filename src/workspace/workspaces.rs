@@ -54,6 +54,8 @@ pub struct WorkspacesOptions {
     pub storage: StorageChoice,
     /// Keep this many containers ready for the settings of the latest session.
     pub pool: Option<PoolOptions>,
+    /// Checkpoints a session keeps (the oldest dropped first); `KEEP_CHECKPOINTS` when `None`.
+    pub max_checkpoints: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default)]
