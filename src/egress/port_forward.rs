@@ -1,8 +1,10 @@
 //! A port of the container served on the host: a listener here, each connection carried
 //! into the container's loopback through the relay (the session needs no network for it).
+//! A container made again (a restore) gets the same forwards: they are pointed at its new
+//! relay, and each new connection goes there.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::net::TcpListener;
 
@@ -12,10 +14,16 @@ use crate::error::{Error, ErrorCode, Result};
 pub struct PortForward {
     pub host_address: SocketAddr,
     pub container_port: u16,
+    channel: Arc<Mutex<Arc<RelayChannel>>>,
     task: tokio::task::AbortHandle,
 }
 
 impl PortForward {
+    /// New connections go through `channel` (the relay of the container made again).
+    pub fn retarget(&self, channel: Arc<RelayChannel>) {
+        *self.channel.lock().unwrap_or_else(|e| e.into_inner()) = channel;
+    }
+
     /// Stops listening; connections already open go on until they end.
     pub fn close(&self) {
         self.task.abort();
@@ -49,9 +57,11 @@ pub async fn forward_port(
     let host_address = listener
         .local_addr()
         .map_err(|e| Error::new(ErrorCode::EngineError, format!("forwarded port: {e}")))?;
+    let current = Arc::new(Mutex::new(channel));
+    let theirs = current.clone();
     let task = tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
-            let channel = channel.clone();
+            let channel = theirs.lock().unwrap_or_else(|e| e.into_inner()).clone();
             tokio::spawn(async move {
                 let _ = socket.set_nodelay(true);
                 if let Ok(mut pipe) = channel.dial(container_port).await {
@@ -63,6 +73,7 @@ pub async fn forward_port(
     Ok(PortForward {
         host_address,
         container_port,
+        channel: current,
         task: task.abort_handle(),
     })
 }

@@ -3,7 +3,7 @@
 //! and its container's own changes together), at
 //! most `KEEP_CHECKPOINTS` kept, oldest dropped first; a restore that ends what runs in the
 //! session, puts the clone back and makes the container again from the checkpoint's image
-//! (its id, egress policy, limits and configured ports kept); a fork that makes a new,
+//! (its id, egress policy, limits and forwarded ports kept); a fork that makes a new,
 //! independent session from a checkpoint (one taken for it when none is named).
 
 use std::path::PathBuf;
@@ -129,7 +129,6 @@ impl Workspaces {
         let checkpoint = self.checkpoint_record(session_id, id)?;
         let image = restore_image(&checkpoint)?.to_string();
         let engine = self.runtime.engine().await?;
-        self.close_forwards(session_id);
         self.probes.forget(&record.container_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
@@ -155,6 +154,7 @@ impl Workspaces {
         self.session_container(&engine, &record)?
             .create(lifetime)
             .await?;
+        self.retarget_forwards(&record).await?;
         self.forward_configured(&record).await?;
         self.info(record).await
     }

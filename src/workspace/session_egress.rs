@@ -207,6 +207,25 @@ impl Workspaces {
         }
     }
 
+    /// The session's forwards, pointed at the relay of its container made again.
+    pub(super) async fn retarget_forwards(&self, record: &WorkspaceRecord) -> Result<()> {
+        let forwards = self
+            .forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&record.session_id)
+            .cloned()
+            .unwrap_or_default();
+        if forwards.is_empty() {
+            return Ok(());
+        }
+        let channel = self.relay_for_forwarding(record).await?;
+        for forward in forwards {
+            forward.retarget(channel.clone());
+        }
+        Ok(())
+    }
+
     /// Which way the frames of the session's relay travel, when this process runs it.
     pub async fn relay_line(&self, session_id: &str) -> Result<Option<crate::agent::Line>> {
         let record = self.required(session_id)?;
