@@ -137,7 +137,8 @@ fi
 # network namespace of their own, scripts/remote-engine.mjs) once, runs the suites over TLS
 # and over ssh side by side against it, and removes it at the end.
 REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
-  __test__/runtime.spec.ts __test__/workspaces.spec.ts __test__/workspaces-volume.spec.ts)
+  __test__/runtime.spec.ts __test__/workspaces.spec.ts __test__/workspaces-volume.spec.ts
+  __test__/checkpoint.spec.ts)
 remote_log=target/vitest-remote.log
 step "vitest on a remote engine (tls and ssh), in the background (log: $remote_log)"
 setsid npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}" >"$remote_log" 2>&1 &
