@@ -11,7 +11,9 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fileio::fd_ops::{file_type, lstat_at, mkdir_at, open_at, rename_at};
+use crate::fileio::fd_ops::{
+    entry_names, errno, file_type, lstat_at, mkdir_at, open_at, rename_at,
+};
 
 /// What a path becomes.
 pub enum NewEntry<'a> {
@@ -24,10 +26,6 @@ fn io(path: &[u8], err: std::io::Error) -> Error {
         ErrorCode::Git,
         format!("work tree {}: {err}", String::from_utf8_lossy(path)),
     )
-}
-
-fn errno(code: libc::c_int) -> std::io::Error {
-    std::io::Error::from_raw_os_error(code)
 }
 
 fn c_name(name: &[u8]) -> std::io::Result<CString> {
@@ -62,38 +60,6 @@ fn components(path: &[u8]) -> Result<Vec<CString>> {
         .collect()
 }
 
-/// The names inside the directory `fd` holds.
-fn names_in(fd: &OwnedFd) -> std::io::Result<Vec<CString>> {
-    // SAFETY: a fresh duplicate, handed over to the directory stream (closed with it).
-    let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
-    if dup < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `dup` is ours; on success the stream owns it.
-    let stream = unsafe { libc::fdopendir(dup) };
-    if stream.is_null() {
-        // SAFETY: still ours when fdopendir failed.
-        unsafe { libc::close(dup) };
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut names = Vec::new();
-    loop {
-        // SAFETY: a live stream; the entry is valid until the next call.
-        let entry = unsafe { libc::readdir(stream) };
-        if entry.is_null() {
-            break;
-        }
-        // SAFETY: d_name is NUL-terminated.
-        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
-        if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            names.push(name.to_owned());
-        }
-    }
-    // SAFETY: the stream opened above, closed once.
-    unsafe { libc::closedir(stream) };
-    Ok(names)
-}
-
 /// Removes `name` in `dir` whatever it is; a directory with everything in it.
 fn remove_any(dir: RawFd, name: &CString, depth: usize) -> std::io::Result<()> {
     let st = match lstat_at(dir, name) {
@@ -108,7 +74,7 @@ fn remove_any(dir: RawFd, name: &CString, depth: usize) -> std::io::Result<()> {
         return Err(errno(libc::ELOOP));
     }
     let inner = open_dir(dir, name)?;
-    for child in names_in(&inner)? {
+    for child in entry_names(&inner)? {
         remove_any(inner.as_raw_fd(), &child, depth + 1)?;
     }
     unlink(dir, name, libc::AT_REMOVEDIR)

@@ -190,6 +190,40 @@ pub fn unlink_at(dir: RawFd, name: &CString) {
     unsafe { libc::unlinkat(dir, name.as_ptr(), 0) };
 }
 
+/// The names in the directory `dir` holds, but `.` and `..`, read with `readdir` from a
+/// descriptor of its own (`openat(dir, ".")`, so the listing starts at the beginning
+/// whatever was read through `dir`): nothing is resolved but the held directory.
+pub fn entry_names(dir: &OwnedFd) -> std::io::Result<Vec<CString>> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    let held = std::os::fd::AsRawFd::as_raw_fd(dir);
+    let own = open_at(held, &CString::from(c"."), flags, 0)?;
+    let raw = std::os::fd::IntoRawFd::into_raw_fd(own);
+    // SAFETY: `raw` is an open directory; the stream owns it until `closedir`.
+    let stream = unsafe { libc::fdopendir(raw) };
+    if stream.is_null() {
+        let err = std::io::Error::last_os_error();
+        // SAFETY: `raw` is ours and still open.
+        unsafe { libc::close(raw) };
+        return Err(err);
+    }
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: `stream` is open; the entry is copied before the next call.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: `d_name` is NUL-terminated.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        if name != c"." && name != c".." {
+            names.push(name.to_owned());
+        }
+    }
+    // SAFETY: closes the stream (and its descriptor) once.
+    unsafe { libc::closedir(stream) };
+    Ok(names)
+}
+
 pub fn chown_mod(fd: RawFd, uid: u32, gid: u32, mode: u32) -> std::io::Result<()> {
     // SAFETY: a valid fd.
     check(unsafe { libc::fchown(fd, uid, gid) })?;

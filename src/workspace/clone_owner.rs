@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -45,38 +45,7 @@ fn entry_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
 /// macOS has no `/proc`: the held directory is listed itself.
 #[cfg(not(target_os = "linux"))]
 fn entry_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
-    names_by_readdir(dir)
-}
-
-/// The names in `dir` but `.` and `..`, read with `fdopendir` from a descriptor of its own
-/// (`openat(dir, ".")`): nothing is resolved but the held directory.
-#[cfg_attr(target_os = "linux", allow(dead_code))]
-fn names_by_readdir(dir: &OwnedFd) -> io::Result<Vec<CString>> {
-    let own = open_dir_at(dir.as_raw_fd(), &CString::from(c"."))?.into_raw_fd();
-    // SAFETY: `own` is an open directory; the stream owns it until `closedir`.
-    let stream = unsafe { libc::fdopendir(own) };
-    if stream.is_null() {
-        let err = io::Error::last_os_error();
-        // SAFETY: `own` is ours and still open.
-        unsafe { libc::close(own) };
-        return Err(err);
-    }
-    let mut names = Vec::new();
-    loop {
-        // SAFETY: `stream` is open; the entry is copied before the next call.
-        let entry = unsafe { libc::readdir(stream) };
-        if entry.is_null() {
-            break;
-        }
-        // SAFETY: `d_name` is NUL-terminated.
-        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
-        if name != c"." && name != c".." {
-            names.push(name.to_owned());
-        }
-    }
-    // SAFETY: closes the stream (and `own`'s descriptor) once.
-    unsafe { libc::closedir(stream) };
-    Ok(names)
+    crate::fileio::fd_ops::entry_names(dir)
 }
 
 fn walk(dir: &OwnedFd, uid: u32, gid: u32, depth: usize, changed: &mut u64) -> io::Result<()> {
@@ -140,7 +109,7 @@ mod tests {
             names.sort();
             names
         };
-        let listed = sorted(names_by_readdir(&dir).unwrap());
+        let listed = sorted(crate::fileio::fd_ops::entry_names(&dir).unwrap());
         assert_eq!(listed, sorted(entry_names(&dir).unwrap()));
         assert_eq!(listed, [c"a", c"f", c"link"].map(CString::from));
         std::fs::remove_dir_all(&root).unwrap();
