@@ -14,7 +14,7 @@ use super::set_names::holder_name;
 use crate::container_runtime::{ContainerConfig, SetMembership};
 use crate::engine::{Engine, EngineKind};
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{ContainerMount, ResourceLimits};
+use crate::runtime::ContainerMount;
 
 pub const HOSTS_FILE: &str = "/etc/hosts";
 
@@ -32,20 +32,11 @@ pub fn holder_config(spec: &ServiceSetSpec, pids: Option<i64>) -> ContainerConfi
         working_directory: "/".into(),
         network: Some("none".into()),
         extra_hosts,
-        resources: ResourceLimits {
-            pids,
-            ..spec.limits
-        },
-        lifetime: spec.lifetime,
-        session_id: Some(spec.session_id.clone()),
-        clone_path: spec.clone_path.clone(),
-        project_dir: spec.project_dir.clone(),
         service_set: Some(SetMembership {
             holder,
             service: None,
         }),
-        progress: spec.progress.clone(),
-        ..Default::default()
+        ..spec.member_config(pids)
     }
 }
 

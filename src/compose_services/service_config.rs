@@ -6,7 +6,7 @@
 use super::service_spec::{ServiceSetSpec, ServiceSpec};
 use super::set_names::{service_container_name, volume_name};
 use crate::container_runtime::ContainerConfig;
-use crate::runtime::{ContainerMount, MountKind, ResourceLimits};
+use crate::runtime::{ContainerMount, MountKind};
 
 /// `entrypoint` replaces the image's ENTRYPOINT and CMD (`command` then its arguments); an
 /// empty one clears the ENTRYPOINT, leaving `command`; `command` alone replaces the CMD
@@ -57,16 +57,7 @@ pub fn service_config(
         user: service.user.clone().filter(|u| !u.is_empty()),
         labels: service.labels.clone(),
         healthcheck: service.healthcheck.clone(),
-        resources: ResourceLimits {
-            pids,
-            ..spec.limits
-        },
-        lifetime: spec.lifetime,
-        session_id: Some(spec.session_id.clone()),
-        clone_path: spec.clone_path.clone(),
-        project_dir: spec.project_dir.clone(),
-        progress: spec.progress.clone(),
-        ..Default::default()
+        ..spec.member_config(pids)
     };
     set_command(&mut config, service);
     config

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use crate::compose::Condition;
-use crate::container_runtime::Healthcheck;
+use crate::container_runtime::{ContainerConfig, Healthcheck};
 use crate::progress::Progress;
 use crate::runtime::{Lifetime, ResourceLimits};
 
@@ -75,6 +75,25 @@ pub struct ServiceSetSpec {
     /// How long the whole set may take to become ready (healthchecks, completions).
     pub ready_timeout: Duration,
     pub progress: Progress,
+}
+
+impl ServiceSetSpec {
+    /// What every container of the set takes from the session: its lifetime, owner labels,
+    /// limits (with `pids`, the container's share) and progress.
+    pub fn member_config(&self, pids: Option<i64>) -> ContainerConfig {
+        ContainerConfig {
+            resources: ResourceLimits {
+                pids,
+                ..self.limits
+            },
+            lifetime: self.lifetime,
+            session_id: Some(self.session_id.clone()),
+            clone_path: self.clone_path.clone(),
+            project_dir: self.project_dir.clone(),
+            progress: self.progress.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 impl Default for ServiceSetSpec {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::container_config::ContainerConfig;
-use crate::egress::{proxy_environment, Egress};
+use crate::egress::{add_no_proxy, proxy_environment, Egress};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -50,23 +50,13 @@ pub fn prepare_relayed(
         config.network = Some("none".into());
     }
     // Names the caller keeps off the proxy (a service set's, on the shared loopback) stay.
-    let kept = config.environment.get("NO_PROXY").cloned();
+    let kept = config
+        .environment
+        .get("NO_PROXY")
+        .cloned()
+        .unwrap_or_default();
     config.environment.extend(proxy_environment());
-    if let Some(kept) = kept.filter(|k| !k.is_empty()) {
-        for key in ["NO_PROXY", "no_proxy"] {
-            let mut list: Vec<String> = config.environment[key]
-                .split(',')
-                .map(String::from)
-                .collect();
-            for name in kept.split(',').filter(|n| !n.is_empty()) {
-                if !list.iter().any(|l| l == name) {
-                    list.push(name.to_string());
-                }
-            }
-            let joined = list.join(",");
-            config.environment.insert(key.to_string(), joined);
-        }
-    }
+    add_no_proxy(&mut config.environment, kept.split(','));
     Ok(())
 }
 

@@ -44,6 +44,6 @@ pub use egress_settings::{
 pub use port_forward::{forward_port, PortForward};
 pub use relay_channel::RelayChannel;
 pub use session_relay::{
-    ensure_relay, forget_relay, move_relay, proxy_environment, relay_line, set_egress,
-    HTTP_PROXY_PORT, SOCKS_PORT,
+    add_no_proxy, ensure_relay, forget_relay, move_relay, proxy_environment, relay_line,
+    set_egress, HTTP_PROXY_PORT, SOCKS_PORT,
 };

@@ -60,6 +60,31 @@ pub fn proxy_environment() -> BTreeMap<String, String> {
     env
 }
 
+/// Adds `names` to `env`'s `NO_PROXY` and `no_proxy`, each name once.
+pub fn add_no_proxy<'a>(
+    env: &mut BTreeMap<String, String>,
+    names: impl IntoIterator<Item = &'a str>,
+) {
+    let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty()).collect();
+    for key in ["NO_PROXY", "no_proxy"] {
+        let mut list: Vec<String> = env
+            .get(key)
+            .map(|v| {
+                v.split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for name in &names {
+            if !list.iter().any(|l| l == name) {
+                list.push(name.to_string());
+            }
+        }
+        env.insert(key.to_string(), list.join(","));
+    }
+}
+
 /// Starts `container`'s relay under `egress` unless it runs already, in which case its
 /// policy becomes `egress`. `EGRESS_UNAVAILABLE` when the agent cannot run the relay there.
 pub async fn ensure_relay(

@@ -233,13 +233,18 @@ impl Workspaces {
     }
 
     /// A destroyed session's checkpoints: its store to trash, its images removed (one a
-    /// fork's container still uses stays until `reapOrphans` finds it unused).
+    /// fork's container still uses, or one a crash left without its store, stays until
+    /// `reapOrphans` finds it unused).
     pub(super) async fn trash_checkpoints(&self, session_id: &str) -> Result<()> {
         let clones = self.clones.clone();
         let id = session_id.to_string();
-        tokio::task::spawn_blocking(move || trash_store(&clones, &id))
+        let trashed = tokio::task::spawn_blocking(move || trash_store(&clones, &id))
             .await
             .map_err(blocking_error)??;
+        // A session never checkpointed has no store, and no image to look for on the engine.
+        if trashed.is_none() {
+            return Ok(());
+        }
         let engine = self.runtime.engine().await?;
         let base = self.options.base_dir.to_string_lossy();
         for image in checkpoint_images(&engine, &base, Some(session_id)).await? {

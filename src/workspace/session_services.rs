@@ -7,18 +7,22 @@ use crate::compose_services::{
     start_service_set, ServiceSet, ServiceSetSpec, StoredServices, DEFAULT_READY_TIMEOUT,
 };
 use crate::container_runtime::ContainerConfig;
+use crate::egress::add_no_proxy;
 use crate::error::{Error, Result};
 use crate::runtime::Lifetime;
 
 impl SessionContainer<'_> {
-    fn set_spec(&self, stored: &StoredServices, image: &str, lifetime: Lifetime) -> ServiceSetSpec {
+    /// The set's description; its holder runs the image the session's container is made
+    /// from (present wherever the session can be made).
+    fn set_spec(&self, stored: &StoredServices, lifetime: Lifetime) -> ServiceSetSpec {
         let record = self.record;
+        let image = record.checkpoint_image.as_deref();
         ServiceSetSpec {
             session_id: record.session_id.clone(),
             container: record.container_id.clone(),
             app_service: stored.app_service.clone(),
             app_depends_on: stored.app_depends_on.clone(),
-            holder_image: image.to_string(),
+            holder_image: image.unwrap_or(self.settings.run_image()).to_string(),
             services: stored.services.clone(),
             lifetime,
             limits: self.settings.resources,
@@ -45,22 +49,11 @@ impl SessionContainer<'_> {
                 self.record.session_id
             )));
         }
-        let image = config.image.clone().unwrap_or_default();
-        let set = start_service_set(self.runtime, &self.set_spec(stored, &image, lifetime)).await?;
+        let set = start_service_set(self.runtime, &self.set_spec(stored, lifetime)).await?;
         set.join(config, &stored.app_service);
         let names = stored.services.iter().map(|s| s.name.as_str());
-        let extra: Vec<&str> = std::iter::once(stored.app_service.as_str())
-            .chain(names)
-            .collect();
-        for key in ["NO_PROXY", "no_proxy"] {
-            let mut list: Vec<String> = config
-                .environment
-                .get(key)
-                .map(|v| v.split(',').map(str::to_string).collect())
-                .unwrap_or_default();
-            list.extend(extra.iter().map(|n| n.to_string()));
-            config.environment.insert(key.to_string(), list.join(","));
-        }
+        let names = std::iter::once(stored.app_service.as_str()).chain(names);
+        add_no_proxy(&mut config.environment, names);
         Ok(Some(set))
     }
 
@@ -70,8 +63,7 @@ impl SessionContainer<'_> {
             return Ok(());
         };
         let lifetime = Lifetime::parse(&self.record.lifetime).unwrap_or_default();
-        let image = self.settings.container_config().image.unwrap_or_default();
-        start_service_set(self.runtime, &self.set_spec(stored, &image, lifetime)).await?;
+        start_service_set(self.runtime, &self.set_spec(stored, lifetime)).await?;
         Ok(())
     }
 }

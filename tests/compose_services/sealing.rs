@@ -161,32 +161,14 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
             "{step}: {steps:?}"
         );
     }
-    let (code, text) = run(
-        &runtime,
-        &app,
-        &[
-            "psql",
-            "-h",
-            "db",
-            "-U",
-            "postgres",
-            "-tAc",
-            "select count(*) from migrated",
-        ],
-    )
-    .await;
+    let (code, text) = psql(&runtime, &app, "-tAc", "select count(*) from migrated").await;
     assert_eq!(
         (code, text.trim()),
         (0, "0"),
         "migrate ran before the set was ready: {text}"
     );
 
-    let (code, text) = run(
-        &runtime,
-        &app,
-        &["psql", "-h", "db", "-U", "postgres", "-tAc", "select 1"],
-    )
-    .await;
+    let (code, text) = psql(&runtime, &app, "-tAc", "select 1").await;
     assert_eq!((code, text.trim()), (0, "1"), "psql from the app: {text}");
     let (code, text) = run(&runtime, &app, &["redis-cli", "-h", "cache", "ping"]).await;
     assert_eq!(
@@ -207,6 +189,7 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
         unreachable(&runtime, &member, "127.0.0.1", &canary).await;
         unreachable(&runtime, &member, &address, &canary).await;
         let (_, ifaces) = run(&runtime, &member, &["cat", "/proc/net/dev"]).await;
+        // /proc/net/dev: two header lines, then one line per interface.
         let names: Vec<&str> = ifaces
             .lines()
             .skip(2)
@@ -221,20 +204,7 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
 
     // Stopped and started again (a session's stop and start): the same containers, the
     // database's volume kept.
-    let (code, text) = run(
-        &runtime,
-        &app,
-        &[
-            "psql",
-            "-h",
-            "db",
-            "-U",
-            "postgres",
-            "-c",
-            "create table kept (n int)",
-        ],
-    )
-    .await;
+    let (code, text) = psql(&runtime, &app, "-c", "create table kept (n int)").await;
     assert_eq!(code, 0, "{text}");
     runtime.stop(&app, None).await.unwrap();
     stop_service_set(&runtime, &holder, None).await.unwrap();
@@ -243,20 +213,7 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
         .expect("start the set again");
     assert_eq!(again.services, set.services);
     runtime.start(&app).await.unwrap();
-    let (code, text) = run(
-        &runtime,
-        &app,
-        &[
-            "psql",
-            "-h",
-            "db",
-            "-U",
-            "postgres",
-            "-tAc",
-            "select count(*) from kept",
-        ],
-    )
-    .await;
+    let (code, text) = psql(&runtime, &app, "-tAc", "select count(*) from kept").await;
     assert_eq!(
         (code, text.trim()),
         (0, "0"),

@@ -163,6 +163,18 @@ pub async fn app_container(
     id
 }
 
+/// `sql` run by psql in `container` against the set's `db` (unaligned, tuples only for a
+/// query, `-c` for a statement): its exit code and output.
+pub async fn psql(
+    runtime: &DockerRuntime,
+    container: &str,
+    flag: &str,
+    sql: &str,
+) -> (i64, String) {
+    let command = ["psql", "-h", "db", "-U", "postgres", flag, sql];
+    run(runtime, container, &command).await
+}
+
 pub async fn run(runtime: &DockerRuntime, container: &str, command: &[&str]) -> (i64, String) {
     let outcome = runtime
         .exec(
