@@ -4,12 +4,11 @@
 // an engine volume (on the remote pass, the volume only: its clone is not on the engine's
 // machine).
 import { execFileSync } from 'node:child_process'
-import { createConnection } from 'node:net'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, firstLine, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 const base = tempDir('checkpoint-base')
 const dirs: Array<{ cleanup: () => void }> = [base]
@@ -55,18 +54,6 @@ async function state(id: string): Promise<{ tree: string; head: string; branch: 
   }
 }
 
-/** The first line a forwarded port on this host answers to a request. */
-function firstLine(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write('GET / HTTP/1.0\r\n\r\n'))
-    let got = ''
-    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')))
-    socket.on('data', (d) => (got += d.toString()))
-    socket.on('close', () => resolve(got.split('\r\n')[0]))
-    socket.on('error', reject)
-  })
-}
-
 const PACKAGE = '/usr/local/share/ckpt-package/data.bin'
 const INSTALL = `mkdir -p $(dirname ${PACKAGE}) && head -c 300000 /dev/urandom > ${PACKAGE} && sha256sum ${PACKAGE} | cut -d' ' -f1`
 
@@ -91,9 +78,9 @@ describe.each(STORAGES)('checkpoints, restore and fork (%s storage)', (storage) 
 
     // A port forwarded before the restore (the relay's own proxy port) answers after it.
     const forward = await workspaces.forwardPort(id, 3128)
-    expect(await firstLine(forward.hostPort)).toMatch(/^HTTP\/1\.[01] /)
+    expect(await firstLine(forward.hostPort, 'GET / HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.[01] /)
     await workspaces.restore(id, cp.id)
-    expect(await firstLine(forward.hostPort)).toMatch(/^HTTP\/1\.[01] /)
+    expect(await firstLine(forward.hostPort, 'GET / HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.[01] /)
     expect(await state(id)).toEqual(before)
     expect(await run(id, `sha256sum ${PACKAGE} | cut -d' ' -f1`)).toBe(sum)
     expect(await run(id, 'cat untracked.txt; test ! -e junk.txt && echo gone')).toBe('new\ngone')

@@ -5,10 +5,9 @@
 // the session's relay under its policy, and a published port is reachable from the host
 // only once the host forwards it. Not on the remote pass: its rig carries the three base
 // images only.
-import { createConnection } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { internetNets, startInternet, type Internet } from './egress-net'
-import { addon, engine, engineCli, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, firstLine, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
 
 const NETS = internetNets(2)
 const base = tempDir('compose-base')
@@ -93,21 +92,8 @@ function inService(container: string, script: string): number {
   }
 }
 
-/** What a TCP server on the host answers to `line` on 127.0.0.1:`port`. */
-function ask(port: number, line: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write(line))
-    let got = ''
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer')))
-    socket.on('data', (d) => {
-      got += d.toString()
-      if (got.includes('\r\n')) socket.end()
-    })
-    socket.on('close', () => resolve(got))
-    socket.on('error', reject)
-  })
-}
-
+// Not on the remote pass: the remote rig's engine has the three base images only, not the
+// PostgreSQL and Redis ones.
 describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
   it('runs app, db and cache in one namespace with no route: names on loopback, ready before create returns, gone after destroy', async () => {
     const id = sessionId()
@@ -150,7 +136,7 @@ describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
     const cache = services.find((c) => c.includes('cache'))!
     expect(engineCli('port', cache)).toBe('')
     const forward = await workspaces.forwardPort(id, 6379)
-    expect(await ask(forward.hostPort, 'PING\r\n')).toBe('+PONG\r\n')
+    expect(await firstLine(forward.hostPort, 'PING\r\n')).toBe('+PONG')
     await forward.close()
 
     await workspaces.destroy(id)

@@ -1,6 +1,7 @@
 // Shared set-up for the suites: the engine under test, the offline test images, and a
 // runtime whose containers are all removed after the suite.
 import { execFileSync } from 'node:child_process'
+import { createConnection } from 'node:net'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -209,4 +210,23 @@ export function plainFolder(prefix: string): { path: string; cleanup: () => void
   }
   age('')
   return d
+}
+
+/** The first line (without its CRLF) a server on 127.0.0.1:`port` of this host answers to `text`. */
+export function firstLine(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write(text))
+    let got = ''
+    const done = () => {
+      socket.destroy()
+      resolve(got.split('\r\n')[0])
+    }
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`127.0.0.1:${port}: no answer`)))
+    socket.on('data', (d) => {
+      got += d.toString()
+      if (got.includes('\r\n')) done()
+    })
+    socket.on('close', done)
+    socket.on('error', reject)
+  })
 }

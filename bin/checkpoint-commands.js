@@ -3,13 +3,7 @@
 // new session from one (or from the session as it is now).
 'use strict'
 
-const { UsageError, table, age } = require('./cli-common.js')
-
-function session(args, command) {
-  const [sessionId] = args._
-  if (!sessionId) throw new UsageError(`${command} needs a session`)
-  return sessionId
-}
+const { UsageError, age, session, table } = require('./cli-common.js')
 
 const commands = {
   async checkpoint(args, workspaces) {

@@ -50,4 +50,11 @@ function engineOptions(args) {
   return engine
 }
 
-module.exports = { UsageError, table, age, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions }
+/** The session a command names first (a usage error without one). */
+function session(args, command) {
+  const [sessionId] = args._
+  if (!sessionId) throw new UsageError(`${command} needs a session`)
+  return sessionId
+}
+
+module.exports = { UsageError, table, age, session, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions }

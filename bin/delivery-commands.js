@@ -4,7 +4,7 @@
 'use strict'
 
 const { readFileSync } = require('node:fs')
-const { UsageError, table, withProgress } = require('./cli-common.js')
+const { UsageError, session, table, withProgress } = require('./cli-common.js')
 
 /**
  * Credentials for `url` from the environment: CONTAINER_ISOLATION_GIT_TOKEN (with
@@ -27,12 +27,6 @@ function remoteOptions(args, url) {
   const remote = { url, credentials: credentialsFor(url) }
   if (args['ca-file']) remote.caCertificate = readFileSync(args['ca-file'], 'utf8')
   return remote
-}
-
-function session(args, command) {
-  const [sessionId] = args._
-  if (!sessionId) throw new UsageError(`${command} needs a session`)
-  return sessionId
 }
 
 const commands = {

@@ -40,6 +40,14 @@ class Session {
     this.idle.push(env.shell)
   }
 
+  /** Binds the files and a first shell again (the container was made again: a restore). */
+  async rebind() {
+    this.terminateAll()
+    this.idle = []
+    this.running = new Set()
+    await this.start()
+  }
+
   /** A shell no command is running in. */
   async acquireShell() {
     if (this.running.size >= MAX_RUNNING) throw new ToolError('LIMIT_EXCEEDED', `${MAX_RUNNING} commands are running in session ${this.id}: wait for one (command_output) or stop one (command_kill)`)

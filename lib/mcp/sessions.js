@@ -190,9 +190,7 @@ class Sessions {
     this.opts.commands.closeSession(session.id)
     session.terminateAll()
     await this.opts.workspaces.restore(session.id, checkpoint)
-    session.idle = []
-    session.running = new Set()
-    await session.start()
+    await session.rebind()
     return session
   }
 
