@@ -56,6 +56,12 @@ pub enum ErrorCode {
     /// or never passed in time, it exited before it was healthy, or a service that must
     /// complete successfully exited with another code. The message names the service.
     ServiceNotReady,
+    /// The cluster refused a request for the credentials' permissions (HTTP 403): the
+    /// message names the verb and resource the Role lacks.
+    Forbidden,
+    /// The backend cannot do what was asked (a bind mount on a cluster, a pids limit where
+    /// the backend has none per container); the message names the option.
+    Unsupported,
     /// The engine answered with an error that none of the codes above describes.
     EngineError,
 }
@@ -91,6 +97,8 @@ impl ErrorCode {
             ErrorCode::RegistryError => "REGISTRY_ERROR",
             ErrorCode::RegistryUnreachable => "REGISTRY_UNREACHABLE",
             ErrorCode::ServiceNotReady => "SERVICE_NOT_READY",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::Unsupported => "UNSUPPORTED",
             ErrorCode::EngineError => "ENGINE_ERROR",
         }
     }

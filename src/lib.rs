@@ -22,6 +22,7 @@ pub mod fileio;
 pub mod git;
 pub mod git_fsck;
 pub mod git_transport;
+pub mod kubernetes;
 pub mod output;
 pub mod progress;
 pub mod project_dir;

@@ -1,0 +1,371 @@
+//! `KubernetesRuntime`: Lace's `ContainerRuntime` (docs/contract.md §2) on a Kubernetes
+//! cluster, each container a Pod (docs/kubernetes.md says what differs from the engines).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures_util::AsyncBufReadExt;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{DeleteParams, ListParams, LogParams, PostParams};
+use kube::Api;
+use tokio::sync::OnceCell;
+
+use super::api_errors::from_kube;
+use super::cluster_client::{connect, Cluster, KubernetesOptions};
+use super::host_lease::{create_host_lease, reap_lapsed};
+use super::network_policy::ensure_deny_all;
+use super::pod_exec::{run_in_pod, run_plain};
+use super::pod_info::info_from_pod;
+use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
+use super::session_pod::{session_pod, PodPlacement, CONTAINER};
+use crate::base_dir::resolve_base_dir;
+use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::engine::PullPolicy;
+use crate::error::{Error, ErrorCode, Result};
+use crate::output::{OutputDecoder, OutputLine, StreamKind};
+use crate::runtime::exec::{ExecOutcome, ExecRequest};
+use crate::runtime::labels::{container_labels, LabelContext, BASE_DIR, MANAGED};
+use crate::runtime::{
+    container_name, ContainerInfo, Direction, Lifetime, LogsRequest, OwnerIdentity,
+};
+
+/// How long `create` and `start` wait for the Pod's container to start (scheduling, the
+/// node's image, the sandbox).
+const START_LIMIT: Duration = Duration::from_secs(120);
+/// How long `remove` waits for the Pod to go.
+const REMOVE_LIMIT: Duration = Duration::from_secs(60);
+/// Grace period of `stop` when the caller gives none.
+const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Default)]
+pub struct KubernetesRuntimeOptions {
+    pub cluster: KubernetesOptions,
+    pub image: Option<String>,
+    pub base_dir: Option<String>,
+    pub pull: PullPolicy,
+}
+
+pub struct KubernetesRuntime {
+    options: KubernetesOptions,
+    default_image: Option<String>,
+    base_dir: PathBuf,
+    pull: PullPolicy,
+    cluster: OnceCell<Cluster>,
+    lease: OnceCell<OwnerReference>,
+    deny_all: OnceCell<()>,
+    /// Pods created, inspected or listed in this process (what `translate` knows).
+    known: Mutex<HashSet<String>>,
+}
+
+impl KubernetesRuntime {
+    pub fn new(options: KubernetesRuntimeOptions) -> Self {
+        KubernetesRuntime {
+            options: options.cluster,
+            default_image: options.image.filter(|s| !s.is_empty()),
+            base_dir: resolve_base_dir(options.base_dir.as_deref()),
+            pull: options.pull,
+            cluster: OnceCell::new(),
+            lease: OnceCell::new(),
+            deny_all: OnceCell::new(),
+            known: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The cluster, connected on first use; lapsed host Leases of dead processes are reaped
+    /// then (their Pods follow).
+    pub async fn cluster(&self) -> Result<&Cluster> {
+        self.cluster
+            .get_or_try_init(|| async {
+                let cluster = connect(&self.options).await?;
+                if let Err(err) = reap_lapsed(&cluster).await {
+                    if err.code != ErrorCode::Forbidden {
+                        return Err(err);
+                    }
+                }
+                Ok(cluster)
+            })
+            .await
+    }
+
+    async fn pods(&self) -> Result<Api<Pod>> {
+        let cluster = self.cluster().await?;
+        Ok(Api::namespaced(cluster.client.clone(), &cluster.namespace))
+    }
+
+    /// Deletes the host Leases of processes that died (their `'process'` Pods follow);
+    /// how many.
+    pub async fn reap_orphans(&self) -> Result<usize> {
+        reap_lapsed(self.cluster().await?).await
+    }
+
+    fn remember(&self, name: &str) {
+        self.known.lock().unwrap().insert(name.to_string());
+    }
+
+    async fn placement_owner(&self, lifetime: Lifetime) -> Result<Option<OwnerReference>> {
+        if lifetime != Lifetime::Process {
+            return Ok(None);
+        }
+        let cluster = self.cluster().await?;
+        let owner = self
+            .lease
+            .get_or_try_init(|| create_host_lease(cluster))
+            .await?;
+        Ok(Some(owner.clone()))
+    }
+
+    async fn make_pod(&self, config: &ContainerConfig, name: &str) -> Result<Pod> {
+        let image = config
+            .image
+            .clone()
+            .filter(|i| !i.is_empty())
+            .or_else(|| self.default_image.clone())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "container '{name}': no image (the config's, or the runtime's)"
+                ))
+            })?;
+        let base_dir = self.base_dir.to_string_lossy();
+        let session = config
+            .session_id
+            .clone()
+            .or_else(|| config.id.clone())
+            .unwrap_or_else(|| name.to_string());
+        let labels = container_labels(
+            &config.labels,
+            &LabelContext {
+                session: &session,
+                image: &image,
+                lifetime: config.lifetime,
+                base_dir: &base_dir,
+                clone_path: config.clone_path.as_deref().unwrap_or(""),
+                project_dir: config.project_dir.as_deref().unwrap_or(""),
+                job: config.command.is_some(),
+                owner: OwnerIdentity::current(),
+                created_at_ms: chrono::Utc::now().timestamp_millis(),
+            },
+        );
+        let cluster = self.cluster().await?;
+        let owner = self.placement_owner(config.lifetime).await?;
+        let placement = PodPlacement {
+            namespace: &cluster.namespace,
+            runtime_class: self.options.runtime_class.as_deref(),
+            owner,
+            pull: self.pull,
+        };
+        session_pod(config, name, &image, &labels, &placement)
+    }
+
+    /// Makes the Pod and waits for its container to start; a Pod that cannot start is
+    /// removed and the reason rejected.
+    async fn submit(&self, pods: &Api<Pod>, pod: &Pod, name: &str) -> Result<()> {
+        let subject = format!("create Pod '{name}'");
+        pods.create(&PostParams::default(), pod)
+            .await
+            .map_err(|err| from_kube(err, &subject, "create pods"))?;
+        self.remember(name);
+        if let Err(err) = until_started(pods, name, START_LIMIT).await {
+            let _ = pods
+                .delete(name, &DeleteParams::default().grace_period(0))
+                .await;
+            return Err(err);
+        }
+        Ok(())
+    }
+}
+
+impl ContainerRuntime for KubernetesRuntime {
+    async fn create(&self, config: ContainerConfig) -> Result<String> {
+        config.validate()?;
+        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
+        let pod = self.make_pod(&config, &name).await?;
+        if config.network.as_deref() == Some("none") {
+            let cluster = self.cluster().await?;
+            self.deny_all
+                .get_or_try_init(|| ensure_deny_all(cluster))
+                .await?;
+        }
+        self.submit(&self.pods().await?, &pod, &name).await?;
+        Ok(name)
+    }
+
+    /// A running Pod: nothing. One whose container exited: made again from its own spec
+    /// (Kubernetes restarts no Pod that ended), with a fresh file system.
+    async fn start(&self, id: &str) -> Result<()> {
+        let pods = self.pods().await?;
+        let pod = read_pod(&pods, id).await?;
+        self.remember(id);
+        match info_from_pod(&pod).state {
+            crate::runtime::ContainerState::Running => return Ok(()),
+            crate::runtime::ContainerState::Created => {
+                return until_started(&pods, id, START_LIMIT).await.map(|_| ())
+            }
+            _ => {}
+        }
+        let again = Pod {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: pod.metadata.name.clone(),
+                namespace: pod.metadata.namespace.clone(),
+                labels: pod.metadata.labels.clone(),
+                annotations: pod.metadata.annotations.clone(),
+                owner_references: pod.metadata.owner_references.clone(),
+                ..Default::default()
+            },
+            spec: pod.spec.clone().map(|mut spec| {
+                spec.node_name = None;
+                spec
+            }),
+            status: None,
+        };
+        let _ = pods
+            .delete(id, &DeleteParams::default().grace_period(0))
+            .await;
+        until_gone(&pods, id, REMOVE_LIMIT).await?;
+        self.submit(&pods, &again, id).await
+    }
+
+    /// TERM to every process of the Pod (its init, the pause process, is left), KILL after
+    /// `grace`; the Pod stays, stopped, until removed.
+    async fn stop(&self, id: &str, grace: Option<Duration>) -> Result<()> {
+        let pods = self.pods().await?;
+        let info = info_from_pod(&read_pod(&pods, id).await?);
+        if info.state != crate::runtime::ContainerState::Running {
+            return Ok(());
+        }
+        let grace = grace.unwrap_or(DEFAULT_STOP_TIMEOUT);
+        let signal = |name: &str| {
+            vec![
+                "/bin/sh".to_string(),
+                "-c".to_string(),
+                format!("kill -{name} -1"),
+            ]
+        };
+        let _ = run_plain(&pods, id, signal("TERM")).await;
+        if tokio::time::timeout(grace, until_exited(&pods, id))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        let _ = run_plain(&pods, id, signal("KILL")).await;
+        if tokio::time::timeout(Duration::from_secs(5), until_exited(&pods, id))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        Err(Error::timeout(format!("container '{id}' did not stop")))
+    }
+
+    async fn remove(&self, id: &str) -> Result<()> {
+        let pods = self.pods().await?;
+        let subject = format!("remove Pod '{id}'");
+        pods.delete(id, &DeleteParams::default().grace_period(1))
+            .await
+            .map_err(|err| from_kube(err, &subject, "delete pods"))?;
+        if !until_gone(&pods, id, REMOVE_LIMIT).await? {
+            return Err(Error::timeout(format!(
+                "container '{id}' was not removed within {} s",
+                REMOVE_LIMIT.as_secs()
+            )));
+        }
+        self.known.lock().unwrap().remove(id);
+        Ok(())
+    }
+
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
+        let pods = self.pods().await?;
+        let info = info_from_pod(&read_pod(&pods, id).await?);
+        if info.state != crate::runtime::ContainerState::Running {
+            return Err(Error::new(
+                ErrorCode::ContainerNotRunning,
+                format!("container '{id}' is not running"),
+            ));
+        }
+        run_in_pod(&pods, id, &request).await
+    }
+
+    async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
+        let pods = self.pods().await?;
+        let info = info_from_pod(&read_pod(&pods, id).await?);
+        self.remember(id);
+        Ok(info)
+    }
+
+    async fn list(&self) -> Result<Vec<ContainerInfo>> {
+        let pods = self.pods().await?;
+        let params = ListParams::default().labels(&format!("{MANAGED}=true"));
+        let list = pods
+            .list(&params)
+            .await
+            .map_err(|err| from_kube(err, "list Pods", "list pods"))?;
+        let base_dir = self.base_dir.to_string_lossy();
+        let infos: Vec<ContainerInfo> = list
+            .items
+            .iter()
+            .map(info_from_pod)
+            .filter(|info| info.labels.get(BASE_DIR).map(String::as_str) == Some(&*base_dir))
+            .collect();
+        for info in &infos {
+            self.remember(&info.id);
+        }
+        Ok(infos)
+    }
+
+    async fn wait(&self, id: &str) -> Result<i64> {
+        until_exited(&self.pods().await?, id).await
+    }
+
+    /// The Pod's log as lines (Kubernetes keeps one log for both streams: every line is
+    /// reported as stdout).
+    async fn logs(
+        &self,
+        id: &str,
+        request: LogsRequest,
+        mut on_line: impl FnMut(OutputLine) + Send,
+    ) -> Result<()> {
+        let pods = self.pods().await?;
+        let since_time = request
+            .since_ms
+            .and_then(|ms| k8s_openapi::jiff::Timestamp::from_millisecond(ms).ok());
+        let params = LogParams {
+            container: Some(CONTAINER.to_string()),
+            follow: request.follow,
+            since_time,
+            ..Default::default()
+        };
+        let subject = format!("logs of container '{id}'");
+        let mut reader = pods
+            .log_stream(id, &params)
+            .await
+            .map_err(|err| from_kube(err, &subject, "get pods/log"))?;
+        let mut decoder = OutputDecoder::new();
+        let mut chunk = Vec::new();
+        loop {
+            chunk.clear();
+            let read = reader.read_until(b'\n', &mut chunk).await.map_err(|err| {
+                Error::new(ErrorCode::EngineUnavailable, format!("{subject}: {err}"))
+            })?;
+            if read == 0 {
+                break;
+            }
+            decoder.push(StreamKind::Stdout, &chunk, &mut on_line);
+        }
+        decoder.finish(&mut on_line);
+        Ok(())
+    }
+
+    /// A Pod has no mounts from the host: every path stays as it is.
+    fn translate(&self, path: &str, id: &str, _direction: Direction) -> Result<String> {
+        if !self.known.lock().unwrap().contains(id) {
+            return Err(Error::new(
+                ErrorCode::ContainerNotFound,
+                format!("container '{id}' is not known to this runtime (create, inspect or list it first)"),
+            ));
+        }
+        Ok(path.to_string())
+    }
+}

@@ -1,0 +1,16 @@
+//! Sessions on a Kubernetes cluster: each container a Pod, reached through the API server
+//! (kube-rs), with the boundary the engines give (docs/kubernetes.md).
+
+mod api_errors;
+mod cluster_client;
+mod host_lease;
+mod kubernetes_runtime;
+mod network_policy;
+mod pod_exec;
+mod pod_info;
+mod pod_labels;
+mod pod_wait;
+mod session_pod;
+
+pub use cluster_client::KubernetesOptions;
+pub use kubernetes_runtime::{KubernetesRuntime, KubernetesRuntimeOptions};
