@@ -244,6 +244,66 @@ export declare class DockerShell {
   terminate(): void
 }
 
+/**
+ * Lace's `ContainerRuntime` on a Kubernetes cluster: each container a Pod (no service
+ * account token, no privilege escalation, capabilities dropped but a root session's own,
+ * seccomp `RuntimeDefault`). Rejections carry stable codes: `ENGINE_UNAVAILABLE`,
+ * `FORBIDDEN` (naming the permission the Role lacks), `UNSUPPORTED` (naming the option a Pod
+ * cannot have), `IMAGE_NOT_FOUND`, `CONTAINER_NOT_FOUND`, `CONTAINER_NOT_RUNNING`,
+ * `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
+ */
+export declare class KubernetesRuntime {
+  /** Connects lazily, on the first call; reaps then the Pods of host processes that died. */
+  constructor(opts?: KubernetesRuntimeOptions | undefined | null)
+  /**
+   * Creates the Pod, waits until its container runs, and returns its name, which every
+   * method accepts as its id.
+   */
+  create(config: ContainerConfig): Promise<string>
+  /**
+   * A running Pod: nothing. A stopped one is made again from its own spec (Kubernetes
+   * restarts no Pod that ended): what lived only in its file system is gone.
+   */
+  start(containerId: string): Promise<void>
+  /**
+   * SIGTERM to every process of the Pod, SIGKILL after `timeout` ms (default 10000); the
+   * Pod stays, stopped, until removed.
+   */
+  stop(containerId: string, timeout?: number | undefined | null): Promise<void>
+  /** Deletes the Pod and waits until it is gone. */
+  remove(containerId: string): Promise<void>
+  /**
+   * Runs a command over the exec WebSocket and buffers its output; a non-zero exit is a
+   * result, not a rejection. `user` per exec is `UNSUPPORTED` (the Pod's user runs it).
+   */
+  exec(containerId: string, options: ExecOptions): Promise<ExecResult>
+  /** The Pod's state, times, exit code, image and labels; rejects `CONTAINER_NOT_FOUND`. */
+  inspect(containerId: string): Promise<ContainerInfo>
+  /** Live from the cluster; `null` when the Pod does not exist. */
+  daemonInspect(containerId: string): Promise<ContainerInfo | null>
+  /** Pods this library created under this runtime's base directory, in its namespace. */
+  list(): Promise<ContainerInfo[]>
+  /** Resolves with the main process's exit code once it exits. */
+  wait(containerId: string): Promise<number>
+  /**
+   * Delivers the Pod's log line by line to `onLine` (Kubernetes keeps one log: every line
+   * comes as stdout); resolves when the log ends (when the container exits, if following).
+   */
+  logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
+  /**
+   * Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the
+   * cluster's garbage collector then removes; resolves with how many.
+   */
+  reapOrphans(): Promise<number>
+  /**
+   * A Pod has no host mounts: the path unchanged. Throws `CONTAINER_NOT_FOUND` for a Pod
+   * this runtime has not created, inspected or listed.
+   */
+  translateToContainer(hostPath: string, containerId: string): string
+  /** A Pod has no host mounts: the path unchanged (as `translateToContainer`). */
+  translateToHost(containerPath: string, containerId: string): string
+}
+
 /** A running command of `execStreamNative`, which `execStream` wraps in Node streams. */
 export declare class NativeExecStream {
   /** Writes to the command's stdin; resolves once the bytes are on their way. */
@@ -1540,6 +1600,38 @@ export interface GitState {
   unstagedCount: number
   /** Untracked paths (`??` in `git status --porcelain`). */
   untrackedCount: number
+}
+
+/** Which cluster, namespace and runtime class sessions run in. */
+export interface KubernetesOptions {
+  /**
+   * A kubeconfig file; default: `KUBECONFIG`, `~/.kube/config`, then the service account
+   * of the Pod the host runs in.
+   */
+  kubeconfig?: string
+  /** A context of the kubeconfig; default: its current context. */
+  context?: string
+  /** Default: the context's namespace, else `default`. */
+  namespace?: string
+  /** The Pods' `runtimeClassName` (e.g. gVisor or Kata), where the cluster has one. */
+  runtimeClassName?: string
+  /** Per API request (not per stream), in ms; default kube's own. */
+  timeoutMs?: number
+}
+
+/** Options of `new KubernetesRuntime()`. */
+export interface KubernetesRuntimeOptions {
+  /** The cluster; default: as kubectl finds it. */
+  kubernetes?: KubernetesOptions
+  /** Image used when a container config names none. */
+  image?: string
+  /** Where this library keeps state; recorded on each Pod so `list` sees only its own. */
+  baseDir?: string
+  /**
+   * The Pods' `imagePullPolicy`: `'missing'` (IfNotPresent, default), `'always'`, or
+   * `'never'` (an image the node lacks rejects `IMAGE_NOT_FOUND`). A config's `pull` wins.
+   */
+  pull?: 'missing' | 'always' | 'never'
 }
 
 /** Options of `logs`. */

@@ -841,6 +841,7 @@ module.exports.ContainerGitClient = nativeBinding.ContainerGitClient
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
+module.exports.KubernetesRuntime = nativeBinding.KubernetesRuntime
 module.exports.NativeExecStream = nativeBinding.NativeExecStream
 module.exports.PortForward = nativeBinding.PortForward
 module.exports.Workspaces = nativeBinding.Workspaces
