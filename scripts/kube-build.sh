@@ -4,7 +4,7 @@
 #
 #   $KUBE_CACHE/<kubernetes version>/bin/  kube-apiserver kube-controller-manager
 #                                          kube-scheduler kubelet kubectl etcd
-#   $KUBE_CACHE/<kubernetes version>/cni/  dummy loopback host-local
+#   $KUBE_CACHE/<kubernetes version>/cni/  tap dummy loopback host-local
 #
 # Each component (kubernetes, etcd, cni) is built on its own and recorded in a stamp file
 # beside its binaries (its version and a hash of its build function), so changing a pin or
@@ -160,7 +160,7 @@ build_cni() {
   wrapper github.com/containernetworking/plugins "$CNI_PLUGINS_VERSION" </dev/null
   mkdir "$work/out"
   (cd "$work" && "$GO" build -ldflags "-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" \
-    -o "$work/out/" "$p/main/dummy" "$p/main/loopback" "$p/ipam/host-local")
+    -o "$work/out/" "$p/main/tap" "$p/main/dummy" "$p/main/loopback" "$p/ipam/host-local")
   install_out "$CNI" cni "$CNI_PLUGINS_VERSION"
   log "CNI plugins $CNI_PLUGINS_VERSION: built in $(( $(now) - t0 )) s"
 }
