@@ -10,6 +10,8 @@ export default defineConfig({
     include: ['__test__/**/*.kube.ts'],
     globalSetup: ['__test__/kube-setup.ts'],
     pool: 'forks',
+    // The fault suite stops the shared cluster's parts: one file at a time.
+    fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 240_000,
   },

@@ -124,7 +124,7 @@ async fn collect(
     Ok(ExecOutcome {
         stdout: out,
         stderr: err,
-        exit_code: exit_code(&status),
+        exit_code: exit_code(&status, what)?,
     })
 }
 
@@ -145,11 +145,13 @@ async fn read_bounded(reader: Option<impl AsyncRead + Unpin>, keep: usize) -> Ve
     }
 }
 
-/// The exec's status: `Success`, or `NonZeroExitCode` with the code in its causes; an exec
-/// that could not start (no such program) is the shell's 127 or 126.
-fn exit_code(status: &Status) -> i64 {
+/// The exec's status: `Success`, or `NonZeroExitCode` with the code in its causes (a
+/// program `env` cannot find is its 127). Any other failure is the cluster's, not the
+/// command's (the API server could not reach the node's kubelet, the runtime could not
+/// start the exec): an error, never an exit code.
+fn exit_code(status: &Status, what: &str) -> Result<i64> {
     if status.status.as_deref() == Some("Success") {
-        return 0;
+        return Ok(0);
     }
     let causes = status
         .details
@@ -161,14 +163,17 @@ fn exit_code(status: &Status) -> i64 {
         .find(|c| c.reason.as_deref() == Some("ExitCode"))
         .and_then(|c| c.message.as_deref()?.parse::<i64>().ok())
     {
-        return code;
+        return Ok(code);
     }
-    let message = status.message.as_deref().unwrap_or_default();
-    if message.contains("executable file not found") || message.contains("no such file") {
-        127
-    } else {
-        126
-    }
+    let message = status.message.as_deref().unwrap_or("no message");
+    let code = match status.code {
+        Some(code) if code < 500 => ErrorCode::EngineError,
+        _ => ErrorCode::EngineUnavailable,
+    };
+    Err(Error::new(
+        code,
+        format!("{what}: the cluster could not run it: {message}"),
+    ))
 }
 
 /// Runs `argv` as is (no token), for the library's own commands; the output is dropped.
@@ -208,13 +213,25 @@ mod tests {
     fn exit_codes_from_status() {
         let success: Status =
             serde_json::from_value(serde_json::json!({"status": "Success"})).unwrap();
-        assert_eq!(exit_code(&success), 0);
+        assert_eq!(exit_code(&success, "x").unwrap(), 0);
         let failed: Status = serde_json::from_value(serde_json::json!({
             "status": "Failure", "reason": "NonZeroExitCode",
             "message": "command terminated with non-zero exit code: error executing command [sh -c exit 3], exit code 3",
             "details": {"causes": [{"reason": "ExitCode", "message": "3"}]}
         }))
         .unwrap();
-        assert_eq!(exit_code(&failed), 3);
+        assert_eq!(exit_code(&failed, "x").unwrap(), 3);
+        let unreachable: Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 500,
+            "message": "error dialing backend: dial tcp 10.1.2.3:10250: connect: connection refused"
+        }))
+        .unwrap();
+        let err = exit_code(&unreachable, "exec 'true' in container 'a'").unwrap_err();
+        assert_eq!(err.code, ErrorCode::EngineUnavailable);
+        assert!(
+            err.message.contains("error dialing backend"),
+            "{}",
+            err.message
+        );
     }
 }
