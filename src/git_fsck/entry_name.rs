@@ -1,8 +1,9 @@
 //! The rules for one tree entry's name: none that a checkout on any file system would turn
 //! into a path outside the entry's directory or into the repository's own `.git` (every
-//! spelling git refuses: case, trailing dots and spaces, `git~1`, NTFS streams, HFS+
-//! ignorable code points, through gix-validate), no `.gitmodules` that is a symlink, no
-//! separator (`/`, and `\`, a separator on Windows), no name longer than git accepts.
+//! spelling git refuses: case and HFS+ ignorable code points, and bytes that are not UTF-8
+//! after it, through `dot_names`; trailing dots and spaces, `git~1`, NTFS streams, through
+//! gix-validate), no `.gitmodules` that is a symlink, no separator (`/`, and `\`, a
+//! separator on Windows), no name longer than git accepts.
 
 use gix_validate::path::component::{self, Mode, Options};
 
@@ -46,9 +47,21 @@ pub fn check_name(name: &[u8], symlink: bool) -> Result<(), Finding> {
             format!("entry {} holds '\\', a path separator on Windows", shown()),
         ));
     }
+    if is_hfs_dot(name, "git") {
+        return Err(Finding::new(
+            "hasDotgit",
+            format!("entry {} is .git on HFS+", shown()),
+        ));
+    }
+    if symlink && is_hfs_dot(name, "gitmodules") {
+        return Err(Finding::new(
+            "gitmodulesSymlink",
+            format!("entry {} is .gitmodules on HFS+, a symlink", shown()),
+        ));
+    }
     let options = Options {
         protect_windows: false,
-        protect_hfs: true,
+        protect_hfs: false,
         protect_ntfs: true,
     };
     let mode = symlink.then_some(Mode::Symlink);
@@ -96,6 +109,46 @@ mod tests {
         for name in [".gitignore", ".github", "git", ".gitx", "a.git"] {
             assert_eq!(refused(name, false), None, "{name:?}");
         }
+    }
+
+    #[test]
+    fn dot_names_followed_by_bytes_that_are_not_utf8_are_what_git_takes_them_for() {
+        let refused = |name: &[u8], symlink| check_name(name, symlink).err().map(|f| f.id);
+        for name in [
+            &b".git\xff"[..],
+            b".GIT\xff",
+            b".git\xe2\x80",
+            b".git\xef\xbf\xbf",
+            b"\xe2\x80\x8c.git\xff",
+        ] {
+            assert_eq!(refused(name, false), Some("hasDotgit"), "{name:?}");
+        }
+        assert_eq!(refused(b".gitmodules\xff", true), Some("gitmodulesSymlink"));
+        for name in [
+            &b".gitx"[..],
+            b"x\xff",
+            b"\xff.git",
+            b".gi\xfft",
+            b".git\xef\xbf\xbd",
+        ] {
+            assert_eq!(refused(name, false), None, "{name:?}");
+        }
+        for name in [
+            &b".gitignore\xff"[..],
+            b".mailmap\xff",
+            b".gitattributes\xff",
+        ] {
+            assert_eq!(refused(name, true), None, "git only notes these: {name:?}");
+        }
+        assert_eq!(
+            special_file(b".gitmodules\xff"),
+            Some(SpecialFile::Gitmodules)
+        );
+        assert_eq!(
+            special_file(b".gitattributes\xef\xbf\xbe"),
+            Some(SpecialFile::Gitattributes)
+        );
+        assert_eq!(special_file(b".gitmodules\xef\xbf\xbd"), None);
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! spelling of `.git` that git refuses on any file system), and the contents of the blobs
 //! git itself parses (`.gitmodules`, `.gitattributes`). Pure functions over an object's
 //! bytes; which objects to check, and the type each reference implies, is the caller's walk.
-//! Names are checked with gitoxide's `gix-validate` (git's `verify_path` rules for HFS+
-//! and NTFS); the header, tree-order and `.gitmodules` rules are git's `fsck.c`, ported.
+//! Names are checked as git's `utf8.c` reads them for HFS+ (`dot_names`) and with
+//! gitoxide's `gix-validate` for NTFS; the header, tree-order and `.gitmodules` rules are
+//! git's `fsck.c`, ported.
 
 mod commit;
 mod config_text;
 mod dot_names;
 mod entry_name;
 mod finding;
+#[cfg(test)]
+mod git_cli_tests;
 mod gitattributes;
 mod gitmodules;
 mod ident;

@@ -148,6 +148,12 @@ fn trees_git_fsck_refuses_are_refused() {
             "hasDotgit",
         ),
         ("short-name", vec![("40000", b"GIT~1")], "hasDotgit"),
+        ("not-utf8", vec![("40000", b".git\xff")], "hasDotgit"),
+        (
+            "not-utf8-link",
+            vec![("120000", b".gitmodules\xef\xbf\xbf")],
+            "gitmodulesSymlink",
+        ),
         ("zero-pad", vec![("040000", b"d")], "zeroPaddedFilemode"),
         ("group-write", vec![("100664", b"f")], "badFilemode"),
     ];
