@@ -20,6 +20,7 @@ enum Part {
 pub struct ChunkedBody {
     part: Part,
     trailer_bytes: usize,
+    max_trailers: usize,
 }
 
 /// How many more of a body's bytes were found, and whether that was its end.
@@ -34,6 +35,7 @@ impl ChunkedBody {
         ChunkedBody {
             part: Part::SizeLine,
             trailer_bytes: 0,
+            max_trailers: MAX_TRAILERS,
         }
     }
 
@@ -66,7 +68,7 @@ impl ChunkedBody {
                 _ => Err("a chunk's data is not followed by CRLF".into()),
             },
             Part::SizeLine => {
-                let Some(end) = line_end(bytes, MAX_SIZE_LINE, "a chunk-size line")? else {
+                let Some(end) = line_end(bytes, 0, MAX_SIZE_LINE, "a chunk-size line")? else {
                     return Ok(None);
                 };
                 let size = chunk_size(&bytes[..end])?;
@@ -77,8 +79,8 @@ impl ChunkedBody {
                 more(end)
             }
             Part::Trailers => {
-                let room = MAX_TRAILERS - self.trailer_bytes;
-                let Some(end) = line_end(bytes, room, "the trailer section")? else {
+                let (used, limit) = (self.trailer_bytes, self.max_trailers);
+                let Some(end) = line_end(bytes, used, limit, "the trailer section")? else {
                     return Ok(None);
                 };
                 self.trailer_bytes += end;
@@ -98,10 +100,13 @@ impl ChunkedBody {
 }
 
 /// The length of the CRLF-terminated line that starts `bytes`, `None` while incomplete; a
-/// bare CR or LF or another control character but a tab refuses it.
-fn line_end(bytes: &[u8], limit: usize, what: &str) -> Result<Option<usize>, String> {
+/// bare CR or LF or another control character but a tab refuses it, and so does a line
+/// that, with its CRLF, would take `what` past `limit` bytes when `used` are taken. Each
+/// byte is judged on those before it alone, so where the input is split cannot matter.
+fn line_end(bytes: &[u8], used: usize, limit: usize, what: &str) -> Result<Option<usize>, String> {
     for (at, b) in bytes.iter().enumerate() {
-        if at >= limit {
+        // The shortest line holding this byte: up to it, then CRLF (it may be the CR).
+        if used.saturating_add(at).saturating_add(2) > limit {
             return Err(format!("{what} is over {limit} bytes"));
         }
         match *b {
@@ -139,9 +144,14 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
 mod tests {
     use super::*;
 
-    /// Feeds `bytes` in pieces of `step`; the body's length, or the error.
-    fn body_end(bytes: &[u8], step: usize) -> Result<Option<usize>, String> {
-        let mut body = ChunkedBody::new();
+    /// Feeds `bytes` to `body` as they would arrive: up to each of `arrivals` in turn, then
+    /// all; the body's length, or the error.
+    fn feed(
+        mut body: ChunkedBody,
+        bytes: &[u8],
+        arrivals: impl IntoIterator<Item = usize>,
+    ) -> Result<Option<usize>, String> {
+        let mut arrivals = arrivals.into_iter();
         let (mut found, mut have) = (0, 0);
         loop {
             match body.advance(&bytes[found..have])? {
@@ -152,7 +162,86 @@ mod tests {
                     }
                 }
                 None if have == bytes.len() => return Ok(None),
-                None => have = (have + step).min(bytes.len()),
+                None => {
+                    let next = arrivals.next().unwrap_or(bytes.len());
+                    have = next.clamp(have, bytes.len());
+                }
+            }
+        }
+    }
+
+    /// Feeds `bytes` in pieces of `step`.
+    fn body_end(bytes: &[u8], step: usize) -> Result<Option<usize>, String> {
+        feed(ChunkedBody::new(), bytes, (1..).map(|n| n * step))
+    }
+
+    /// A last chunk and a trailer section of `len` bytes, its blank line included.
+    fn with_trailers(len: usize) -> Vec<u8> {
+        let mut body = b"0\r\n".to_vec();
+        let mut lines = len - 2;
+        while lines > 0 {
+            let line = match lines {
+                ..=100 => lines,
+                101..105 => lines - 5,
+                _ => 100,
+            };
+            body.extend(b"X:");
+            body.extend(std::iter::repeat_n(b'a', line - 4));
+            body.extend(b"\r\n");
+            lines -= line;
+        }
+        body.extend(b"\r\n");
+        body
+    }
+
+    #[test]
+    fn a_trailer_section_over_its_budget_is_refused_wherever_the_input_is_split() {
+        let over = format!("the trailer section is over {MAX_TRAILERS} bytes");
+        let at_bound = with_trailers(MAX_TRAILERS);
+        for step in [1, 2, 3, 7, 100, 4096, at_bound.len()] {
+            assert_eq!(
+                body_end(&at_bound, step),
+                Ok(Some(at_bound.len())),
+                "step {step}"
+            );
+        }
+        for past in [3, 1, 2] {
+            let body = with_trailers(MAX_TRAILERS + past);
+            for step in [1, 2, 3, 7, 100, 4096, body.len()] {
+                assert_eq!(
+                    body_end(&body, step),
+                    Err(over.clone()),
+                    "+{past} step {step}"
+                );
+            }
+            for cut in body.len() - 300..body.len() {
+                let split = feed(ChunkedBody::new(), &body, [cut]);
+                assert_eq!(split, Err(over.clone()), "+{past} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_small_trailer_budget_gives_one_outcome_for_every_split() {
+        let max_trailers = 24;
+        let small = || ChunkedBody {
+            max_trailers,
+            ..ChunkedBody::new()
+        };
+        for len in [2, 7, 8, 20, 23, 24, 25, 26, 27, 40] {
+            let body = with_trailers(len);
+            let whole = feed(small(), &body, []);
+            if len <= max_trailers {
+                assert_eq!(whole, Ok(Some(body.len())), "{len}");
+            } else {
+                let over = format!("the trailer section is over {max_trailers} bytes");
+                assert_eq!(whole, Err(over), "{len}");
+            }
+            for first in 0..=body.len() {
+                for second in first..=body.len() {
+                    let split = feed(small(), &body, [first, second]);
+                    assert_eq!(split, whole, "{len}: cut at {first} and {second}");
+                }
             }
         }
     }
@@ -196,5 +285,23 @@ mod tests {
         let mut long = b"5;".to_vec();
         long.extend(std::iter::repeat_n(b'x', MAX_SIZE_LINE));
         assert!(body_end(&long, 4096).is_err());
+    }
+
+    /// A chunk-size line of `len` bytes, its CRLF included, and an empty last chunk.
+    fn with_size_line(len: usize) -> Vec<u8> {
+        let mut body = b"0;".to_vec();
+        body.extend(std::iter::repeat_n(b'x', len - 4));
+        body.extend(b"\r\n\r\n");
+        body
+    }
+
+    #[test]
+    fn a_chunk_size_line_may_take_its_bound_and_no_more() {
+        let at_bound = with_size_line(MAX_SIZE_LINE);
+        assert_eq!(body_end(&at_bound, 1), Ok(Some(at_bound.len())));
+        let over = Err(format!("a chunk-size line is over {MAX_SIZE_LINE} bytes"));
+        for step in [1, 2, 4096, 4097] {
+            assert_eq!(body_end(&with_size_line(MAX_SIZE_LINE + 1), step), over);
+        }
     }
 }
