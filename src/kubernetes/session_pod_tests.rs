@@ -98,7 +98,8 @@ fn limits_user_and_network_none() {
 
 #[test]
 fn what_a_pod_cannot_do_is_refused_by_name() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut ContainerConfig)>)> = vec![
+    type Change = Box<dyn Fn(&mut ContainerConfig)>;
+    let cases: Vec<(&str, Change)> = vec![
         (
             "bind",
             Box::new(|c| {
