@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::fields::{invalid, lexical, string_list};
+use super::oci_reference::{parse_oci_ref, OciRef};
 use crate::error::Result;
 
 /// An option's value as devcontainer.json and devcontainer-feature.json write it.
@@ -36,47 +37,6 @@ impl OptionValue {
             Value::String(s) => Some(OptionValue::String(s.clone())),
             Value::Number(n) => Some(OptionValue::String(n.to_string())),
             _ => None,
-        }
-    }
-}
-
-/// An OCI artifact: `registry/repository` plus a tag or a digest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OciRef {
-    pub registry: String,
-    /// `<namespace>/<id>`.
-    pub repository: String,
-    pub tag: String,
-    pub digest: Option<String>,
-}
-
-impl OciRef {
-    /// `registry/repository`, without tag or digest: what `installsAfter`,
-    /// `overrideFeatureInstallOrder` and `dependsOn` match on.
-    pub fn resource(&self) -> String {
-        format!("{}/{}", self.registry, self.repository)
-    }
-
-    /// The feature's id (the repository's last segment).
-    pub fn id(&self) -> &str {
-        self.repository
-            .rsplit('/')
-            .next()
-            .unwrap_or(&self.repository)
-    }
-
-    /// Whether the registry is this host, where plain HTTP is allowed.
-    pub fn is_loopback(&self) -> bool {
-        crate::registry_probe::is_loopback(&self.registry)
-    }
-}
-
-impl std::fmt::Display for OciRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.digest {
-            Some(d) => write!(f, "{}@{d}", self.resource()),
-            None => write!(f, "{}:{}", self.resource(), self.tag),
         }
     }
 }
@@ -114,60 +74,6 @@ pub struct FeatureRequest {
     pub reference: String,
     pub source: FeatureSource,
     pub options: BTreeMap<String, OptionValue>,
-}
-
-fn is_name_component(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
-        })
-}
-
-/// `<registry>/<namespace>/<id>[:tag|@sha256:<hex>]`; `None` when it is not one.
-pub fn parse_oci_ref(reference: &str) -> Option<OciRef> {
-    let (name, tag, digest) = match reference.split_once('@') {
-        Some((name, digest)) => {
-            let hex = digest.strip_prefix("sha256:")?;
-            if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            (
-                name,
-                "latest".to_string(),
-                Some(digest.to_ascii_lowercase()),
-            )
-        }
-        None => {
-            let last_slash = reference.rfind('/')?;
-            match reference[last_slash..].rfind(':') {
-                Some(colon) => {
-                    let at = last_slash + colon;
-                    (&reference[..at], reference[at + 1..].to_string(), None)
-                }
-                None => (reference, "latest".to_string(), None),
-            }
-        }
-    };
-    let (registry, repository) = name.split_once('/')?;
-    let registry_like = registry.contains('.') || registry.contains(':') || registry == "localhost";
-    let tag_ok = !tag.is_empty()
-        && tag.len() <= 128
-        && tag
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    if !registry_like
-        || !tag_ok
-        || !repository.contains('/')
-        || !repository.split('/').all(is_name_component)
-    {
-        return None;
-    }
-    Some(OciRef {
-        registry: registry.to_string(),
-        repository: repository.to_string(),
-        tag,
-        digest,
-    })
 }
 
 /// Where `reference` points, or why it is refused.
@@ -265,36 +171,6 @@ pub fn parse_features(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn oci_references_take_a_tag_or_a_digest_and_default_to_latest() {
-        let r = parse_oci_ref("127.0.0.1:5000/ns/hello").unwrap();
-        assert_eq!(
-            (r.registry.as_str(), r.repository.as_str()),
-            ("127.0.0.1:5000", "ns/hello")
-        );
-        assert_eq!(r.tag, "latest");
-        assert!(r.is_loopback());
-        assert_eq!(r.id(), "hello");
-        let r = parse_oci_ref("registry.example/a/b/hello:1.2").unwrap();
-        assert_eq!(
-            (r.repository.as_str(), r.tag.as_str()),
-            ("a/b/hello", "1.2")
-        );
-        assert!(!r.is_loopback());
-        let digest = format!("sha256:{}", "a".repeat(64));
-        let r = parse_oci_ref(&format!("localhost/ns/x@{digest}")).unwrap();
-        assert_eq!(r.digest.as_deref(), Some(digest.as_str()));
-        assert_eq!(r.to_string(), format!("localhost/ns/x@{digest}"));
-        for bad in [
-            "127.0.0.1:5000/hello",
-            "a.b/ns/Upper",
-            "a.b/ns/x@sha256:12",
-            "a.b/ns/x:",
-        ] {
-            assert_eq!(parse_oci_ref(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn deprecated_forms_are_refused_saying_so() {

@@ -18,6 +18,7 @@ mod jsonc;
 mod lifecycle;
 mod lookup;
 mod mount_spec;
+mod oci_reference;
 mod port_requests;
 mod run_args;
 mod unhonoured;
@@ -34,9 +35,7 @@ pub use feature_metadata::{
     option_env_name, parse_feature_metadata, FeatureMetadata, FEATURE_JSON_LIMIT,
 };
 pub use feature_order::{install_order, OrderNode};
-pub use features::{
-    parse_oci_ref, parse_options, FeatureRequest, FeatureSource, OciRef, OptionValue,
-};
+pub use features::{parse_options, FeatureRequest, FeatureSource, OptionValue};
 pub use host_env::HostEnv;
 pub use host_requirements::{Available, HostRequirements};
 pub use image_metadata::{
@@ -44,6 +43,7 @@ pub use image_metadata::{
 };
 pub use lifecycle::{Command, LifecycleCommand};
 pub use mount_spec::{MountKind, MountSpec};
+pub use oci_reference::{parse_oci_ref, OciRef};
 pub use port_requests::PortRequest;
 pub use run_args::RunArgs;
 pub use variables::substitute_with;

@@ -8,7 +8,7 @@
 //! stream that overruns its window is aborted, a malformed frame ends the channel.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,11 +57,11 @@ pub struct RelayChannel {
     line: Mutex<Line>,
     /// The writer and reader tasks.
     tasks: Mutex<Vec<AbortHandle>>,
+    /// The streams open, by id: as many as `max_streams`.
     pub(super) slots: Mutex<HashMap<u32, Slot>>,
     pub(super) dials: Mutex<HashMap<u32, oneshot::Sender<Message>>>,
     next_dial: AtomicU32,
     closed: AtomicBool,
-    open_streams: AtomicUsize,
     /// Streams open at once, at most; more are aborted as they arrive.
     pub max_streams: usize,
     pub idle: Duration,
@@ -70,6 +70,26 @@ pub struct RelayChannel {
 }
 
 impl RelayChannel {
+    /// A channel whose frames to the agent go to `outgoing`, with no task yet.
+    fn new(
+        outgoing: mpsc::Sender<Vec<u8>>,
+        container: &str,
+        (max_streams, idle): (usize, Duration),
+    ) -> RelayChannel {
+        RelayChannel {
+            outgoing,
+            line: Mutex::new(Line::Exec(String::new())),
+            tasks: Mutex::default(),
+            slots: Mutex::default(),
+            dials: Mutex::default(),
+            next_dial: AtomicU32::new(CONTROL + 1),
+            closed: AtomicBool::new(false),
+            max_streams,
+            idle,
+            container: Mutex::new(container.to_string()),
+        }
+    }
+
     /// The container's name, as messages give it.
     pub fn container(&self) -> String {
         self.container
@@ -139,19 +159,8 @@ impl RelayChannel {
             handover: writer_handover,
         };
         let writer = tokio::spawn(write_frames(input, outbound));
-        let channel = Arc::new(RelayChannel {
-            outgoing,
-            line: Mutex::new(Line::Exec(String::new())),
-            tasks: Mutex::new(vec![writer.abort_handle()]),
-            slots: Mutex::default(),
-            dials: Mutex::default(),
-            next_dial: AtomicU32::new(CONTROL + 1),
-            closed: AtomicBool::new(false),
-            open_streams: AtomicUsize::new(0),
-            max_streams,
-            idle,
-            container: Mutex::new(container.to_string()),
-        });
+        let channel = Arc::new(RelayChannel::new(outgoing, container, (max_streams, idle)));
+        channel.tasks.lock().unwrap().push(writer.abort_handle());
         let (welcome_tx, welcome_rx) = oneshot::channel();
         channel.dials.lock().unwrap().insert(CONTROL, welcome_tx);
         let (accepted_tx, accepted) = mpsc::unbounded_channel();
@@ -250,7 +259,12 @@ impl RelayChannel {
 
     /// Streams open now.
     pub fn open_streams(&self) -> usize {
-        self.open_streams.load(Ordering::Acquire)
+        self.slots.lock().unwrap().len()
+    }
+
+    /// Whether `id` names a stream open now.
+    pub(super) fn is_open(&self, id: u32) -> bool {
+        self.slots.lock().unwrap().contains_key(&id)
     }
 
     /// A connection to `port` on the container's loopback.
@@ -284,21 +298,21 @@ impl RelayChannel {
         }
     }
 
-    /// A new stream's slot and the stream itself, or `None` past `max_streams`.
+    /// A new stream's slot and the stream itself; `None` past `max_streams`, or when `id`
+    /// names a stream open now (its slot is never replaced).
     pub(super) fn open_stream(self: &Arc<Self>, id: u32) -> Option<RelayStream> {
-        if self.open_streams.fetch_add(1, Ordering::AcqRel) >= self.max_streams {
-            self.open_streams.fetch_sub(1, Ordering::AcqRel);
+        let mut slots = self.slots.lock().unwrap();
+        if slots.len() >= self.max_streams || slots.contains_key(&id) {
             return None;
         }
         let (inbound_tx, inbound) = mpsc::unbounded_channel();
         let shared = Arc::new(StreamShared::new());
-        self.slots.lock().unwrap().insert(
-            id,
-            Slot {
-                inbound: inbound_tx,
-                shared: shared.clone(),
-            },
-        );
+        let slot = Slot {
+            inbound: inbound_tx,
+            shared: shared.clone(),
+        };
+        slots.insert(id, slot);
+        drop(slots);
         let channel = Arc::downgrade(self);
         Some(RelayStream::new(StreamParts {
             id,
@@ -315,9 +329,7 @@ impl RelayChannel {
     }
 
     fn drop_slot(&self, id: u32) {
-        if self.slots.lock().unwrap().remove(&id).is_some() {
-            self.open_streams.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.slots.lock().unwrap().remove(&id);
     }
 
     pub(super) fn abort(&self, id: u32) {
@@ -357,3 +369,7 @@ async fn serve_frames(
     }
     channel.close();
 }
+
+#[cfg(test)]
+#[path = "relay_channel_tests.rs"]
+mod tests;

@@ -1,6 +1,7 @@
 //! One frame from the relay, put where it belongs: a connection accepted in the container
-//! becomes a stream, a stream's data, end, abort or credit goes to its stream (data past the
-//! window aborts the stream), an answer to the one waiting for it.
+//! becomes a stream (one past the budget is aborted; one under an id already open aborts
+//! that stream and opens nothing), a stream's data, end, abort or credit goes to its stream
+//! (data past the window aborts the stream), an answer to the one waiting for it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -20,6 +21,10 @@ impl RelayChannel {
         accepted: &mpsc::UnboundedSender<Accepted>,
     ) {
         match message {
+            // Again for a stream it has: the id no longer says which connection is meant.
+            Message::Accepted { .. } if id & AGENT_STREAM != 0 && self.is_open(id) => {
+                self.abort(id)
+            }
             Message::Accepted { listener } if id & AGENT_STREAM != 0 => {
                 match self.open_stream(id) {
                     Some(stream) => {
