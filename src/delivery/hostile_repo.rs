@@ -82,16 +82,19 @@ fn plain_tree(clone: &Path, dir: &Path, depth: u32, budget: &mut usize) -> Resul
     Ok(())
 }
 
-/// Config text with an `[include]` or `[includeIf …]` section would make libgit2 read
-/// another file, anywhere on the host.
+/// Config text from which libgit2 could read an `include.path` or `includeIf.*.path`, and
+/// so another file, anywhere on the host. Either needs a section whose name starts with
+/// `include`, and a section's name follows its `[` (libgit2 allows no space there; this
+/// allows any). Where such a `[` may stand is left to no reading of lines: libgit2 skips a
+/// UTF-8 BOM, reads a header after another on the same line, and more; any `[include` is
+/// refused, wherever it is.
 fn has_include(text: &[u8]) -> bool {
-    String::from_utf8_lossy(text).lines().any(|line| {
-        let line = line.trim_start();
-        line.strip_prefix('[').is_some_and(|rest| {
-            rest.trim_start()
-                .get(..7)
-                .is_some_and(|s| s.eq_ignore_ascii_case("include"))
-        })
+    let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    text.split(|&b| b == b'[').skip(1).any(|after| {
+        let start = after.iter().position(|b| !space(b)).unwrap_or(after.len());
+        after[start..]
+            .get(..7)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"include"))
     })
 }
 
