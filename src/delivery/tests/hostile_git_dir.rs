@@ -1,5 +1,5 @@
-//! The clone's config checked as libgit2 itself reads it: when the check passes, libgit2
-//! follows no include.
+//! The clone's config and alternates checked as libgit2 itself reads them: when the check
+//! passes, libgit2 follows no include and loads no object directory outside the clone.
 
 use super::hostile::{refused, simple};
 use super::*;
@@ -55,4 +55,53 @@ fn every_include_libgit2_follows_is_refused() {
         assert!(!libgit2_includes(&git_dir), "{case}");
         read(&clone.0, base);
     }
+}
+
+/// Whether libgit2, opening the clone's git directory, finds `id`.
+fn libgit2_finds(git_dir: &Path, id: Oid) -> bool {
+    let repo = Repository::open_bare(git_dir).unwrap();
+    let found = repo.odb().unwrap().exists(id);
+    found
+}
+
+#[test]
+fn a_cr_in_alternates_splits_the_entry_as_libgit2_splits_it() {
+    let (clone, outside) = (Scratch::new("clone"), Scratch::new("outside"));
+    let (_, base) = simple(&clone.0);
+    let secret = init(&outside.0).blob(b"outside only\n").unwrap();
+    let git_dir = clone.0.join(".git");
+    // One directory for a reader of lines, which the clone makes inside itself; for
+    // libgit2 `x` and the outside repository's objects.
+    let entry = format!("x\r{}", outside.0.join(".git/objects").display());
+    std::fs::create_dir_all(git_dir.join("objects").join(&entry)).unwrap();
+    write(&git_dir, "objects/info/alternates", format!("{entry}\n"));
+    assert!(libgit2_finds(&git_dir, secret), "libgit2 reads outside");
+    refused(&clone.0, base);
+}
+
+#[test]
+fn alternates_relative_to_no_directory_of_the_clone_are_refused() {
+    let clone = Scratch::new("clone");
+    let (_, base) = simple(&clone.0);
+    let git_dir = clone.0.join(".git");
+    let beside = Repository::init_bare(git_dir.join("objects/extra")).unwrap();
+    let id = beside.blob(b"beside\n").unwrap();
+    // libgit2 joins an entry to the objects directory only when it starts with `.`; any
+    // other relative one is taken from the host process's working directory.
+    write(&git_dir, "objects/info/alternates", "extra/objects\n");
+    assert!(!libgit2_finds(&git_dir, id), "not read from objects/");
+    refused(&clone.0, base);
+    write(
+        &git_dir,
+        "objects/info/alternates",
+        "\t# not a comment to libgit2\n",
+    );
+    refused(&clone.0, base);
+    write(
+        &git_dir,
+        "objects/info/alternates",
+        "./extra/objects\r\n# note\n",
+    );
+    assert!(libgit2_finds(&git_dir, id));
+    read(&clone.0, base);
 }
