@@ -6,7 +6,9 @@
 //! whatever `core.worktree` says. libgit2 itself runs no hook, filter driver, textconv,
 //! external diff or fsmonitor (only its built-in `crlf` and `ident` filters exist).
 
+use std::ffi::OsStr;
 use std::fs::Metadata;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{ConfigLevel, Repository};
@@ -82,16 +84,19 @@ fn plain_tree(clone: &Path, dir: &Path, depth: u32, budget: &mut usize) -> Resul
     Ok(())
 }
 
-/// Config text with an `[include]` or `[includeIf …]` section would make libgit2 read
-/// another file, anywhere on the host.
+/// Config text from which libgit2 could read an `include.path` or `includeIf.*.path`, and
+/// so another file, anywhere on the host. Either needs a section whose name starts with
+/// `include`, and a section's name follows its `[` (libgit2 allows no space there; this
+/// allows any). Where such a `[` may stand is left to no reading of lines: libgit2 skips a
+/// UTF-8 BOM, reads a header after another on the same line, and more; any `[include` is
+/// refused, wherever it is.
 fn has_include(text: &[u8]) -> bool {
-    String::from_utf8_lossy(text).lines().any(|line| {
-        let line = line.trim_start();
-        line.strip_prefix('[').is_some_and(|rest| {
-            rest.trim_start()
-                .get(..7)
-                .is_some_and(|s| s.eq_ignore_ascii_case("include"))
-        })
+    let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    text.split(|&b| b == b'[').skip(1).any(|after| {
+        let start = after.iter().position(|b| !space(b)).unwrap_or(after.len());
+        after[start..]
+            .get(..7)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"include"))
     })
 }
 
@@ -108,6 +113,28 @@ fn check_config(clone: &Path, path: &Path, limits: &Limits) -> Result<()> {
     Ok(())
 }
 
+/// The entries of an alternates file as libgit2 reads them (`load_alternates`): the text up
+/// to a NUL, split at every CR and LF, nothing trimmed, empty ones and those starting with
+/// `#` skipped.
+fn alternates_entries(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+    text[..end]
+        .split(|&b| b == b'\r' || b == b'\n')
+        .filter(|entry| entry.first().is_some_and(|&b| b != b'#'))
+}
+
+/// Where libgit2 looks for an entry's objects: the entry joined to the objects directory
+/// when it starts with `.`, as it is when absolute; any other is relative to the host
+/// process's working directory (`None`).
+fn alternate_dir(objects: &Path, entry: &[u8]) -> Option<PathBuf> {
+    let path = Path::new(OsStr::from_bytes(entry));
+    match entry.first() {
+        Some(b'.') => Some(objects.join(path)),
+        Some(b'/') => Some(path.to_path_buf()),
+        _ => None,
+    }
+}
+
 /// Each alternate object directory must be inside the clone, and so must theirs.
 fn check_alternates(clone: &Path, objects: &Path, limits: &Limits, depth: u32) -> Result<()> {
     let file = objects.join("info").join("alternates");
@@ -115,17 +142,18 @@ fn check_alternates(clone: &Path, objects: &Path, limits: &Limits, depth: u32) -
         return Ok(());
     }
     let root = std::fs::canonicalize(clone).map_err(|e| refused(clone, e))?;
-    let text = std::fs::read_to_string(&file).map_err(|e| refused(clone, e))?;
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let target = objects.join(line);
+    let text = std::fs::read(&file).map_err(|e| refused(clone, e))?;
+    for entry in alternates_entries(&text) {
+        let shown = String::from_utf8_lossy(entry);
+        let Some(target) = alternate_dir(objects, entry) else {
+            let why = format!("alternate {shown:?} is relative to the host's working directory");
+            return Err(refused(clone, why));
+        };
         let inside = std::fs::canonicalize(&target).is_ok_and(|t| t.starts_with(&root));
         if !inside || depth == 0 {
             return Err(refused(
                 clone,
-                format!("alternate object directory {line:?} is outside the clone"),
+                format!("alternate object directory {shown:?} is outside the clone"),
             ));
         }
         check_alternates(clone, &target, limits, depth - 1)?;

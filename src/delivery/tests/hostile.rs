@@ -6,7 +6,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use super::*;
 use crate::error::ErrorCode;
 
-fn simple(dir: &Path) -> (Repository, Oid) {
+pub(super) fn simple(dir: &Path) -> (Repository, Oid) {
     let repo = init(dir);
     write(dir, "a.txt", "1\n");
     let base = commit_all(&repo, "base");
@@ -81,7 +81,7 @@ fn nothing_the_clone_configures_runs() {
     assert!(!planted(&canaries.0).is_empty());
 }
 
-fn refused(dir: &Path, base: Oid) {
+pub(super) fn refused(dir: &Path, base: Oid) {
     let err = read_err(dir, base, Limits::default());
     assert_eq!(err.code, ErrorCode::Git, "{err}");
     assert!(err.message.contains("refused"), "{err}");

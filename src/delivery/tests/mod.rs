@@ -7,6 +7,7 @@ mod deadline;
 mod export;
 mod fsck;
 mod hostile;
+mod hostile_git_dir;
 mod push;
 mod start;
 mod uncommitted_patch;
