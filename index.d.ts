@@ -316,6 +316,25 @@ export declare class NativeExecStream {
   wait(): Promise<ExecStreamExit>
 }
 
+/**
+ * A glob over relative paths (`*` and `?` within a segment, `**` as a whole segment across
+ * segments, `[abc]`, `[!abc]`, `{a,b}`, `\` escaping; a pattern without `/` matches a name
+ * at any depth; a leading `./` is dropped), matched by an automaton in time linear in each
+ * path.
+ */
+export declare class PathMatcher {
+  /**
+   * Compiles `pattern` off the event loop; rejects with `INVALID_ARGUMENT` for a glob
+   * over 1000 characters or a malformed one.
+   */
+  static compile(pattern: string): Promise<PathMatcher>
+  /**
+   * The indices of the `paths` that match, tried in order off the event loop for at most
+   * `timeoutMs` (then `complete: false`).
+   */
+  matchPaths(paths: Array<string>, timeoutMs: number): Promise<PathMatches>
+}
+
 /** A port of a session's container, served on the host through the session's relay. */
 export declare class PortForward {
   /** The address listened on. */
@@ -326,6 +345,26 @@ export declare class PortForward {
   get containerPort(): number
   /** Stops listening; connections already made go on until they end. */
   close(): Promise<void>
+}
+
+/**
+ * A regular expression in Rust regex syntax (no look-around, no backreferences; `\b` is
+ * an ASCII word boundary), matched line by line by a lazy DFA: time linear in the text,
+ * within bounds on the size of its automaton.
+ */
+export declare class TextMatcher {
+  /**
+   * Compiles `pattern` off the event loop; rejects with `INVALID_ARGUMENT` for a pattern
+   * over 1000 characters, one that is not a regular expression, one using look-around or
+   * a backreference (named in the message), or one whose automaton would pass its bound.
+   */
+  static compile(pattern: string, options?: TextMatcherOptions | undefined | null): Promise<TextMatcher>
+  /**
+   * The lines of `content` (split at each newline byte) the pattern matches, at most
+   * `maxMatches`, searched off the event loop for at most `timeoutMs` (then `complete:
+   * false`, with the lines found until then).
+   */
+  searchLines(content: Buffer, maxMatches: number, timeoutMs: number): Promise<TextMatches>
 }
 
 /**
@@ -1665,6 +1704,14 @@ export interface OutputLine {
  */
 export declare function ownerStatus(labels: Record<string, string>): 'alive' | 'gone' | 'unknown'
 
+/** What `PathMatcher.matchPaths` found. */
+export interface PathMatches {
+  /** The indices, ascending, of the paths that match. */
+  indices: Array<number>
+  /** False when the time given ran out before every path was tried. */
+  complete: boolean
+}
+
 /** A container port published on the host. */
 export interface PortMapping {
   /** 0: the engine picks a free port. */
@@ -1958,6 +2005,28 @@ export interface ShellResult {
   logFilePath: string | undefined
   /** Wall time of the command, in milliseconds. */
   durationMs: number
+}
+
+/** A line `TextMatcher.searchLines` found. */
+export interface TextLineMatch {
+  /** Its number, from 1. */
+  line: number
+  /** Its text (invalid UTF-8 replaced), cut at 500 characters with `…`. */
+  text: string
+}
+
+/** Options of `TextMatcher.compile`. */
+export interface TextMatcherOptions {
+  /** Match without regard to case (Unicode simple case folding); default false. */
+  ignoreCase?: boolean
+}
+
+/** What `TextMatcher.searchLines` found. */
+export interface TextMatches {
+  /** The matching lines, in order, at most `maxMatches`. */
+  matches: Array<TextLineMatch>
+  /** False when the time given ran out before the whole content was searched. */
+  complete: boolean
 }
 
 /** A path of the work tree that differs from HEAD, or is untracked and not ignored. */

@@ -33,6 +33,25 @@ afterAll(async () => {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
+/**
+ * `call` awaited while read_file asks for `path` again and again (50 ms apart): how long
+ * the call took and how long each read did, with what it read.
+ */
+async function readsWhile(server: Server, session: string, path: string, call: Promise<ToolResult>) {
+  const started = performance.now()
+  let done = false
+  const finished = call.finally(() => (done = true))
+  const reads: Array<{ ms: number; content: string }> = []
+  while (!done) {
+    const at = performance.now()
+    const read = await server.call('read_file', { session, path })
+    reads.push({ ms: performance.now() - at, content: read.structuredContent?.content })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const result = await finished
+  return { result, ms: performance.now() - started, reads }
+}
+
 describe('container-isolation mcp', () => {
   let main: Server
   let session: string
@@ -158,13 +177,65 @@ describe('container-isolation mcp', () => {
     expect(bounded.structuredContent.matches).toHaveLength(2)
     const slow = await main.call('write_file', { session, path: 'slow.txt', content: `${'a'.repeat(40)}c\n` })
     expect(slow.isError).toBeFalsy()
+    // A pattern that backtracks without end elsewhere is matched in linear time here.
     const backtracking = await main.call('search_text', { session, pattern: '(a+)+b', glob: 'slow.txt' })
-    expect(text(backtracking)).toMatch(/^TIMEOUT: the pattern ran over 1000 ms on slow.txt/)
+    expect(backtracking.structuredContent).toEqual({ matches: [], filesSearched: 1, filesSkipped: 0, truncated: false })
 
     // The user's project: none of it happened there.
     expect(existsSync(join(project.path, 'src', 'new'))).toBe(false)
     expect(git(project.path, 'status', '--porcelain')).toBe('')
   })
+
+  it("a client's pattern that backtracks without end costs the server little time, off its event loop: find_files and search_text answer promptly, read_file meanwhile too", async () => {
+    const opened = await main.call('session_open', { title: 'Hostile patterns' })
+    expect(opened.isError, text(opened)).toBeFalsy()
+    const id = opened.structuredContent.session
+    // 40 files, each a long name of a's holding a line of a's: a backtracking engine tries
+    // every way of splitting them (the glob for ever, the regex ~0.5 s a file).
+    const line = 'a'.repeat(24)
+    const name = (i: number) => `slow/${'a'.repeat(40)}${i}.txt`
+    const made = await main.call('run_command', { session: id, command: `mkdir slow && for i in $(seq 40); do echo ${line} > ${name(0).replace('0.txt', '$i.txt')}; done && ls slow | wc -l` })
+    expect(made.structuredContent.output.map((l: { text: string }) => l.text), text(made)).toEqual(['40'])
+
+    const found = await readsWhile(main, id, name(1), main.call('find_files', { session: id, pattern: '*a*a*a*a*a*a*a*a*a*a*a*b' }))
+    expect(found.result.structuredContent, text(found.result)).toEqual({ files: [], total: 0, truncated: false })
+    const searched = await readsWhile(main, id, name(1), main.call('search_text', { session: id, pattern: '(a+)+$b', path: 'slow' }))
+    expect(searched.result.structuredContent, text(searched.result)).toEqual({ matches: [], filesSearched: 40, filesSkipped: 0, truncated: false })
+    for (const [what, run] of [['find', found], ['search', searched]] as const) {
+      expect(run.ms, what).toBeLessThan(5000)
+      expect(run.reads.every((r) => r.content === `${line}\n`), what).toBe(true)
+      expect(Math.max(...run.reads.map((r) => r.ms)), what).toBeLessThan(2000)
+    }
+    measured.hostileGlobMs = Math.round(found.ms)
+    measured.hostileRegexMs = Math.round(searched.ms)
+    expect((await main.call('session_close', { session: id })).isError).toBeFalsy()
+  })
+
+  it('a search that would run for ever stops at the 20 s deadline of its call, with what it found and a note; the server answers meanwhile', async () => {
+    const opened = await main.call('session_open', { title: 'Endless search' })
+    expect(opened.isError, text(opened)).toBeFalsy()
+    const id = opened.structuredContent.session
+    // One line of a million a's and b's at random, and a pattern whose automaton has some
+    // 20,000 states alive at each byte of it: linear, but far beyond the deadline.
+    const big = Array.from({ length: 1_000_000 }, () => (Math.random() < 0.5 ? 'a' : 'b')).join('')
+    expect((await main.call('write_file', { session: id, path: 'big.txt', content: `match me\n${big}\n` })).isError).toBeFalsy()
+    expect((await main.call('write_file', { session: id, path: 'small.txt', content: 'hello\n' })).isError).toBeFalsy()
+    const searched = await readsWhile(main, id, 'small.txt', main.call('search_text', { session: id, pattern: '^match|[ab]*a[ab]{20000}c', glob: 'big.txt' }))
+    expect(searched.result.isError, text(searched.result)).toBeFalsy()
+    expect(searched.result.structuredContent).toEqual({
+      matches: [{ path: 'big.txt', line: 1, text: 'match me' }],
+      filesSearched: 1,
+      filesSkipped: 0,
+      truncated: true,
+      note: 'stopped at the 20 s deadline of a call after 1 of 1 files: narrow the pattern, path or glob',
+    })
+    expect(searched.ms).toBeGreaterThan(19_000)
+    expect(searched.ms).toBeLessThan(25_000)
+    expect(searched.reads.length).toBeGreaterThan(10)
+    expect(Math.max(...searched.reads.map((r) => r.ms))).toBeLessThan(2000)
+    measured.deadlineSearchMs = Math.round(searched.ms)
+    expect((await main.call('session_close', { session: id })).isError).toBeFalsy()
+  }, 60_000)
 
   it('run_command streams output as progress notifications before its result, and serves other calls meanwhile', async () => {
     const progress: Array<{ at: number; message?: string; progress: number }> = []
@@ -270,7 +341,12 @@ describe('container-isolation mcp', () => {
       ['read_file', { session, path: 'notes.md', offset: 9 }, /^INVALID_ARGUMENT: offset 9 is past the end of notes.md \(3 lines\)/],
       ['read_file', { session: 'nobody', path: 'a' }, /^INVALID_ARGUMENT: no session 'nobody'/],
       ['session_open', {}, /^INVALID_ARGUMENT: session_open: title is needed/],
-      ['search_text', { session, pattern: '(' }, /^INVALID_ARGUMENT: pattern is not a JavaScript regular expression/],
+      ['search_text', { session, pattern: '(' }, /^INVALID_ARGUMENT: pattern is not a regular expression in Rust regex syntax: unclosed group \(at character 1\)$/],
+      ['search_text', { session, pattern: 'a(?!b)' }, /^INVALID_ARGUMENT: pattern uses look-around .*, which is not supported: this search matches in linear time/],
+      ['search_text', { session, pattern: '(a)\\1' }, /^INVALID_ARGUMENT: pattern uses a backreference/],
+      ['search_text', { session, pattern: '\\w{300}' }, /^INVALID_ARGUMENT: pattern compiles to an automaton larger than 4 MiB/],
+      ['find_files', { session, pattern: '{a,b' }, /^INVALID_ARGUMENT: glob '\{a,b' is malformed: /],
+      ['find_files', { session, pattern: 'a'.repeat(1001) }, /^INVALID_ARGUMENT: a glob pattern is at most 1000 characters$/],
       ['session_open', { title: 'bad ref', ref: 'no-such-branch' }, /^GIT_REF_NOT_FOUND: /],
     ]
     for (const [name, args, expected] of cases) {

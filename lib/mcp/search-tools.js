@@ -1,16 +1,17 @@
 // find_files and search_text over the session's files. The file list comes from `find`
 // run inside the container as argv (no shell, no path spliced into a command); contents
-// are read through the session's FileIO and matched here with a JavaScript RegExp, under
-// a time limit per file, so a pattern that backtracks without end fails alone. Nothing
-// reads the project's files on the host.
+// are read through the session's FileIO. The client's glob and regular expression are
+// compiled and matched by the addon (PathMatcher, TextMatcher): finite automata, in time
+// linear in what is searched, off the event loop, within one deadline for the whole call;
+// so a pattern costs the server bounded time, and the server answers other calls (of every
+// session) meanwhile. Nothing reads the project's files on the host.
 'use strict'
 
-const vm = require('node:vm')
 const { posix } = require('node:path')
 const { z } = require('zod')
-const { ToolError, invalid, ok } = require('./results.js')
+const { ToolError, ok } = require('./results.js')
 const { resolveIn, shown } = require('./paths.js')
-const { globToRegExp } = require('./glob.js')
+const { PathMatcher, TextMatcher } = require('../index.js')
 const { mapLimit } = require('./map-limit.js')
 const { INSIDE, strict, reading, session } = require('./tool-args.js')
 
@@ -20,10 +21,11 @@ const MAX_LISTED = 100_000
 const MAX_FILES_SEARCHED = 5000
 const MAX_BYTES_SEARCHED = 64 * 1024 * 1024
 const MAX_FILE_SEARCHED = 4 * 1024 * 1024
-/** A matching line is shown up to this many characters. */
-const MAX_LINE_SHOWN = 500
-/** How long the pattern may run over one file. */
-const REGEX_MS_PER_FILE = 1000
+/** How long one call may match and read files, from its start; then it answers with what it found, truncated, and a note. */
+const CALL_MS = 20_000
+
+/** The note of a call that stopped at its deadline. */
+const stoppedNote = (what) => `stopped at the ${CALL_MS / 1000} s deadline of a call after ${what}: narrow the pattern, path or glob`
 
 const folder = z.string().min(1).optional().describe("A folder relative to the session's workspace folder (default: the workspace folder)")
 
@@ -48,63 +50,45 @@ const findFiles = {
   name: 'find_files',
   title: 'Find files in the session',
   annotations: reading,
-  description: `Finds files of the session by glob ("**/*.ts", "src/*.json", "*.md" at any depth), matched against paths relative to the folder searched; .git folders are skipped; up to maxResults paths (default 1000). ${INSIDE}`,
+  description: `Finds files of the session by glob ("**/*.ts", "src/*.json", "*.md" at any depth), matched against paths relative to the folder searched; .git folders are skipped; up to maxResults paths (default 1000), within ${CALL_MS / 1000} s (then truncated, with a note). ${INSIDE}`,
   schema: strict({
     session,
-    pattern: z.string().min(1).describe('A glob: * and ? within a path segment, ** across segments, [abc], {a,b}'),
+    pattern: z.string().min(1).describe('A glob (at most 1000 characters): * and ? within a path segment, ** as a whole segment across segments, [abc], [!abc], {a,b}, \\ escapes'),
     path: folder,
     maxResults: z.number().int().min(1).max(10000).optional().describe('At most this many paths (default 1000)'),
   }),
-  output: z.object({ files: z.array(z.string()), total: z.number().int(), truncated: z.boolean() }),
+  output: z.object({
+    files: z.array(z.string()),
+    total: z.number().int(),
+    truncated: z.boolean(),
+    note: z.string().optional().describe('Why the listing stopped early, when it did'),
+  }),
   async run(args, { sessions, runtime }) {
+    const deadline = Date.now() + CALL_MS
     const s = await sessions.get(args.session)
     const base = resolveIn(s.root, args.path)
-    const matcher = globToRegExp(args.pattern)
+    const matcher = await PathMatcher.compile(args.pattern)
     const { paths, truncated: listCut } = await listFiles(runtime, s, base)
-    const matched = paths.filter((p) => matcher.test(posix.relative(base, p)))
+    const { indices, complete } = await matcher.matchPaths(
+      paths.map((p) => posix.relative(base, p)),
+      deadline - Date.now(),
+    )
     const max = args.maxResults ?? 1000
-    const files = matched.slice(0, max).map((p) => shown(s.root, p))
-    return ok({ files, total: matched.length, truncated: listCut || matched.length > max })
+    const files = indices.slice(0, max).map((i) => shown(s.root, paths[i]))
+    const result = { files, total: indices.length, truncated: listCut || !complete || indices.length > max }
+    if (!complete) result.note = stoppedNote(`${paths.length} paths listed`)
+    return ok(result)
   },
-}
-
-/** A context where one file's lines are matched, stopped by `vm` after its time limit. */
-function matcherFor(re) {
-  const context = vm.createContext({ re, text: '', max: 0, width: MAX_LINE_SHOWN })
-  vm.runInContext(
-    `function scan() {
-      const out = []
-      let line = 1
-      for (let start = 0; start <= text.length && out.length < max; line++) {
-        let end = text.indexOf('\\n', start)
-        if (end === -1) end = text.length
-        const one = text.slice(start, end)
-        if (re.test(one)) out.push([line, one.length > width ? one.slice(0, width) + '…' : one])
-        start = end + 1
-      }
-      return out
-    }`,
-    context,
-  )
-  return (text, max) => {
-    context.text = text
-    context.max = max
-    try {
-      return vm.runInContext('scan()', context, { timeout: REGEX_MS_PER_FILE })
-    } finally {
-      context.text = ''
-    }
-  }
 }
 
 const searchText = {
   name: 'search_text',
   title: 'Search text in the session',
   annotations: reading,
-  description: `Searches the session's text files for a JavaScript regular expression, line by line, optionally only files matching a glob; .git folders, binary files and files over 4 MiB are skipped; at most 5000 files, 64 MiB and maxMatches matches (default 100). ${INSIDE}`,
+  description: `Searches the session's text files for a regular expression in Rust regex syntax, line by line, in time linear in the text (no look-around, no backreferences; \\w, \\d, \\s are Unicode, \\b an ASCII word boundary), optionally only files matching a glob; .git folders, binary files and files over 4 MiB are skipped; at most 5000 files, 64 MiB, maxMatches matches (default 100) and ${CALL_MS / 1000} s (then truncated, with a note). ${INSIDE}`,
   schema: strict({
     session,
-    pattern: z.string().min(1).max(1000).describe('A JavaScript regular expression, e.g. "function\\\\s+\\\\w+" (no slashes, no flags)'),
+    pattern: z.string().min(1).max(1000).describe('A regular expression in Rust regex syntax, e.g. "function\\\\s+\\\\w+" (no slashes, no flags; inline (?i) works; look-around and backreferences are refused)'),
     path: folder,
     glob: z.string().min(1).optional().describe('Only files whose path (relative to the folder searched) matches this glob, e.g. "*.ts"'),
     ignoreCase: z.boolean().optional().describe('Match without regard to case (default false)'),
@@ -115,29 +99,38 @@ const searchText = {
     filesSearched: z.number().int(),
     filesSkipped: z.number().int().describe('Binary, unreadable or over 4 MiB'),
     truncated: z.boolean().describe('Stopped at a bound: narrow the pattern, path or glob'),
+    note: z.string().optional().describe('Why the search stopped early, when it stopped at its deadline'),
   }),
   async run(args, { sessions, runtime }) {
-    let re
-    try {
-      re = new RegExp(args.pattern, args.ignoreCase ? 'i' : '')
-    } catch (err) {
-      throw invalid(`pattern is not a JavaScript regular expression: ${err.message}`)
-    }
+    const deadline = Date.now() + CALL_MS
+    const matcher = await TextMatcher.compile(args.pattern, { ignoreCase: args.ignoreCase ?? false })
     const s = await sessions.get(args.session)
     const base = resolveIn(s.root, args.path)
-    const only = args.glob === undefined ? undefined : globToRegExp(args.glob)
+    const only = args.glob === undefined ? undefined : await PathMatcher.compile(args.glob)
     const listed = await listFiles(runtime, s, base)
-    const candidates = listed.paths.filter((p) => !only || only.test(posix.relative(base, p)))
+    let candidates = listed.paths
+    let complete = true
+    if (only) {
+      const found = await only.matchPaths(
+        candidates.map((p) => posix.relative(base, p)),
+        deadline - Date.now(),
+      )
+      candidates = found.indices.map((i) => listed.paths[i])
+      complete = found.complete
+    }
     const max = args.maxMatches ?? 100
-    const scan = matcherFor(re)
     const matches = []
     let searched = 0
     let skipped = 0
     let bytes = 0
     let cut = listed.truncated
-    for (let i = 0; i < candidates.length && matches.length < max; i += 16) {
+    for (let i = 0; complete && i < candidates.length && matches.length < max; i += 16) {
       if (searched >= MAX_FILES_SEARCHED || bytes >= MAX_BYTES_SEARCHED) {
         cut = true
+        break
+      }
+      if (Date.now() >= deadline) {
+        complete = false
         break
       }
       const batch = candidates.slice(i, i + 16)
@@ -146,7 +139,7 @@ const searchText = {
         if (!stat || stat.size > MAX_FILE_SEARCHED) return undefined
         return s.fileIO.readBinaryFile(p).catch(() => undefined)
       })
-      for (let j = 0; j < batch.length && matches.length < max; j++) {
+      for (let j = 0; complete && j < batch.length && matches.length < max; j++) {
         const data = contents[j]
         if (!data || data.subarray(0, 8192).includes(0)) {
           skipped++
@@ -154,18 +147,15 @@ const searchText = {
         }
         searched++
         bytes += data.length
+        const found = await matcher.searchLines(data, max - matches.length, deadline - Date.now())
         const rel = shown(s.root, batch[j])
-        let found
-        try {
-          found = scan(data.toString('utf8'), max - matches.length)
-        } catch (err) {
-          if (err?.code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw err
-          throw new ToolError('TIMEOUT', `the pattern ran over ${REGEX_MS_PER_FILE} ms on ${rel}: simplify it (nested quantifiers such as (a+)+ backtrack without end)`)
-        }
-        for (const [line, text] of found) matches.push({ path: rel, line, text })
+        for (const { line, text } of found.matches) matches.push({ path: rel, line, text })
+        complete = found.complete
       }
     }
-    return ok({ matches, filesSearched: searched, filesSkipped: skipped, truncated: cut || matches.length >= max })
+    const result = { matches, filesSearched: searched, filesSkipped: skipped, truncated: cut || !complete || matches.length >= max }
+    if (!complete) result.note = stoppedNote(`${searched} of ${candidates.length} files`)
+    return ok(result)
   },
 }
 
