@@ -29,12 +29,16 @@ async function container(image: string = IMAGES.debian) {
 }
 
 /** Every process in the container but its init, keep-alive and our agent. */
+/** Live processes other than the container's own: a zombie (state Z) has ended already and
+ * waits only for its parent to read its status, so it is no process that got away. */
 async function strays(id: string) {
-  const out = await runtime.exec(id, { command: ['ps', '-eo', 'args'], user: '0' })
+  const out = await runtime.exec(id, { command: ['ps', '-eo', 'stat=,args='], user: '0' })
   return out.stdout
     .split('\n')
-    .slice(1)
-    .filter((l) => l && !/docker-init|sleep 86400|while :|container-isolation-agent|^ps -eo/.test(l))
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('Z'))
+    .map((l) => l.replace(/^\S+\s+/, ''))
+    .filter((l) => !/docker-init|sleep 86400|while :|container-isolation-agent|^ps -eo/.test(l))
 }
 
 describe('the session agent kills what a command started', () => {

@@ -45,16 +45,28 @@ impl Signal {
 }
 
 /// Kills by token from inside the container. `$1` is the signal, `$2` the `VAR=token`
-/// entry; nothing is interpolated into the script.
+/// entry; nothing is interpolated into the script. A KILL pass is repeated while it still
+/// finds the token (at most `KILL_PASSES` times): a process the tree forked after the scan
+/// began (`setsid`'s own fork, a fork loop) is caught by the next one.
 const IN_CONTAINER_SCRIPT: &str = r#"self=$$
-for d in /proc/[0-9]*; do
-  p=${d#/proc/}
-  [ "$p" = "$self" ] && continue
-  if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$2"; then
-    kill -s "$1" "$p" 2>/dev/null
-  fi
+pass=1
+while :; do
+  found=
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$self" ] && continue
+    if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$2"; then
+      kill -s "$1" "$p" 2>/dev/null && found=1
+    fi
+  done
+  [ "$1" = KILL ] && [ -n "$found" ] && [ "$pass" -lt 5 ] || break
+  pass=$((pass + 1))
 done
 exit 0"#;
+
+/// Scans a KILL makes at most, inside the container (`IN_CONTAINER_SCRIPT`'s 5) and from the
+/// host: each finds what the tree forked while the one before ran.
+const KILL_PASSES: usize = 5;
 
 /// Exits 0 when a process other than itself carries the token entry "$1" in its
 /// environment, 1 when none does: `tree_alive` where the host cannot see the container.
@@ -147,8 +159,13 @@ async fn signal_from_host(
         .id?;
     let entry = token_entry(token);
     let signal_number = signal.number();
+    let passes = if signal == Signal::Kill {
+        KILL_PASSES
+    } else {
+        1
+    };
     tokio::task::spawn_blocking(move || {
-        let pids = host::pids_in_container_with_entry(&container_id, entry.as_bytes());
+        let mut pids = host::pids_in_container_with_entry(&container_id, entry.as_bytes());
         if pids.is_empty() && exec_pid <= 0 {
             return None;
         }
@@ -156,8 +173,14 @@ async fn signal_from_host(
         if exec_pid > 0 && host::belongs_to(exec_pid as u32, &container_id) {
             all_permitted &= host::kill(-(exec_pid as i32), signal_number);
         }
-        for pid in pids {
-            all_permitted &= host::kill(pid as i32, signal_number);
+        for pass in 1..=passes {
+            for pid in &pids {
+                all_permitted &= host::kill(*pid as i32, signal_number);
+            }
+            if pass == passes || pids.is_empty() {
+                break;
+            }
+            pids = host::pids_in_container_with_entry(&container_id, entry.as_bytes());
         }
         Some(all_permitted)
     })
