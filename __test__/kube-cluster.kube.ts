@@ -1,7 +1,7 @@
 // The test cluster itself (vitest.kubernetes.config.ts): two Ready nodes of the pinned
-// version, the scheduler places pods on both, exec reaches them, pods have an interface that
-// goes nowhere, and the session's service account holds the namespaced Role only.
-import { execFile } from 'node:child_process'
+// version, the scheduler places pods on both, exec and port-forward reach them, pods have an
+// interface that goes nowhere, and the session's service account holds the namespaced Role only.
+import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -77,6 +77,27 @@ describe('the test cluster', () => {
     for (const pod of pods) {
       expect(await kubectl(session, ['exec', pod, '--', 'cat', '/etc/hostname'])).toBe(`${pod}\n`)
       expect(await kubectl(session, ['exec', '-i', pod, '--', 'sh', '-c', 'tr a-z A-Z'], 'through stdin\n')).toBe('THROUGH STDIN\n')
+    }
+  })
+
+  it('forwards a port to a server on a pod\'s loopback', async () => {
+    const pod = pods[0]
+    await kubectl(session, ['exec', pod, '--', 'sh', '-c', 'mkdir -p /tmp/www && echo "served by $(hostname)" >/tmp/www/index.html && httpd -p 127.0.0.1:8080 -h /tmp/www'])
+    const forward = spawn(cluster.kubectl, [`--kubeconfig=${session}`, 'port-forward', `pod/${pod}`, ':8080'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = ''
+        forward.stdout.on('data', (d: Buffer) => {
+          out += d
+          const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(out)
+          if (m) resolve(Number(m[1]))
+        })
+        forward.on('exit', (code) => reject(new Error(`kubectl port-forward exited (${code}): ${out}`)))
+      })
+      const res = await fetch(`http://127.0.0.1:${port}/`)
+      expect(await res.text()).toBe(`served by ${pod}\n`)
+    } finally {
+      forward.kill('SIGKILL')
     }
   })
 

@@ -75,6 +75,11 @@ fi
 # Reproducible, small, static binaries; every module from the proxy the go command is set up
 # with, checked against the checksum database as usual.
 export CGO_ENABLED=0 GOFLAGS="-p=$KUBE_BUILD_JOBS -mod=mod -trimpath -buildvcs=false" GOWORK=off
+# The flags above are part of each recipe. These are not, as they do not change what the
+# binaries do: no DWARF at compile time (the link strips it with -w anyway), ~10% less CPU
+# for a cold build.
+RECIPE_FLAGS="$GOFLAGS"
+GOFLAGS+=" -gcflags=all=-dwarf=false"
 
 work=""
 cleanup_work() { [ -z "$work" ] || rm -rf "$work"; work=""; }
@@ -82,7 +87,7 @@ trap cleanup_work EXIT
 new_work() { cleanup_work; work="$(mktemp -d "${TMPDIR:-/tmp}/kube-build.XXXXXX")"; }
 
 # A component's recipe: its build function and the helpers it uses, hashed.
-recipe() { { declare -f "build_$1" wrapper install_out; echo "$GOFLAGS"; } | sha256sum | cut -c1-16; }
+recipe() { { declare -f "build_$1" wrapper install_out; echo "$RECIPE_FLAGS"; } | sha256sum | cut -c1-16; }
 
 stamp_ok() { # dir component version
   [ "$(cat "$1/.$2.stamp" 2>/dev/null)" = "$3 $(recipe "$2")" ]
