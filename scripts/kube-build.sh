@@ -55,20 +55,8 @@ need() { dpkg -s "$1" >/dev/null 2>&1 || missing+=("$1"); }
 need containerd; need runc; need iproute2; need openssl; need util-linux; need mount
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # containerd's postinst would start the machine's containerd where an init system runs:
-  # only the cluster's own containerds may start. 101 means "not allowed" to invoke-rc.d.
-  policy=/usr/sbin/policy-rc.d own_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\n# kube-build.sh: no service starts during its apt-get install.\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-    own_policy=1
-    trap 'rm -f "$policy"' EXIT
-  fi
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
-    || apt-get install -y --no-install-recommends "${missing[@]}"
-  if [ "$own_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
+  # containerd's postinst would start the machine's containerd where an init system runs.
+  bash "$(dirname "$0")/apt-install.sh" "${missing[@]}"
 fi
 
 # --- building ------------------------------------------------------------------------------

@@ -60,22 +60,10 @@ need openssh-server
 if [ "$PROVISION_PODMAN" = 1 ]; then need podman; need catatonit; fi
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
   # No service may start from a postinst (openssh-server's would start the system sshd):
-  # only the tests' own sshds run. invoke-rc.d asks policy-rc.d; 101 means "not allowed".
-  policy=/usr/sbin/policy-rc.d own_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\n# provision.sh: no service starts during its apt-get install.\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-    own_policy=1
-    trap 'rm -f "$policy"' EXIT
-  fi
-  apt-get update -qq >/dev/null
-  # Without an init system docker.io's postinst only warns that it cannot start the
-  # service; dockerd is started below. On failure, run again with the output shown.
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
-    || apt-get install -y --no-install-recommends "${missing[@]}"
-  if [ "$own_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
+  # only the tests' own sshds run. Without an init system docker.io's postinst only warns
+  # that it cannot start the service; dockerd is started below.
+  bash "$here/scripts/apt-install.sh" "${missing[@]}"
 fi
 [ -x /usr/sbin/dockerd ] || die "/usr/sbin/dockerd is missing after installing docker.io"
 # The client that ships with the daemon, rather than whatever `docker` is first on PATH
