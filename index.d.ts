@@ -291,6 +291,11 @@ export declare class KubernetesRuntime {
    */
   logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
   /**
+   * Asks the cluster which API server and version answer, and which permissions the
+   * library uses the credentials lack in the namespace (each a SelfSubjectAccessReview).
+   */
+  check(): Promise<KubernetesCheck>
+  /**
    * Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the
    * cluster's garbage collector then removes; resolves with how many.
    */
@@ -1639,6 +1644,24 @@ export interface GitState {
   unstagedCount: number
   /** Untracked paths (`??` in `git status --porcelain`). */
   untrackedCount: number
+}
+
+/**
+ * What `check()` found: the API server, its version, the namespace, and the permissions the
+ * credentials lack there.
+ */
+export interface KubernetesCheck {
+  /** The API server's URL. */
+  server: string
+  /** Its `gitVersion` (e.g. `v1.34.4`). */
+  version: string
+  /** The namespace the runtime works in. */
+  namespace: string
+  /**
+   * `verb resource[/subresource]` the library uses and the credentials may not (empty: the
+   * Role in deploy/kubernetes/role.yaml, or more, is granted).
+   */
+  missing: Array<string>
 }
 
 /** Which cluster, namespace and runtime class sessions run in. */

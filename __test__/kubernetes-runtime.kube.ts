@@ -139,7 +139,7 @@ describe('KubernetesRuntime', () => {
     expect((await runtime.list()).filter((c) => c.image === 'container-isolation-test:absent')).toEqual([])
   })
 
-  it('names the permission a Role without pods/exec lacks', async () => {
+  it('names the permission a Role without pods/exec lacks, before (check) and when used', async () => {
     const admin = cluster.kubeconfig.admin
     const ns = cluster.namespace
     const manifest = {
@@ -161,6 +161,10 @@ describe('KubernetesRuntime', () => {
     const path = join(baseDir, 'no-exec.kubeconfig')
     writeFileSync(path, JSON.stringify(config), { mode: 0o600 })
     const limited = new KubernetesRuntime({ kubernetes: { kubeconfig: path, namespace: ns }, image, baseDir, pull: 'never' })
+    const check = await limited.check()
+    expect(check.version).toBe(cluster.versions.kubernetes)
+    expect(check.missing).toEqual(['create pods/exec', 'get pods/log', 'create pods/portforward', 'create networkpolicies', 'get networkpolicies'])
+    expect(await runtime.check()).toEqual({ server: expect.stringContaining(cluster.apiserverAddress), version: cluster.versions.kubernetes, namespace: ns, missing: [] })
     const id = await limited.create({ id: 'noexec', workingDirectory: '/', mounts: [] })
     made.push(id)
     await expect(limited.exec(id, { command: ['true'] }))

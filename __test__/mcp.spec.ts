@@ -16,6 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { engine, engineCli, git, gitProject, IMAGES } from './helpers'
 import { ERROR_META, cliPath, closeAndTime, closeServers, containersOf, dirs, type Server, startServer, text, timings, type ToolResult } from './mcp-harness'
 
+// The servers' search deadline (20 s by default): 4 s, so that the endless search below burns
+// 4 s of a core beside the other passes instead of 20.
+process.env.CONTAINER_ISOLATION_MCP_SEARCH_MS = '4000'
+
 const measured: Record<string, number> = {}
 
 const APP_JS = 'export const greet = (name) => `hello ${name}`\n'
@@ -211,7 +215,7 @@ describe('container-isolation mcp', () => {
     expect((await main.call('session_close', { session: id })).isError).toBeFalsy()
   })
 
-  it('a search that would run for ever stops at the 20 s deadline of its call, with what it found and a note; the server answers meanwhile', async () => {
+  it('a search that would run for ever stops at the deadline of its call (4 s here), with what it found and a note; the server answers meanwhile', async () => {
     const opened = await main.call('session_open', { title: 'Endless search' })
     expect(opened.isError, text(opened)).toBeFalsy()
     const id = opened.structuredContent.session
@@ -227,11 +231,11 @@ describe('container-isolation mcp', () => {
       filesSearched: 1,
       filesSkipped: 0,
       truncated: true,
-      note: 'stopped at the 20 s deadline of a call after 1 of 1 files: narrow the pattern, path or glob',
+      note: 'stopped at the 4 s deadline of a call after 1 of 1 files: narrow the pattern, path or glob',
     })
-    expect(searched.ms).toBeGreaterThan(19_000)
-    expect(searched.ms).toBeLessThan(25_000)
-    expect(searched.reads.length).toBeGreaterThan(10)
+    expect(searched.ms).toBeGreaterThan(3_500)
+    expect(searched.ms).toBeLessThan(10_000)
+    expect(searched.reads.length).toBeGreaterThan(5)
     expect(Math.max(...searched.reads.map((r) => r.ms))).toBeLessThan(2000)
     measured.deadlineSearchMs = Math.round(searched.ms)
     expect((await main.call('session_close', { session: id })).isError).toBeFalsy()

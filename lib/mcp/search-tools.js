@@ -22,7 +22,9 @@ const MAX_FILES_SEARCHED = 5000
 const MAX_BYTES_SEARCHED = 64 * 1024 * 1024
 const MAX_FILE_SEARCHED = 4 * 1024 * 1024
 /** How long one call may match and read files, from its start; then it answers with what it found, truncated, and a note. */
-const CALL_MS = 20_000
+// The deadline of one find_files or search_text call: CONTAINER_ISOLATION_MCP_SEARCH_MS in
+// the server's environment (a host that wants shorter or longer calls), else 20 s.
+const CALL_MS = Number(process.env.CONTAINER_ISOLATION_MCP_SEARCH_MS) > 0 ? Number(process.env.CONTAINER_ISOLATION_MCP_SEARCH_MS) : 20_000
 
 /** The note of a call that stopped at its deadline. */
 const stoppedNote = (what) => `stopped at the ${CALL_MS / 1000} s deadline of a call after ${what}: narrow the pattern, path or glob`

@@ -45,6 +45,21 @@ pub struct KubernetesRuntimeOptions {
     pub pull: Option<String>,
 }
 
+/// What `check()` found: the API server, its version, the namespace, and the permissions the
+/// credentials lack there.
+#[napi(object)]
+pub struct KubernetesCheck {
+    /// The API server's URL.
+    pub server: String,
+    /// Its `gitVersion` (e.g. `v1.34.4`).
+    pub version: String,
+    /// The namespace the runtime works in.
+    pub namespace: String,
+    /// `verb resource[/subresource]` the library uses and the credentials may not (empty: the
+    /// Role in deploy/kubernetes/role.yaml, or more, is granted).
+    pub missing: Vec<String>,
+}
+
 /// Lace's `ContainerRuntime` on a Kubernetes cluster: each container a Pod (no service
 /// account token, no privilege escalation, capabilities dropped but a root session's own,
 /// seccomp `RuntimeDefault`). Rejections carry stable codes: `ENGINE_UNAVAILABLE`,
@@ -165,6 +180,18 @@ impl KubernetesRuntime {
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn logs(&self, container_id: String, opts: Option<LogsOptions>) -> Outcome<()> {
         calls::logs(&*self.inner, container_id, opts).await
+    }
+
+    /// Asks the cluster which API server and version answer, and which permissions the
+    /// library uses the credentials lack in the namespace (each a SelfSubjectAccessReview).
+    #[napi(ts_return_type = "Promise<KubernetesCheck>")]
+    pub async fn check(&self) -> Outcome<KubernetesCheck> {
+        Outcome(self.inner.check().await.map(|c| KubernetesCheck {
+            server: c.server,
+            version: c.version,
+            namespace: c.namespace,
+            missing: c.missing,
+        }))
     }
 
     /// Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the

@@ -38,6 +38,7 @@ mod warm_pool;
 mod watchdog;
 mod workspace_info;
 mod workspaces;
+mod workspaces_options;
 mod workspaces_pool;
 
 /// libgit2's network transports replaced by `git_transport`'s when the addon loads, before

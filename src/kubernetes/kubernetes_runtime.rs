@@ -14,6 +14,7 @@ use kube::Api;
 use tokio::sync::OnceCell;
 
 use super::api_errors::from_kube;
+use super::cluster_check::{check_cluster, ClusterCheck};
 use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::host_lease::{create_host_lease, reap_lapsed};
 use super::network_policy::ensure_deny_all;
@@ -93,6 +94,11 @@ impl KubernetesRuntime {
     async fn pods(&self) -> Result<Api<Pod>> {
         let cluster = self.cluster().await?;
         Ok(Api::namespaced(cluster.client.clone(), &cluster.namespace))
+    }
+
+    /// The API server, its version, the namespace, and the permissions the credentials lack.
+    pub async fn check(&self) -> Result<ClusterCheck> {
+        check_cluster(self.cluster().await?).await
     }
 
     /// Deletes the host Leases of processes that died (their `'process'` Pods follow);

@@ -2,6 +2,7 @@
 //! (kube-rs), with the boundary the engines give (docs/kubernetes.md).
 
 mod api_errors;
+mod cluster_check;
 mod cluster_client;
 mod host_lease;
 mod kubernetes_runtime;
@@ -12,5 +13,6 @@ mod pod_labels;
 mod pod_wait;
 mod session_pod;
 
+pub use cluster_check::ClusterCheck;
 pub use cluster_client::KubernetesOptions;
 pub use kubernetes_runtime::{KubernetesRuntime, KubernetesRuntimeOptions};
