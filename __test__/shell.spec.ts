@@ -27,6 +27,15 @@ async function ps(id: string) {
   return (await runtime.exec(id, { command: ['ps', '-eo', 'args'] })).stdout
 }
 
+/** Waits (5 s at most) until none of `names` runs in the container: a KILL sent from inside
+ * the container over a remote engine lands after the call that sent it has answered. */
+async function noneLeft(id: string, names: string[]) {
+  await expect.poll(async () => {
+    const left = await ps(id)
+    return names.filter((n) => left.includes(n))
+  }, { timeout: 5000, interval: 250 }).toEqual([])
+}
+
 // Every case on both paths: through the session agent (the default) and through engine
 // execs (where the agent cannot run).
 for (const agent of [true, false]) {
@@ -153,9 +162,7 @@ for (const agent of [true, false]) {
       expect(Date.now() - started).toBeLessThan(2000)
       expect(r.signal).toBe('SIGTERM')
       expect(r.exitCode).not.toBe(0)
-      const left = await ps(id)
-      expect(left).not.toContain('sleep 300')
-      expect(left).not.toContain('sleep 301')
+      await noneLeft(id, ['sleep 300', 'sleep 301'])
       expect(readFileSync(r.logFilePath!, 'utf8').trimEnd().split('\n').pop()).toBe('terminated by signal SIGTERM')
     })
 
@@ -174,9 +181,7 @@ for (const agent of [true, false]) {
       expect(r.signal).toBe('SIGKILL')
       expect(elapsed).toBeGreaterThanOrEqual(900)
       expect(elapsed).toBeLessThan(2500)
-      const left = await ps(id)
-      expect(left).not.toContain('sleep 302')
-      expect(left).not.toContain('sleep 303')
+      await noneLeft(id, ['sleep 302', 'sleep 303'])
     })
 
     it('kills children that left the process group and closed their output', async () => {
@@ -186,9 +191,7 @@ for (const agent of [true, false]) {
         onStart: () => setTimeout(() => sh.terminate(), 300),
       })
       expect(r.signal).toBeDefined()
-      const left = await ps(id)
-      expect(left).not.toContain('sleep 304')
-      expect(left).not.toContain('sleep 305')
+      await noneLeft(id, ['sleep 304', 'sleep 305'])
     })
 
     it('timeoutMs kills the tree, reports non-zero and says so on stderr', async () => {
@@ -199,9 +202,7 @@ for (const agent of [true, false]) {
       expect(r.exitCode).not.toBe(0)
       expect(r.output[0]).toEqual({ stream: 'stdout', text: 'before' })
       expect(r.output.at(-1)).toEqual({ stream: 'stderr', text: 'Command timed out after 500 ms and was terminated' })
-      const left = await ps(id)
-      expect(left).not.toContain('sleep 306')
-      expect(left).not.toContain('sleep 307')
+      await noneLeft(id, ['sleep 306', 'sleep 307'])
     })
 
     it('timeoutMs SIGKILLs a command that traps SIGTERM', async () => {
@@ -212,7 +213,7 @@ for (const agent of [true, false]) {
       expect(elapsed).toBeGreaterThanOrEqual(1200)
       expect(elapsed).toBeLessThan(3000)
       expect(r.exitCode).not.toBe(0)
-      expect(await ps(id)).not.toContain('sleep 308')
+      await noneLeft(id, ['sleep 308'])
     })
 
     it('terminate() with nothing running is a no-op, and the next command runs normally', async () => {
