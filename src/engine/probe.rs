@@ -16,24 +16,25 @@ use super::tls::{self, tls_failure};
 use crate::error::describe;
 use crate::error::{Error, ErrorCode, Result};
 
-/// How long one candidate may take to answer a ping during auto-detection.
+/// How long one auto-detected candidate may take to answer a ping (several are tried in turn).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a network one may take (ssh log-in, TLS handshake, a far network), at most.
-const REMOTE_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a named engine or a network one may take (a busy Podman service, ssh log-in, a
+/// TLS handshake, a far network), at most.
+const NAMED_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn unavailable(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::EngineUnavailable, message)
 }
 
+/// An engine the caller named (an explicit socket, host or context) is the only one tried, so
+/// it gets the engine timeout up to 30 s: Podman's service answers its ping only after what it
+/// is busy with, seconds under load. Auto-detection's local sockets get 3 s each.
 fn probe_timeout(candidate: &Candidate, opts: &EngineOptions) -> Duration {
-    let remote = match candidate.endpoint {
-        Endpoint::Unix(_) => false,
-        Endpoint::Http(_) => candidate.explicit,
-        Endpoint::Https { .. } | Endpoint::Ssh(_) => true,
-    };
-    if remote {
+    let patient = candidate.explicit
+        || matches!(candidate.endpoint, Endpoint::Https { .. } | Endpoint::Ssh(_));
+    if patient {
         opts.timeout
-            .min(REMOTE_PROBE_TIMEOUT)
+            .min(NAMED_PROBE_TIMEOUT)
             .max(PROBE_TIMEOUT.min(opts.timeout))
     } else {
         PROBE_TIMEOUT.min(opts.timeout)

@@ -66,6 +66,7 @@ exit 0"#;
 
 /// Scans a KILL makes at most, inside the container (`IN_CONTAINER_SCRIPT`'s 5) and from the
 /// host: each finds what the tree forked while the one before ran.
+#[cfg(target_os = "linux")]
 const KILL_PASSES: usize = 5;
 
 /// Exits 0 when a process other than itself carries the token entry "$1" in its
