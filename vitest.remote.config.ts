@@ -3,9 +3,17 @@ import { defineConfig } from 'vitest/config'
 // The engine-parameterised suites against an engine on "another machine": the global set-up
 // starts the remote-engine rig (scripts/remote-engine.mjs) once for both projects, `tls` and
 // `ssh`, which run side by side against it (each with the rig's endpoint for its transport),
-// and removes it at the end. One transport alone: `--project ssh`.
+// and removes it at the end. Both run the transport's own suite (remote.spec.ts); the
+// engine-parameterised suites are shared out between them, as the transports differ only in
+// how bytes reach the engine: over ssh the process suites (exec streams, kills, the archive
+// endpoint under checkpoints), over TLS the file and session suites. One transport alone:
+// `--project ssh`; one suite over the other transport: `TEST_REMOTE_TRANSPORT=ssh` with the
+// rig from `node scripts/remote-engine.mjs`.
 //   npx vitest run -c vitest.remote.config.ts --project ssh __test__/shell.spec.ts
-const include = ['__test__/{fileio,shell,runtime,workspaces,workspaces-volume,remote,checkpoint}.spec.ts']
+const suites = {
+  tls: ['remote', 'fileio', 'workspaces', 'workspaces-volume'],
+  ssh: ['remote', 'shell', 'runtime', 'checkpoint'],
+}
 
 export default defineConfig({
   test: {
@@ -16,9 +24,13 @@ export default defineConfig({
     minWorkers: 1,
     testTimeout: 120_000,
     hookTimeout: 240_000,
-    projects: ['tls', 'ssh'].map((transport) => ({
+    projects: Object.entries(suites).map(([transport, names]) => ({
       extends: true,
-      test: { name: transport, include, env: { TEST_REMOTE_TRANSPORT: transport } },
+      test: {
+        name: transport,
+        include: [`__test__/{${names.join(',')}}.spec.ts`],
+        env: { TEST_REMOTE_TRANSPORT: transport },
+      },
     })),
   },
 })

@@ -5,8 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Each step says how far into the run it starts (bash's SECONDS), for the time each pass takes.
-step() { printf '\n[test] %s (at %d:%02d)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) >&2; }
+# Each step says how far into the run it starts (bash's SECONDS) and how busy the machine's
+# cores were since the run began (from /proc/stat): a run near 100% is bound by CPU, and only
+# less work makes it shorter; one well below waits on something.
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6; exit}' /proc/stat; }
+read -r cpu_busy0 cpu_idle0 < <(cpu_ticks)
+step() {
+  local busy idle
+  read -r busy idle < <(cpu_ticks)
+  busy=$((busy - cpu_busy0)) idle=$((idle - cpu_idle0))
+  printf '\n[test] %s (at %d:%02d; cores busy %d%% so far)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) \
+    $((100 * busy / (busy + idle + 1))) >&2
+}
 
 step "provisioning engines and test images"
 bash scripts/provision.sh
@@ -14,11 +24,13 @@ bash scripts/sweep-test-containers.sh
 
 # The test cluster's binaries (scripts/kube-build.sh): built from the Go modules once per
 # version (the longest step of a fresh machine's run, so it starts first and goes on beside
-# everything else), 0.3 s when cached. The kubernetes pass waits for it at the end.
+# everything else), 0.3 s when cached. The kubernetes pass waits for it (its status file).
 mkdir -p target
 kube_build_log=target/kube-build.log
 step "the test cluster's binaries, in the background (log: $kube_build_log)"
-setsid bash scripts/kube-build.sh >"$kube_build_log" 2>&1 &
+kube_build_status=target/kube-build.status
+rm -f "$kube_build_status"
+setsid bash -c 'bash scripts/kube-build.sh; echo $? >"$0"' "$kube_build_status" >"$kube_build_log" 2>&1 &
 kube_build_pid=$!
 
 # The darwin checks (scripts/darwin-check.sh), node's checks, the MCP client suite, the
@@ -30,8 +42,9 @@ clients_pid=""
 podman_pid=""
 checks_pid=""
 remote_pid=""
+kube_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid"; do
+  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -73,9 +86,9 @@ bash scripts/build-standin-agents.sh
 step "building the addon (debug)"
 npx napi build --platform --no-const-enum
 
-step "darwin checks started in the background (aarch64/x86_64-apple-darwin; log: $darwin_log)"
+step "darwin checks started in the background (aarch64-apple-darwin; log: $darwin_log)"
 mkdir -p target
-setsid nice -n 19 bash scripts/darwin-check.sh >"$darwin_log" 2>&1 &
+DARWIN_TARGETS=aarch64-apple-darwin setsid nice -n 19 bash scripts/darwin-check.sh >"$darwin_log" 2>&1 &
 darwin_pid=$!
 
 # Node's checks run beside cargo test, which keeps both cores busy only part of the time:
@@ -92,6 +105,61 @@ setsid bash -c 'set -e
   node scripts/check-doc-comments.mjs' >"$checks_log" 2>&1 &
 checks_pid=$!
 
+# The MCP client suite mostly waits (a 70 s command, read while it runs): it runs beside the
+# other passes, on both engines, and is waited for before the serial suites.
+podman_answers() { curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; }
+clients_log=target/mcp-clients.log
+step "the MCP client suite (TypeScript and Python SDKs) in the background, dockerd then podman (log: $clients_log)"
+# A process group of its own, stopped with the darwin checks when the run fails.
+PODMAN=$(podman_answers && echo 1 || echo 0) setsid bash -c 'set -e
+  npx vitest run __test__/mcp-clients.spec.ts
+  if [ "$PODMAN" = 1 ]; then TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run __test__/mcp-clients.spec.ts; fi' >"$clients_log" 2>&1 &
+clients_pid=$!
+
+# The engine-parameterised suites again, against Podman's Docker-compatible service, in the
+# background beside the dockerd pass: the engines share nothing but the machine (each pass's
+# egress suites take address ranges of their own, __test__/egress-net.ts), and each pass mostly
+# waits on its engine. Not here, as what they test is the host's whatever the engine: the MCP
+# server's suites (the MCP client suite runs on Podman) and the delivery suites of the clone's
+# objects, exports and pushes (delivery.spec.ts, which reads the session's writes, stays).
+ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
+  __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
+  __test__/isolation.spec.ts __test__/agent.spec.ts __test__/host-interfaces.spec.ts
+  __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
+  __test__/egress-dns.spec.ts __test__/hostile-writes.spec.ts __test__/delivery.spec.ts
+  __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts
+  __test__/engine-silence.spec.ts __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts
+  __test__/warm-pool.spec.ts __test__/compose.spec.ts __test__/checkpoint.spec.ts)
+podman_log=target/vitest-podman.log
+if podman_answers; then
+  step "vitest on podman, in the background (log: $podman_log)"
+  TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
+  podman_pid=$!
+elif [ "${CI:-}" = true ]; then
+  echo "[test] podman's service does not answer: the podman pass cannot run" >&2
+  exit 1
+fi
+
+# vitest.remote.config.ts starts the remote-engine rig (a private dockerd and sshd in a
+# network namespace of their own, scripts/remote-engine.mjs) once, runs the suites over TLS
+# and over ssh side by side against it, and removes it at the end.
+remote_log=target/vitest-remote.log
+step "vitest on a remote engine (tls and ssh), in the background (log: $remote_log)"
+setsid npx vitest run -c vitest.remote.config.ts >"$remote_log" 2>&1 &
+remote_pid=$!
+
+# The Kubernetes pass beside the others once the cluster's binaries are there: a two-node
+# cluster built from them (scripts/kube-cluster.mjs), started by the config's global set-up and
+# removed after; the suites run as the namespaced Role only. Its nodes' addresses are a range
+# of their own (10.160-199.x.x).
+kube_log=target/vitest-kubernetes.log
+step "the test cluster's binaries, then vitest on a Kubernetes cluster (two nodes), in the background (log: $kube_log)"
+setsid bash -c 'while [ ! -s "$0" ]; do sleep 2; done
+  if [ "$(cat "$0")" != 0 ]; then echo "scripts/kube-build.sh failed:"; cat "$1"; exit 1; fi
+  grep -E "^\[kube-build\] .* in [0-9]" "$1" || true
+  npx vitest run -c vitest.kubernetes.config.ts' "$kube_build_status" "$kube_build_log" >"$kube_log" 2>&1 &
+kube_pid=$!
+
 # For the host's triple, as `napi build --platform` builds: the addon's dependencies, compiled
 # there already, are shared instead of compiled a second time into target/debug.
 host_triple=$(rustc -vV | sed -n 's/^host: //p')
@@ -107,51 +175,6 @@ if [ "$checks_status" -ne 0 ]; then
   echo "[test] FAIL: the conformance run, the type tests or the doc comments failed (status $checks_status; the log above)" >&2
   exit 1
 fi
-
-# The MCP client suite mostly waits (a 70 s command, read while it runs): it runs beside the
-# other passes, on both engines, and is waited for before the serial suites.
-podman_answers() { curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; }
-clients_log=target/mcp-clients.log
-step "the MCP client suite (TypeScript and Python SDKs) in the background, dockerd then podman (log: $clients_log)"
-# A process group of its own, stopped with the darwin checks when the run fails.
-PODMAN=$(podman_answers && echo 1 || echo 0) setsid bash -c 'set -e
-  npx vitest run __test__/mcp-clients.spec.ts
-  if [ "$PODMAN" = 1 ]; then TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run __test__/mcp-clients.spec.ts; fi' >"$clients_log" 2>&1 &
-clients_pid=$!
-
-# The engine-parameterised suites again, against Podman's Docker-compatible service, and
-# against an engine on "another machine", in the background beside the dockerd pass: the
-# engines share nothing but the machine (each pass's egress suites take address ranges of
-# their own, __test__/egress-net.ts), and each pass mostly waits on its engine.
-ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.spec.ts
-  __test__/fileio.spec.ts __test__/workspaces.spec.ts __test__/lifecycle.spec.ts __test__/load.spec.ts
-  __test__/isolation.spec.ts __test__/agent.spec.ts __test__/host-interfaces.spec.ts
-  __test__/environment.spec.ts __test__/egress.spec.ts __test__/egress-requests.spec.ts
-  __test__/egress-dns.spec.ts
-  __test__/hostile-writes.spec.ts __test__/delivery.spec.ts __test__/delivery-export.spec.ts
-  __test__/delivery-push.spec.ts __test__/delivery-objects.spec.ts __test__/mcp.spec.ts __test__/mcp-exits.spec.ts __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts __test__/engine-silence.spec.ts
-  __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts __test__/warm-pool.spec.ts
-  __test__/compose.spec.ts __test__/checkpoint.spec.ts)
-podman_log=target/vitest-podman.log
-if podman_answers; then
-  step "vitest on podman, in the background (log: $podman_log)"
-  TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
-  podman_pid=$!
-elif [ "${CI:-}" = true ]; then
-  echo "[test] podman's service does not answer: the podman pass cannot run" >&2
-  exit 1
-fi
-
-# vitest.remote.config.ts starts the remote-engine rig (a private dockerd and sshd in a
-# network namespace of their own, scripts/remote-engine.mjs) once, runs the suites over TLS
-# and over ssh side by side against it, and removes it at the end.
-REMOTE_SUITES=(__test__/remote.spec.ts __test__/fileio.spec.ts __test__/shell.spec.ts
-  __test__/runtime.spec.ts __test__/workspaces.spec.ts __test__/workspaces-volume.spec.ts
-  __test__/checkpoint.spec.ts)
-remote_log=target/vitest-remote.log
-step "vitest on a remote engine (tls and ssh), in the background (log: $remote_log)"
-setsid npx vitest run -c vitest.remote.config.ts "${REMOTE_SUITES[@]}" >"$remote_log" 2>&1 &
-remote_pid=$!
 
 step "vitest on dockerd"
 npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
@@ -175,6 +198,10 @@ fi
 step "waiting for the remote pass"
 wait_pass remote "$remote_pid" "$remote_log"
 remote_pid=""
+step "waiting for the Kubernetes pass"
+wait_pass kubernetes "$kube_pid" "$kube_log"
+kube_pid=""
+kube_build_pid=""
 
 # Waited for before the serial suites, whose timing comparisons need a quiet machine.
 step "waiting for the MCP client suite"
@@ -205,22 +232,6 @@ if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_pi
   step "vitest on podman, the hostile-container suites alone"
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts __test__/hostile-limits.serial.ts __test__/egress-load.serial.ts
 fi
-
-step "waiting for the test cluster's binaries"
-kube_build_status=0
-wait "$kube_build_pid" || kube_build_status=$?
-kube_build_pid=""
-if [ "$kube_build_status" -ne 0 ]; then
-  cat "$kube_build_log" >&2
-  echo "[test] FAIL: scripts/kube-build.sh failed (status $kube_build_status; its log above)" >&2
-  exit 1
-fi
-grep -E '^\[kube-build\] (built|cached|.* in [0-9])' "$kube_build_log" >&2 || true
-
-# A two-node cluster built from those binaries (scripts/kube-cluster.mjs), started by the
-# config's global set-up and removed after; the suites run as the namespaced Role only.
-step "vitest on a Kubernetes cluster (two nodes)"
-npx vitest run -c vitest.kubernetes.config.ts
 
 step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
 node scripts/check-packages.mjs --standins
