@@ -164,7 +164,7 @@ describe('KubernetesRuntime', () => {
     const check = await limited.check()
     expect(check.version).toBe(cluster.versions.kubernetes)
     expect(check.missing).toEqual(['create pods/exec', 'get pods/log', 'create pods/portforward', 'create networkpolicies', 'get networkpolicies'])
-    expect(await runtime.check()).toEqual({ server: expect.stringContaining(cluster.apiserverAddress), version: cluster.versions.kubernetes, namespace: ns, missing: [] })
+    expect(await runtime.check()).toEqual({ server: expect.stringContaining(cluster.apiserverAddress), version: cluster.versions.kubernetes, namespace: ns, missing: [], unseen: ['list nodes', 'list runtimeclasses'] })
     const id = await limited.create({ id: 'noexec', workingDirectory: '/', mounts: [] })
     made.push(id)
     await expect(limited.exec(id, { command: ['true'] }))

@@ -11,6 +11,11 @@ const USAGE = `usage: container-isolation <command> [options]
 
   doctor [--container ID]              engines found, versions, sockets, round-trip latency, the
                                        session agent; with --container: the path it uses
+  doctor --kubernetes [--kubeconfig F] [--kube-context C] [--namespace N] [--network-policy] [--image IMG]
+                                       the cluster: API server, version, the permissions the
+                                       credentials lack in the namespace, nodes, runtime classes;
+                                       --network-policy: whether NetworkPolicy is enforced,
+                                       measured with two probe Pods of IMG
   up <projectDir> [--session ID] [--image IMG] [--no-devcontainer] [--trust JSON]
      [--egress none|public|bridge|JSON] [--ref REF] [--pull missing|always|never]
   up --repo URL --session ID [--ref REF] [--ca-file PEM] [...]
@@ -80,9 +85,10 @@ const delivery = require('./delivery-commands.js')
 const images = require('./image-commands.js')
 const checkpoints = require('./checkpoint-commands.js')
 const { progressReporter } = require('./progress-bar.js')
+const kube = require('./kubernetes-commands.js')
 
-const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force', ...ENGINE_FLAGS]
-const VALUED = [...ENGINE_VALUED, '--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than', '--label', '--checkpoint']
+const FLAGS = ['--json', '--dry-run', '--no-devcontainer', '--stat', '--uncommitted', '--force', ...ENGINE_FLAGS, ...kube.KUBE_FLAGS]
+const VALUED = [...ENGINE_VALUED, ...kube.KUBE_VALUED, '--container', '--session', '--image', '--base-dir', '--active', '--trust', '--egress', '--ref', '--branch', '--message', '--url', '--ca-file', '--repo', '--pull', '--older-than', '--label', '--checkpoint']
 
 function parse(argv) {
   const args = { _: [], rest: [] }
@@ -109,6 +115,8 @@ const commands = {
   ...checkpoints.commands,
 
   async doctor(args, workspaces, baseDir, engine) {
+    const cluster = kube.kubernetesOptions(args)
+    if (cluster) return kube.doctorKubernetes(args, cluster, baseDir)
     const found = []
     // With an engine named, that one; else the first of each family.
     for (const kind of engine ? [undefined] : ['docker', 'podman']) {
@@ -273,6 +281,7 @@ async function main(argv) {
   const baseDir = args['base-dir']
   let engine
   try {
+    kube.refuseKubernetes(name, kube.kubernetesOptions(args))
     engine = engineOptions(args)
   } catch (err) {
     console.error(`${err.message}\n\n${USAGE}`)

@@ -9,6 +9,7 @@ use napi_derive::napi;
 
 use super::container_types::{ContainerConfig, ContainerInfo, ExecOptions, ExecResult};
 use super::error::{sync_error, Code, Outcome};
+use super::kubernetes_check::{KubernetesCheck, KubernetesCheckOptions};
 use super::progress::pull_policy;
 use super::runtime_calls::{self as calls, LogsOptions};
 use crate::kubernetes::{self, KubernetesRuntimeOptions as CoreOptions};
@@ -43,21 +44,6 @@ pub struct KubernetesRuntimeOptions {
     /// `'never'` (an image the node lacks rejects `IMAGE_NOT_FOUND`). A config's `pull` wins.
     #[napi(ts_type = "'missing' | 'always' | 'never'")]
     pub pull: Option<String>,
-}
-
-/// What `check()` found: the API server, its version, the namespace, and the permissions the
-/// credentials lack there.
-#[napi(object)]
-pub struct KubernetesCheck {
-    /// The API server's URL.
-    pub server: String,
-    /// Its `gitVersion` (e.g. `v1.34.4`).
-    pub version: String,
-    /// The namespace the runtime works in.
-    pub namespace: String,
-    /// `verb resource[/subresource]` the library uses and the credentials may not (empty: the
-    /// Role in deploy/kubernetes/role.yaml, or more, is granted).
-    pub missing: Vec<String>,
 }
 
 /// Lace's `ContainerRuntime` on a Kubernetes cluster: each container a Pod (no service
@@ -182,16 +168,14 @@ impl KubernetesRuntime {
         calls::logs(&*self.inner, container_id, opts).await
     }
 
-    /// Asks the cluster which API server and version answer, and which permissions the
-    /// library uses the credentials lack in the namespace (each a SelfSubjectAccessReview).
+    /// Asks the cluster which API server and version answer, which permissions the library
+    /// uses the credentials lack in the namespace (each a SelfSubjectAccessReview), its
+    /// nodes and RuntimeClasses where the credentials may list them, and, with
+    /// `networkPolicy: true`, whether it enforces NetworkPolicy (two probe Pods, measured).
     #[napi(ts_return_type = "Promise<KubernetesCheck>")]
-    pub async fn check(&self) -> Outcome<KubernetesCheck> {
-        Outcome(self.inner.check().await.map(|c| KubernetesCheck {
-            server: c.server,
-            version: c.version,
-            namespace: c.namespace,
-            missing: c.missing,
-        }))
+    pub async fn check(&self, opts: Option<KubernetesCheckOptions>) -> Outcome<KubernetesCheck> {
+        let probe = opts.unwrap_or_default().probe();
+        Outcome(kubernetes::report_cluster(&self.inner, probe).await.map(Into::into))
     }
 
     /// Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the

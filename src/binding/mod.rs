@@ -24,6 +24,7 @@ mod exit_hooks;
 mod export;
 mod git_remote;
 mod image_prune;
+mod kubernetes_check;
 mod kubernetes_runtime;
 mod naming;
 mod port_forward;

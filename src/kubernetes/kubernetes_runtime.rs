@@ -16,6 +16,7 @@ use tokio::sync::OnceCell;
 use super::api_errors::from_kube;
 use super::cluster_check::{check_cluster, ClusterCheck};
 use super::cluster_client::{connect, Cluster, KubernetesOptions};
+use super::cluster_survey::{survey_cluster, ClusterSurvey};
 use super::host_lease::{create_host_lease, reap_lapsed};
 use super::network_policy::ensure_deny_all;
 use super::pod_exec::{run_in_pod, run_plain};
@@ -99,6 +100,11 @@ impl KubernetesRuntime {
     /// The API server, its version, the namespace, and the permissions the credentials lack.
     pub async fn check(&self) -> Result<ClusterCheck> {
         check_cluster(self.cluster().await?).await
+    }
+
+    /// The cluster's nodes and RuntimeClasses, as far as the credentials may list them.
+    pub async fn survey(&self) -> Result<ClusterSurvey> {
+        survey_cluster(self.cluster().await?).await
     }
 
     /// Deletes the host Leases of processes that died (their `'process'` Pods follow);

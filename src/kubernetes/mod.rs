@@ -4,6 +4,8 @@
 mod api_errors;
 mod cluster_check;
 mod cluster_client;
+mod cluster_report;
+mod cluster_survey;
 mod host_lease;
 mod kubernetes_runtime;
 mod network_policy;
@@ -11,8 +13,12 @@ mod pod_exec;
 mod pod_info;
 mod pod_labels;
 mod pod_wait;
+mod policy_probe;
 mod session_pod;
 
 pub use cluster_check::ClusterCheck;
 pub use cluster_client::KubernetesOptions;
+pub use cluster_report::{report_cluster, ClusterReport, PolicyProbeRequest};
+pub use cluster_survey::{ClusterSurvey, NodeSummary};
 pub use kubernetes_runtime::{KubernetesRuntime, KubernetesRuntimeOptions};
+pub use policy_probe::{PolicyProbe, PolicyVerdict};
