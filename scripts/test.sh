@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `npm test`: provision the engines and offline images (idempotent), build the addon,
-# then run the Rust tests, the type tests and the vitest suites against the real engine,
-# with the darwin checks (scripts/darwin-check.sh) beside them in the background.
+# `npm test`: provision the engines and offline images (idempotent), build the test cluster's
+# binaries (in the background, from the start), the agent and the addon; then, side by side,
+# the vitest passes (dockerd, Podman, a remote engine over TLS and ssh, the MCP clients, the
+# Kubernetes cluster), the Rust tests, the type tests and the darwin checks
+# (scripts/darwin-check.sh); last, alone, the serial suites, the pack and consumer tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,9 +35,8 @@ rm -f "$kube_build_status"
 setsid bash -c 'bash scripts/kube-build.sh; echo $? >"$0"' "$kube_build_status" >"$kube_build_log" 2>&1 &
 kube_build_pid=$!
 
-# The darwin checks (scripts/darwin-check.sh), node's checks, the MCP client suite, the
-# Podman pass and the remote pass run in the background beside the tests, each in a process group of its own
-# (so that a failed run stops all of it); the darwin checks at the lowest priority.
+# What runs in the background, each in a process group of its own (so that a failed run stops
+# all of it); the darwin checks at the lowest priority.
 darwin_pid=""
 darwin_log=target/darwin-check.log
 clients_pid=""
@@ -43,8 +44,9 @@ podman_pid=""
 checks_pid=""
 remote_pid=""
 kube_pid=""
+dockerd_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid"; do
+  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid" "$dockerd_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -160,6 +162,12 @@ setsid bash -c 'while [ ! -s "$0" ]; do sleep 2; done
   npx vitest run -c vitest.kubernetes.config.ts' "$kube_build_status" "$kube_build_log" >"$kube_log" 2>&1 &
 kube_pid=$!
 
+# The dockerd pass, the longest, beside the others and cargo test (whose build it overlaps).
+dockerd_log=target/vitest-dockerd.log
+step "vitest on dockerd, in the background (log: $dockerd_log)"
+setsid npx vitest run --exclude __test__/mcp-clients.spec.ts "$@" >"$dockerd_log" 2>&1 &
+dockerd_pid=$!
+
 # For the host's triple, as `napi build --platform` builds: the addon's dependencies, compiled
 # there already, are shared instead of compiled a second time into target/debug.
 host_triple=$(rustc -vV | sed -n 's/^host: //p')
@@ -176,8 +184,6 @@ if [ "$checks_status" -ne 0 ]; then
   exit 1
 fi
 
-step "vitest on dockerd"
-npx vitest run --exclude __test__/mcp-clients.spec.ts "$@"
 
 # Waits for a background pass; prints its summary, or its whole log when it failed.
 wait_pass() {
@@ -190,6 +196,9 @@ wait_pass() {
   fi
   sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(Test Files|Tests|Duration) ' >&2 || true
 }
+step "waiting for the dockerd pass"
+wait_pass dockerd "$dockerd_pid" "$dockerd_log"
+dockerd_pid=""
 if [ -n "$podman_pid" ]; then
   step "waiting for the podman pass"
   wait_pass podman "$podman_pid" "$podman_log"
