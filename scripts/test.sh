@@ -3,7 +3,7 @@
 # binaries (in the background, from the start), the agent and the addon; then, side by side,
 # the vitest passes (dockerd, Podman, a remote engine over TLS and ssh, the MCP clients, the
 # Kubernetes cluster), the Rust tests, the type tests and the darwin checks
-# (scripts/darwin-check.sh); last, alone, the serial suites, the pack and consumer tests.
+# (scripts/darwin-check.sh), the pack and consumer tests; last, alone, the serial suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +45,9 @@ checks_pid=""
 remote_pid=""
 kube_pid=""
 dockerd_pid=""
+package_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid" "$dockerd_pid"; do
+  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid" "$dockerd_pid" "$package_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -162,6 +163,16 @@ setsid bash -c 'while [ ! -s "$0" ]; do sleep 2; done
   npx vitest run -c vitest.kubernetes.config.ts' "$kube_build_status" "$kube_build_log" >"$kube_log" 2>&1 &
 kube_pid=$!
 
+# The pack test (every platform package's tarball would hold its addon and both Linux agents,
+# stand-ins) and the consumer test (the packed tarballs installed into a fresh TypeScript
+# project, which uses a workspace), beside the passes.
+package_log=target/package-tests.log
+step "the pack and consumer tests, in the background (log: $package_log)"
+setsid bash -c 'set -e
+  node scripts/check-packages.mjs --standins
+  bash scripts/consumer-test.sh' >"$package_log" 2>&1 &
+package_pid=$!
+
 # The dockerd pass, the longest, beside the others and cargo test (whose build it overlaps).
 dockerd_log=target/vitest-dockerd.log
 step "vitest on dockerd, in the background (log: $dockerd_log)"
@@ -235,6 +246,10 @@ if [ "$darwin_status" -ne 0 ]; then
 fi
 grep '^\[darwin\]' "$darwin_log" >&2
 
+step "waiting for the pack and consumer tests"
+wait_pass package "$package_pid" "$package_log"
+package_pid=""
+
 step "vitest, serial suites (a private dockerd stopped and restarted; hostile containers, alone)"
 npx vitest run -c vitest.serial.config.ts
 if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_ping >/dev/null 2>&1; then
@@ -242,10 +257,5 @@ if curl -sf --max-time 2 --unix-socket /run/podman/podman.sock http://engine/_pi
   TEST_ENGINE_SOCKET=/run/podman/podman.sock npx vitest run -c vitest.serial.config.ts __test__/hostile.serial.ts __test__/hostile-limits.serial.ts __test__/egress-load.serial.ts
 fi
 
-step "the pack test: every platform package's tarball would hold its addon and both Linux agents (stand-ins)"
-node scripts/check-packages.mjs --standins
-
-step "consumer test: the packed tarballs installed into a fresh TypeScript project"
-bash scripts/consumer-test.sh
 
 printf '\n[test] all passed in %d:%02d\n' $((SECONDS / 60)) $((SECONDS % 60)) >&2
