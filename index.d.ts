@@ -291,10 +291,12 @@ export declare class KubernetesRuntime {
    */
   logs(containerId: string, opts?: LogsOptions | undefined | null): Promise<void>
   /**
-   * Asks the cluster which API server and version answer, and which permissions the
-   * library uses the credentials lack in the namespace (each a SelfSubjectAccessReview).
+   * Asks the cluster which API server and version answer, which permissions the library
+   * uses the credentials lack in the namespace (each a SelfSubjectAccessReview), its
+   * nodes and RuntimeClasses where the credentials may list them, and, with
+   * `networkPolicy: true`, whether it enforces NetworkPolicy (two probe Pods, measured).
    */
-  check(): Promise<KubernetesCheck>
+  check(opts?: KubernetesCheckOptions | undefined | null): Promise<KubernetesCheck>
   /**
    * Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the
    * cluster's garbage collector then removes; resolves with how many.
@@ -1646,10 +1648,7 @@ export interface GitState {
   untrackedCount: number
 }
 
-/**
- * What `check()` found: the API server, its version, the namespace, and the permissions the
- * credentials lack there.
- */
+/** What `check()` found. */
 export interface KubernetesCheck {
   /** The API server's URL. */
   server: string
@@ -1662,6 +1661,39 @@ export interface KubernetesCheck {
    * Role in deploy/kubernetes/role.yaml, or more, is granted).
    */
   missing: Array<string>
+  /** The nodes; absent when the credentials may not list them (see `unseen`). */
+  nodes?: Array<KubernetesNode>
+  /** The RuntimeClasses; absent when the credentials may not list them. */
+  runtimeClasses?: Array<KubernetesRuntimeClass>
+  /**
+   * What the credentials may not list (`list nodes`, `list runtimeclasses`): the library
+   * needs neither, a namespaced Role grants neither.
+   */
+  unseen: Array<string>
+  /** With `networkPolicy: true`. */
+  networkPolicy?: NetworkPolicyCheck
+}
+
+/** Options of `check()`. */
+export interface KubernetesCheckOptions {
+  /**
+   * Measure whether the cluster enforces NetworkPolicy: two short-lived Pods try to reach
+   * the API server's Service, one under the deny-all policy. Default `false`.
+   */
+  networkPolicy?: boolean
+  /** The probe Pods' image (it needs bash with `timeout`, or `nc`); default the runtime's. */
+  image?: string
+}
+
+/** A node of the cluster. */
+export interface KubernetesNode {
+  name: string
+  /** The kubelet's version. */
+  version: string
+  /** The container runtime the kubelet reports (`containerd://1.6.20`). */
+  runtime: string
+  /** Whether its `Ready` condition is `True`. */
+  ready: boolean
 }
 
 /** Which cluster, namespace and runtime class sessions run in. */
@@ -1679,6 +1711,12 @@ export interface KubernetesOptions {
   runtimeClassName?: string
   /** Per API request (not per stream), in ms; default kube's own. */
   timeoutMs?: number
+}
+
+/** A RuntimeClass: the name Pods give as `runtimeClassName`, the handler it runs them with. */
+export interface KubernetesRuntimeClass {
+  name: string
+  handler: string
 }
 
 /** Options of `new KubernetesRuntime()`. */
@@ -1707,6 +1745,14 @@ export interface LogsOptions {
   since?: number
   /** Called with each line (ANSI stripped, blank lines dropped). */
   onLine?: (line: OutputLine) => void
+}
+
+/** Whether a deny-all NetworkPolicy holds on this cluster, as measured. */
+export interface NetworkPolicyCheck {
+  /** `'unknown'` when a Pod beside the policy could not connect either. */
+  verdict: 'enforced' | 'not-enforced' | 'unknown'
+  /** What was measured, in words. */
+  detail: string
 }
 
 /**
