@@ -175,7 +175,11 @@ impl KubernetesRuntime {
     #[napi(ts_return_type = "Promise<KubernetesCheck>")]
     pub async fn check(&self, opts: Option<KubernetesCheckOptions>) -> Outcome<KubernetesCheck> {
         let probe = opts.unwrap_or_default().probe();
-        Outcome(kubernetes::report_cluster(&self.inner, probe).await.map(Into::into))
+        Outcome(
+            kubernetes::report_cluster(&self.inner, probe)
+                .await
+                .map(Into::into),
+        )
     }
 
     /// Deletes the Leases of host processes that died, whose `'process'`-lifetime Pods the
