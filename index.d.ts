@@ -1687,6 +1687,7 @@ export interface KubernetesCheckOptions {
 
 /** A node of the cluster. */
 export interface KubernetesNode {
+  /** The node's name. */
   name: string
   /** The kubelet's version. */
   version: string
@@ -1715,7 +1716,9 @@ export interface KubernetesOptions {
 
 /** A RuntimeClass: the name Pods give as `runtimeClassName`, the handler it runs them with. */
 export interface KubernetesRuntimeClass {
+  /** What a Pod gives as `runtimeClassName`. */
   name: string
+  /** The container runtime handler it selects on the nodes (`runsc`, `kata`). */
   handler: string
 }
 

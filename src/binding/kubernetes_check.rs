@@ -19,6 +19,7 @@ pub struct KubernetesCheckOptions {
 /// A node of the cluster.
 #[napi(object)]
 pub struct KubernetesNode {
+    /// The node's name.
     pub name: String,
     /// The kubelet's version.
     pub version: String,
@@ -31,7 +32,9 @@ pub struct KubernetesNode {
 /// A RuntimeClass: the name Pods give as `runtimeClassName`, the handler it runs them with.
 #[napi(object)]
 pub struct KubernetesRuntimeClass {
+    /// What a Pod gives as `runtimeClassName`.
     pub name: String,
+    /// The container runtime handler it selects on the nodes (`runsc`, `kata`).
     pub handler: String,
 }
 
