@@ -26,13 +26,14 @@ bash scripts/sweep-test-containers.sh
 
 # The test cluster's binaries (scripts/kube-build.sh): built from the Go modules once per
 # version (the longest step of a fresh machine's run, so it starts first and goes on beside
-# everything else), 0.3 s when cached. The kubernetes pass waits for it (its status file).
+# everything else, at a lower priority than the builds and passes it would otherwise slow),
+# 0.3 s when cached. The kubernetes pass waits for it (its status file).
 mkdir -p target
 kube_build_log=target/kube-build.log
 step "the test cluster's binaries, in the background (log: $kube_build_log)"
 kube_build_status=target/kube-build.status
 rm -f "$kube_build_status"
-setsid bash -c 'bash scripts/kube-build.sh; echo $? >"$0"' "$kube_build_status" >"$kube_build_log" 2>&1 &
+setsid nice -n 10 bash -c 'bash scripts/kube-build.sh; echo $? >"$0"' "$kube_build_status" >"$kube_build_log" 2>&1 &
 kube_build_pid=$!
 
 # What runs in the background, each in a process group of its own (so that a failed run stops
