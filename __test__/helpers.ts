@@ -56,6 +56,15 @@ export const engine = (isRemote
 /** Whether the suites run against Podman's Docker-compatible service. */
 export const isPodman = !isRemote && engine.socketPath.includes('podman')
 
+/**
+ * How much longer than on a quiet local dockerd a bound on elapsed time may be: a call over
+ * ssh crosses a tunnel and a login shell's worth of processes, Podman's service forks
+ * conmon and runc for what dockerd does in-process, and `npm test` runs every pass at once on
+ * two cores. What such a bound tests is that something happens at all without waiting for
+ * an unrelated end (a kill without the grace, a line before the program's exit), not speed.
+ */
+export const timeScale = (isRemote ? 3 : isPodman ? 2 : 1) * Number(env.TEST_TIME_SCALE ?? 1)
+
 const CLI = isPodman ? 'podman' : existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker'
 const CLI_ARGS = isRemote
   ? ['-H', env.TEST_ENGINE_TCP_HOST ?? '', '--tlsverify', '--tlscacert', remoteTls.ca, '--tlscert', remoteTls.cert, '--tlskey', remoteTls.key]

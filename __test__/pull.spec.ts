@@ -169,7 +169,7 @@ describe('pulling images', () => {
       dropLocal(reference)
       dropLocal(own)
     }
-  }, 30_000)
+  }, 120_000)
 
   it("a devcontainer build's FROM image (through a global ARG) is pulled first, and its features build on it", async () => {
     writeConfig(basic())
