@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addon, engine, engineCli, gitProject, IMAGES, isPodman, rejection, tempDir } from './helpers'
+import { addon, engine, engineCli, eventually, gitProject, IMAGES, isPodman, rejection, tempDir } from './helpers'
 import { type Registry, pushRandomImage, startRegistry } from './registry'
 import { startServedRegistry, startSilentRegistry } from './served-registry'
 
@@ -203,7 +203,7 @@ describe('pulling images', () => {
     const derived = await workspaces.prune()
     expect(derived.imagesRemoved.some((i) => i.startsWith('container-isolation-features-'))).toBe(true)
     expect(derived.imagesRemoved.some((i) => i.startsWith('container-isolation-devcontainer-'))).toBe(true)
-  })
+  }, 180_000)
 
   it("pull: 'never' keeps IMAGE_NOT_FOUND; an image the registry lacks is IMAGE_NOT_FOUND with its reason; neither leaves a container or a record", async () => {
     writeConfig(basic())
@@ -311,6 +311,9 @@ describe('pulling images', () => {
     const silent = await startSilentRegistry()
     try {
       const quick = new addon.DockerRuntime({ engine: { ...engine, timeoutMs: 3000 }, baseDir: base.path })
+      // Connected first: a busy engine's ping may itself take the 3 s (ENGINE_UNAVAILABLE),
+      // which is not what this test is about.
+      await eventually('the engine answers within 3 s', () => quick.list().then(() => true, () => false), 60_000)
       const started = Date.now()
       const err = await rejection(quick.create(sandbox({ image: `${silent.host}/ci/busy:1` })))
       const ms = Date.now() - started
