@@ -22,6 +22,8 @@ pub mod fileio;
 pub mod git;
 pub mod git_fsck;
 pub mod git_transport;
+#[cfg(test)]
+mod fuzzing;
 pub mod kubernetes;
 pub mod output;
 pub mod progress;

@@ -72,10 +72,7 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
             let [len] = read_array::<1, _>(stream).await?;
             let mut name = vec![0u8; usize::from(len)];
             stream.read_exact(&mut name).await?;
-            if name.is_empty() || !name.iter().all(|b| b.is_ascii_graphic()) {
-                return Err(protocol("a domain name that is not printable ASCII"));
-            }
-            String::from_utf8_lossy(&name).to_ascii_lowercase()
+            domain_name(&name).map_err(protocol)?
         }
         other => {
             stream.write_all(&reply(ADDRESS_NOT_SUPPORTED)).await?;
@@ -94,6 +91,14 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
         return Err(protocol("port 0"));
     }
     Ok(SocksRequest { host, port })
+}
+
+/// The host a request's domain name (address type 3) asks for.
+pub fn domain_name(name: &[u8]) -> Result<String, String> {
+    if name.is_empty() || !name.iter().all(|b| b.is_ascii_graphic()) {
+        return Err("a domain name that is not printable ASCII".into());
+    }
+    Ok(String::from_utf8_lossy(name).to_ascii_lowercase())
 }
 
 async fn read_array<const N: usize, S: AsyncRead + Unpin>(
