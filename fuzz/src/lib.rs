@@ -4,9 +4,9 @@
 //! on two cores. `fuzzing` is `src/fuzzing/`, the checks `cargo test` runs too.
 #![allow(dead_code, unused_imports)]
 
+pub mod egress;
 #[path = "../../src/error.rs"]
 pub mod error;
-pub mod egress;
 pub mod fileio;
 #[path = "../../src/fuzzing/mod.rs"]
 pub mod fuzzing;

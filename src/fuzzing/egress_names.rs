@@ -25,7 +25,9 @@ pub fn resolver_labels(name: &str) -> Option<Vec<Vec<u8>>> {
     while at < bytes.len() {
         match bytes[at] {
             b'\\' => {
-                let digits = bytes.get(at + 1..at + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
+                let digits = bytes
+                    .get(at + 1..at + 4)
+                    .filter(|d| d.iter().all(u8::is_ascii_digit));
                 if let Some(d) = digits {
                     let value = d.iter().fold(0u32, |n, b| n * 10 + u32::from(b - b'0'));
                     label.push(u8::try_from(value).ok()?);

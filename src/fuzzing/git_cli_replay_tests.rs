@@ -1,6 +1,6 @@
 //! The `git_objects` corpus, and seeded mutations of it, against git itself: every tree and
 //! commit ours accepts is written to a repository, and `git fsck --strict` finds nothing
-//! wrong with any of them (missing objects they link to aside).
+//! wrong with any of them (the objects they link to are missing: "broken links" aside).
 
 use std::process::Command;
 
@@ -38,7 +38,13 @@ fn what_ours_accepts_git_fsck_strict_accepts() {
         written += 1;
     }
     let out = Command::new("git")
-        .args(["-c", "safe.directory=*", "fsck", "--strict", "--no-dangling"])
+        .args([
+            "-c",
+            "safe.directory=*",
+            "fsck",
+            "--strict",
+            "--no-dangling",
+        ])
         .current_dir(&scratch.0)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", &scratch.0)
@@ -48,7 +54,12 @@ fn what_ours_accepts_git_fsck_strict_accepts() {
     let refused: Vec<&str> = report
         .lines()
         .filter(|l| l.contains(" in tree ") || l.contains(" in commit "))
+        .filter(|l| !l.ends_with(": broken links"))
         .collect();
     assert!(written > corpus.len() / 2, "{written} objects accepted");
-    assert_eq!(refused, Vec::<&str>::new(), "of {written} objects ours accepts");
+    assert_eq!(
+        refused,
+        Vec::<&str>::new(),
+        "of {written} objects ours accepts"
+    );
 }

@@ -12,7 +12,11 @@ fn in_memory(kind: ObjectType, data: &[u8]) -> (Repository, Oid) {
     let odb = Odb::new().expect("an object database");
     odb.add_new_mempack_backend(1).expect("a memory backend");
     let repo = Repository::from_odb(odb).expect("a repository over it");
-    let id = repo.odb().unwrap().write(kind, data).expect("the object is stored");
+    let id = repo
+        .odb()
+        .unwrap()
+        .write(kind, data)
+        .expect("the object is stored");
     (repo, id)
 }
 
@@ -39,7 +43,9 @@ pub fn check_git_objects(data: &[u8]) {
     if tree {
         let Ok(ours) = check_tree(object) else { return };
         let (repo, id) = in_memory(ObjectType::Tree, object);
-        let theirs = repo.find_tree(id).expect("libgit2 parses a tree ours accepts");
+        let theirs = repo
+            .find_tree(id)
+            .expect("libgit2 parses a tree ours accepts");
         let theirs: Vec<_> = theirs
             .iter()
             .map(|e| (e.id(), kind_of_mode(e.filemode())))
@@ -47,10 +53,18 @@ pub fn check_git_objects(data: &[u8]) {
         let ours: Vec<_> = ours.iter().map(|e| (e.id, Some(e.kind))).collect();
         assert_eq!(ours, theirs, "the tree's entries");
     } else {
-        let Ok(ours) = check_commit(object) else { return };
+        let Ok(ours) = check_commit(object) else {
+            return;
+        };
         let (repo, id) = in_memory(ObjectType::Commit, object);
-        let theirs = repo.find_commit(id).expect("libgit2 parses a commit ours accepts");
+        let theirs = repo
+            .find_commit(id)
+            .expect("libgit2 parses a commit ours accepts");
         assert_eq!(ours.tree, theirs.tree_id(), "the commit's tree");
-        assert_eq!(ours.parents, theirs.parent_ids().collect::<Vec<_>>(), "its parents");
+        assert_eq!(
+            ours.parents,
+            theirs.parent_ids().collect::<Vec<_>>(),
+            "its parents"
+        );
     }
 }

@@ -67,9 +67,9 @@ fn outcome(pieces: Vec<&[u8]>, read_size: usize) -> Outcome {
 }
 
 pub fn check_http_proxy(data: &[u8]) {
-    let whole = outcome(vec![data], 1 << 20);
+    let whole = outcome(vec![data], data.len() + STAND_IN.len() + 1);
     let mut rng = Rng::from_bytes(data);
-    for (single, read_size) in [(true, 4096), (false, 1), (false, 7), (false, 1 << 16)] {
+    for (single, read_size) in [(true, 4096), (false, 1), (false, 7), (false, 4096)] {
         let cuts = rng.cuts(data.len(), single);
         assert_eq!(
             outcome(pieces(data, &cuts), read_size),
@@ -119,7 +119,10 @@ fn walk(mut out: &[u8], refused: bool) {
 fn hyper_framing(codings: &[&[u8]], lengths: &[&[u8]]) -> Option<BodyLength> {
     if let Some(last) = codings.last() {
         let last = String::from_utf8_lossy(last);
-        let chunked = last.rsplit(',').next().is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"));
+        let chunked = last
+            .rsplit(',')
+            .next()
+            .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"));
         return chunked.then_some(BodyLength::Chunked);
     }
     let mut length = None;
@@ -150,7 +153,11 @@ fn hyper_head(out: &[u8]) -> Option<(usize, RequestHead)> {
     };
     let ours = parse_head(&out[..len]).expect("a handed-on head passes our parser");
     let method = request.method.unwrap_or_default();
-    assert_eq!(method == "CONNECT", ours.connect, "CONNECT flag of {method}");
+    assert_eq!(
+        method == "CONNECT",
+        ours.connect,
+        "CONNECT flag of {method}"
+    );
     let named = |name: &str| -> Vec<&[u8]> {
         let headers = request.headers.iter();
         let named = headers.filter(|h| h.name.eq_ignore_ascii_case(name));

@@ -33,16 +33,30 @@ pub fn check_image_refs(data: &[u8]) {
     let theirs = Reference::from_str(text).ok();
     if let Some(ours) = parse_oci_ref(text) {
         if let Some(theirs) = &theirs {
-            let (mine, its) = (canonical_host(&ours.registry), canonical_host(theirs.registry()));
+            let (mine, its) = (
+                canonical_host(&ours.registry),
+                canonical_host(theirs.registry()),
+            );
             assert_eq!(mine, its, "the registry of {text:?}");
-            assert_eq!(ours.repository, theirs.repository(), "the repository of {text:?}");
-            assert_eq!(ours.digest.as_deref(), theirs.digest(), "the digest of {text:?}");
+            assert_eq!(
+                ours.repository,
+                theirs.repository(),
+                "the repository of {text:?}"
+            );
+            assert_eq!(
+                ours.digest.as_deref(),
+                theirs.digest(),
+                "the digest of {text:?}"
+            );
             if ours.digest.is_none() {
                 assert_eq!(Some(ours.tag.as_str()), theirs.tag(), "the tag of {text:?}");
             }
         }
         if ours.is_loopback() {
-            assert!(url_reaches_loopback(&ours.registry), "{text:?} is not loopback");
+            assert!(
+                url_reaches_loopback(&ours.registry),
+                "{text:?} is not loopback"
+            );
         }
     }
     if let (Ok(ours), Some(theirs)) = (ImageReference::parse(text), &theirs) {

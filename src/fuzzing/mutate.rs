@@ -4,7 +4,9 @@
 
 use super::rng::Rng;
 
-const INTERESTING: &[u8] = &[0, 1, 2, 0x7f, 0x80, 0xff, b'\r', b'\n', b':', b'.', b'/', b'['];
+const INTERESTING: &[u8] = &[
+    0, 1, 2, 0x7f, 0x80, 0xff, b'\r', b'\n', b':', b'.', b'/', b'[',
+];
 
 /// A mutation of `corpus[i]` (for a random `i`), a few steps away from it.
 pub fn mutate(rng: &mut Rng, corpus: &[Vec<u8>]) -> Vec<u8> {

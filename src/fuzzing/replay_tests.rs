@@ -14,7 +14,9 @@ const MAX_MUTATIONS: usize = 200_000;
 
 /// The committed corpus of `target`, in name order.
 pub fn corpus(target: &str) -> Vec<Vec<u8>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -25,7 +27,10 @@ pub fn corpus(target: &str) -> Vec<Vec<u8>> {
 
 fn run(target: &str, check: fn(&[u8]), data: &[u8], what: &str) {
     if catch_unwind(AssertUnwindSafe(|| check(data))).is_err() {
-        panic!("{target}: {what} breaks the check: {:?}", data.escape_ascii().to_string());
+        panic!(
+            "{target}: {what} breaks the check: {:?}",
+            data.escape_ascii().to_string()
+        );
     }
 }
 

@@ -69,7 +69,10 @@ fn listed(data: &[u8], strip: usize) -> BTreeMap<PathBuf, Node> {
         let mut entry = entry.expect("an entry extract accepted");
         let name = entry.path().unwrap().into_owned();
         let rooted = name.has_root();
-        let parts: Vec<_> = name.components().filter(|c| matches!(c, Component::Normal(_))).collect();
+        let parts: Vec<_> = name
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
         let skip = if rooted { 0 } else { strip };
         let Some(path) = parts.get(skip..).filter(|p| !p.is_empty()) else {
             continue;
@@ -87,7 +90,11 @@ fn listed(data: &[u8], strip: usize) -> BTreeMap<PathBuf, Node> {
             }
             _ => continue,
         };
-        for parent in path.ancestors().skip(1).filter(|p| !p.as_os_str().is_empty()) {
+        for parent in path
+            .ancestors()
+            .skip(1)
+            .filter(|p| !p.as_os_str().is_empty())
+        {
             want.insert(parent.to_path_buf(), Node::Dir);
         }
         want.insert(path, node);
@@ -104,7 +111,10 @@ pub fn check_tar_extract(data: &[u8]) {
     let result = extract(archive, &dir.join("t"), strip, LIMITS);
     let sentinel: Vec<_> = std::fs::read_dir(dir.join("o")).unwrap().collect();
     assert!(sentinel.is_empty(), "a write beside the target: {result:?}");
-    let beside: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let beside: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(beside.len(), 2, "a write beside the target: {beside:?}");
     let mut found = BTreeMap::new();
     tree(&dir.join("t"), Path::new(""), &mut found);
