@@ -70,7 +70,8 @@ pub fn check_http_proxy(data: &[u8]) {
     let whole = outcome(vec![data], data.len() + STAND_IN.len() + 1);
     let mut rng = Rng::from_bytes(data);
     for (single, read_size) in [(true, 4096), (false, 1), (false, 7), (false, 4096)] {
-        let cuts = rng.cuts(data.len(), single);
+        // A byte at a time costs the guard a 16 KiB read buffer per byte: short inputs only.
+        let cuts = rng.cuts(data.len(), single && data.len() <= 256);
         assert_eq!(
             outcome(pieces(data, &cuts), read_size),
             whole,

@@ -27,7 +27,7 @@ fn step(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>]) {
         1 if len > 0 => data[rng.below(len)] = INTERESTING[rng.below(INTERESTING.len())],
         2 => {
             let at = rng.below(len + 1);
-            let byte = rng.next() as u8;
+            let byte = rng.next_u64() as u8;
             data.insert(at, byte);
         }
         3 if len > 0 => {
@@ -59,6 +59,6 @@ fn step(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>]) {
             let width = [1, 2, 4][rng.below(3)];
             data[at..at + width].copy_from_slice(&bytes[4 - width..]);
         }
-        _ => data.push(rng.next() as u8),
+        _ => data.push(rng.next_u64() as u8),
     }
 }

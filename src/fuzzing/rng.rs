@@ -17,7 +17,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -30,7 +30,7 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
 
     /// Ascending cut points inside `0..len`: `len` pieces of one byte when `single`, else a

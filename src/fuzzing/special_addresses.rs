@@ -25,10 +25,10 @@ fn embeddings(v4: Ipv4Addr) -> [(&'static str, Ipv6Addr); 5] {
         ("IPv4-mapped", v4.to_ipv6_mapped()),
         ("IPv4-compatible", Ipv6Addr::from(bits)),
         ("6to4", six_to_four),
-        ("NAT64", Ipv6Addr::from(0x0064_ff9b_u128 << 96 | bits)),
+        ("NAT64", Ipv6Addr::from((0x0064_ff9b_u128 << 96) | bits)),
         (
             "local NAT64",
-            Ipv6Addr::from(0x0064_ff9b_0001_u128 << 80 | bits),
+            Ipv6Addr::from((0x0064_ff9b_0001_u128 << 80) | bits),
         ),
     ]
 }

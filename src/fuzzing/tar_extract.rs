@@ -109,8 +109,11 @@ pub fn check_tar_extract(data: &[u8]) {
     let strip = usize::from(first % 3);
     let dir = workspace();
     let result = extract(archive, &dir.join("t"), strip, LIMITS);
-    let sentinel: Vec<_> = std::fs::read_dir(dir.join("o")).unwrap().collect();
-    assert!(sentinel.is_empty(), "a write beside the target: {result:?}");
+    let mut sentinel = std::fs::read_dir(dir.join("o")).unwrap();
+    assert!(
+        sentinel.next().is_none(),
+        "a write beside the target: {result:?}"
+    );
     let beside: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
