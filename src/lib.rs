@@ -19,6 +19,8 @@ pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod fileio;
+#[cfg(test)]
+mod fuzzing;
 pub mod git;
 pub mod git_fsck;
 pub mod git_transport;

@@ -61,6 +61,11 @@ fn v6_kind(a: Ipv6Addr) -> Option<&'static str> {
     if bits >> 32 == 0 || bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
         return v4_kind(Ipv4Addr::from(bits as u32));
     }
+    // The local-use translation prefix (RFC 8215) is never global, and which IPv4 address
+    // sits inside depends on the prefix length a site gives it: all of it is special.
+    if bits >> 80 == 0x0064_ff9b_0001 {
+        return Some("a local-use NAT64 address (64:ff9b:1::/48)");
+    }
     if seg[0] == 0x2002 {
         let embedded = ((u32::from(seg[1])) << 16) | u32::from(seg[2]);
         return v4_kind(Ipv4Addr::from(embedded));
@@ -156,6 +161,8 @@ mod tests {
             Some("the cloud metadata address")
         );
         assert_eq!(kind("2002:7f00:1::"), Some("a loopback address"));
+        assert!(kind("64:ff9b:1::7f00:1").unwrap().contains("NAT64"));
+        assert!(kind("64:ff9b:1:ffff::a9fe:a9fe").unwrap().contains("NAT64"));
         assert!(kind("fd00::1").unwrap().contains("unique local"));
         assert_eq!(kind("fe80::1"), Some("a link-local address"));
         assert_eq!(kind("ff02::1"), Some("a multicast address"));

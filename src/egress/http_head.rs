@@ -249,6 +249,13 @@ pub fn host_port(text: &str, default: Option<u16>) -> Result<(String, u16), Stri
         (None, Some(d)) => d,
         (None, None) => return Err("CONNECT needs host:port".into()),
     };
+    Ok((host_name(host)?, port))
+}
+
+/// A host as the policy and the resolver get it: lower-cased, one trailing dot dropped, of
+/// letters, digits, `-`, `.`, `_` and `:` alone (no `\`: a resolver reads `\DDD` and `\X`
+/// as escapes, which would spell a name no rule sees), at most 253 bytes.
+pub fn host_name(host: &str) -> Result<String, String> {
     let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     let valid = !host.is_empty()
         && host.len() <= 253
@@ -258,7 +265,7 @@ pub fn host_port(text: &str, default: Option<u16>) -> Result<(String, u16), Stri
     if !valid {
         return Err(format!("'{}' is not a host", printable(&host)));
     }
-    Ok((host, port))
+    Ok(host)
 }
 
 /// `text` with control characters as spaces, at most 200 characters: fit for a message.

@@ -10,16 +10,16 @@
 //! `chunked_body`), `socks5` and `client_hello` (what a client in the container says
 //! first), `tunnel` and `origin_connection` (the host's own connections), and the relay.
 
-mod address_class;
-mod chunked_body;
-mod client_hello;
+pub(crate) mod address_class;
+pub(crate) mod chunked_body;
+pub(crate) mod client_hello;
 mod destination_gate;
-mod egress_policy;
-mod egress_rule;
+pub(crate) mod egress_policy;
+pub(crate) mod egress_rule;
 mod egress_settings;
 mod engine_gateways;
-mod host_names;
-mod http_head;
+pub(crate) mod host_names;
+pub(crate) mod http_head;
 mod http_proxy;
 mod origin_connection;
 mod port_forward;
@@ -32,9 +32,9 @@ mod relay_outcome;
 mod relay_stream;
 mod relay_transport;
 mod reported_body;
-mod request_guard;
+pub(crate) mod request_guard;
 mod session_relay;
-mod socks5;
+pub(crate) mod socks5;
 mod tunnel;
 
 pub use egress_settings::{

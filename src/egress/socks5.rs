@@ -6,6 +6,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::http_head::host_name;
+
 pub const SUCCEEDED: u8 = 0x00;
 pub const GENERAL_FAILURE: u8 = 0x01;
 /// "connection not allowed by ruleset".
@@ -72,10 +74,7 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
             let [len] = read_array::<1, _>(stream).await?;
             let mut name = vec![0u8; usize::from(len)];
             stream.read_exact(&mut name).await?;
-            if name.is_empty() || !name.iter().all(|b| b.is_ascii_graphic()) {
-                return Err(protocol("a domain name that is not printable ASCII"));
-            }
-            String::from_utf8_lossy(&name).to_ascii_lowercase()
+            domain_name(&name).map_err(protocol)?
         }
         other => {
             stream.write_all(&reply(ADDRESS_NOT_SUPPORTED)).await?;
@@ -94,6 +93,15 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
         return Err(protocol("port 0"));
     }
     Ok(SocksRequest { host, port })
+}
+
+/// The host a request's domain name (address type 3) asks for, held to the rules of an
+/// HTTP request's host (`host_name`).
+pub fn domain_name(name: &[u8]) -> Result<String, String> {
+    if name.is_empty() || !name.iter().all(|b| b.is_ascii_graphic()) {
+        return Err("a domain name that is not printable ASCII".into());
+    }
+    host_name(&String::from_utf8_lossy(name))
 }
 
 async fn read_array<const N: usize, S: AsyncRead + Unpin>(
@@ -143,6 +151,16 @@ mod tests {
         v6.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
         v6.extend_from_slice(&[0, 22]);
         assert_eq!(exchange(&v6).await.0.unwrap().host, "::1");
+    }
+
+    #[test]
+    fn a_domain_is_read_as_an_http_host_is() {
+        assert_eq!(domain_name(b"Internet.Test."), Ok("internet.test".into()));
+        // A resolver reads `\101` as `e` and `\i` as `i`: both spell evil.test, which a
+        // deny entry must see.
+        for escaped in [&b"\\101vil.test"[..], b"ev\\il.test", b"evil.test\\."] {
+            assert!(domain_name(escaped).is_err(), "{}", escaped.escape_ascii());
+        }
     }
 
     #[tokio::test]

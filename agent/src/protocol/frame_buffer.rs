@@ -19,6 +19,17 @@ impl FrameBuffer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Bytes held: those not yet taken as frames and any already taken it keeps (never
+    /// more than as many again).
+    pub fn held(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Bytes pushed and not yet taken as frames.
+    pub fn pending(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// The next whole frame, `None` until one has arrived; an oversized length is an error.
     pub fn next_frame(&mut self) -> Option<Result<(u32, Message), ProtocolError>> {
         let pending = &self.buf[self.start..];
