@@ -96,24 +96,41 @@ impl AgentTerminal {
     /// waiting for room fails once the terminal has ended.
     pub async fn next(&mut self) -> Result<ProcessEvent> {
         loop {
-            let event = match self.request.recv().await {
-                Ok(Message::Output { data, .. }) => ProcessEvent::Output(StreamKind::Stdout, data),
-                Ok(Message::Exited { code, signal }) => ProcessEvent::Exited(ProcessExit {
-                    code: i64::from(code),
-                    signal: (signal > 0).then_some(signal),
-                }),
-                Ok(Message::Signalled { .. }) => continue,
-                Ok(other) => return Err(unexpected(&self.what, &other)),
-                Err(err) => {
-                    self.control.input.room.close();
-                    return Err(err);
-                }
-            };
-            if matches!(event, ProcessEvent::Exited(_)) {
-                self.control.input.room.close();
+            let received = self.request.recv().await;
+            if let Some(event) = self.event(received)? {
+                return Ok(event);
             }
-            return Ok(event);
         }
+    }
+
+    /// Output or the end that has already arrived, if any (without waiting).
+    pub fn try_next(&mut self) -> Result<Option<ProcessEvent>> {
+        while let Some(message) = self.request.try_recv() {
+            if let Some(event) = self.event(Ok(message))? {
+                return Ok(Some(event));
+            }
+        }
+        Ok(None)
+    }
+
+    fn event(&mut self, received: Result<Message>) -> Result<Option<ProcessEvent>> {
+        let event = match received {
+            Ok(Message::Output { data, .. }) => ProcessEvent::Output(StreamKind::Stdout, data),
+            Ok(Message::Exited { code, signal }) => ProcessEvent::Exited(ProcessExit {
+                code: i64::from(code),
+                signal: (signal > 0).then_some(signal),
+            }),
+            Ok(Message::Signalled { .. }) => return Ok(None),
+            Ok(other) => return Err(unexpected(&self.what, &other)),
+            Err(err) => {
+                self.control.input.room.close();
+                return Err(err);
+            }
+        };
+        if matches!(event, ProcessEvent::Exited(_)) {
+            self.control.input.room.close();
+        }
+        Ok(Some(event))
     }
 
     pub fn control(&self) -> TerminalControl {

@@ -29,6 +29,8 @@ pub struct EngineOutput {
     engine: Engine,
     exec_id: String,
     what: String,
+    /// The output stream has ended (the exit code is next).
+    drained: bool,
     ended: bool,
 }
 
@@ -90,6 +92,7 @@ pub async fn start(
         engine: engine.clone(),
         exec_id: created.id,
         what,
+        drained: false,
         ended: false,
     };
     Ok((input, output))
@@ -138,12 +141,17 @@ impl EngineOutput {
         if self.ended {
             return Ok(None);
         }
-        if let Some(frame) = self.output.next().await {
-            let frame = frame.map_err(|e| self.engine.annotate(from_bollard(e, &self.what)))?;
-            return Ok(Some(Ok(frame.into_bytes().to_vec())));
+        // Each step may be abandoned at its await (a caller that only takes what is ready)
+        // and is taken up again on the next call.
+        if !self.drained {
+            if let Some(frame) = self.output.next().await {
+                let frame = frame.map_err(|e| self.engine.annotate(from_bollard(e, &self.what)))?;
+                return Ok(Some(Ok(frame.into_bytes().to_vec())));
+            }
+            self.drained = true;
         }
-        self.ended = true;
         let code = exec::exit_code(&self.engine, &self.exec_id, &self.what).await?;
+        self.ended = true;
         Ok(Some(Err(code)))
     }
 }

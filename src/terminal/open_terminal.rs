@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
+
 use super::engine_terminal::{self, EngineInput, EngineOutput};
 use super::terminal_request::TerminalRequest;
 use crate::agent::{
@@ -12,6 +14,10 @@ use crate::agent::{
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use crate::runtime::exec::ExecRequest;
+
+/// Output that has already arrived is handed on together, up to this much: one call to a
+/// consumer per piece the terminal gave would cost more than the piece.
+const BATCH: usize = 1 << 20;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum TerminalEvent {
@@ -39,6 +45,8 @@ enum Output {
 pub struct TerminalOutput {
     output: Output,
     input: TerminalInput,
+    /// The end, found while output was gathered, for the next call.
+    pending: Option<TerminalEvent>,
     ended: bool,
 }
 
@@ -124,38 +132,87 @@ impl TerminalOutput {
         TerminalOutput {
             output,
             input,
+            pending: None,
             ended: false,
         }
     }
 
-    /// The next output, then the end; `None` after the end.
+    /// The next output (what has arrived, up to `BATCH` bytes together), then the end;
+    /// `None` after the end.
     pub async fn next(&mut self) -> Result<Option<TerminalEvent>> {
+        if let Some(event) = self.pending.take() {
+            return Ok(Some(self.seen(event)));
+        }
         if self.ended {
             return Ok(None);
         }
-        let event = match &mut self.output {
-            Output::Agent(terminal) => match terminal.next().await? {
-                ProcessEvent::Output(_, data) => TerminalEvent::Output(data),
-                ProcessEvent::Exited(exit) => TerminalEvent::Exited {
-                    code: exit.code,
-                    signal: exit.signal,
-                },
-                ProcessEvent::Signalled(_) => TerminalEvent::Output(Vec::new()),
-            },
+        let Some(event) = self.wait_one().await? else {
+            return Ok(None);
+        };
+        let TerminalEvent::Output(mut data) = event else {
+            return Ok(Some(self.seen(event)));
+        };
+        while data.len() < BATCH {
+            match self.ready_one()? {
+                Some(TerminalEvent::Output(more)) => data.extend_from_slice(&more),
+                Some(end) => {
+                    self.pending = Some(end);
+                    break;
+                }
+                None => break,
+            }
+        }
+        Ok(Some(TerminalEvent::Output(data)))
+    }
+
+    fn seen(&mut self, event: TerminalEvent) -> TerminalEvent {
+        self.ended = matches!(event, TerminalEvent::Exited { .. });
+        event
+    }
+
+    async fn wait_one(&mut self) -> Result<Option<TerminalEvent>> {
+        Ok(Some(match &mut self.output {
+            Output::Agent(terminal) => from_process(terminal.next().await?),
             Output::Engine(output) => match output.next().await? {
-                Some(Ok(data)) => TerminalEvent::Output(data),
-                Some(Err(code)) => TerminalEvent::Exited { code, signal: None },
+                Some(event) => from_engine(event),
                 None => return Ok(None),
             },
-        };
-        self.ended = matches!(event, TerminalEvent::Exited { .. });
-        Ok(Some(event))
+        }))
+    }
+
+    /// Output or the end that has already arrived, without waiting.
+    fn ready_one(&mut self) -> Result<Option<TerminalEvent>> {
+        Ok(match &mut self.output {
+            Output::Agent(terminal) => terminal.try_next()?.map(from_process),
+            Output::Engine(output) => match output.next().now_or_never() {
+                Some(event) => event?.map(from_engine),
+                None => None,
+            },
+        })
+    }
+}
+
+fn from_process(event: ProcessEvent) -> TerminalEvent {
+    match event {
+        ProcessEvent::Output(_, data) => TerminalEvent::Output(data),
+        ProcessEvent::Exited(exit) => TerminalEvent::Exited {
+            code: exit.code,
+            signal: exit.signal,
+        },
+        ProcessEvent::Signalled(_) => TerminalEvent::Output(Vec::new()),
+    }
+}
+
+fn from_engine(event: std::result::Result<Vec<u8>, i64>) -> TerminalEvent {
+    match event {
+        Ok(data) => TerminalEvent::Output(data),
+        Err(code) => TerminalEvent::Exited { code, signal: None },
     }
 }
 
 impl Drop for TerminalOutput {
     fn drop(&mut self) {
-        if self.ended {
+        if self.ended || self.pending.is_some() {
             return;
         }
         match &self.input {
