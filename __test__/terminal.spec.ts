@@ -76,6 +76,24 @@ for (const agent of [true, false]) {
       expect((await terminal.wait()).exitCode).toBe(0)
     })
 
+    it('Ctrl-Z stops a job and fg brings it back', async () => {
+      const terminal = await rt.terminal(id, { command: ['bash'], cols: 80, rows: 24 })
+      const out = screen(terminal)
+      await terminal.write('sleep 1004\n')
+      await eventually('the sleep running', async () => (await ps(id)).includes('sleep 1004'))
+      await terminal.write('\x1a')
+      await out.until('Stopped')
+      const stopped = out.bytes().length
+      await terminal.write('fg\n')
+      // bash names the job it brings back: only then does Ctrl-C reach the sleep.
+      await eventually('the job back', () => out.bytes().subarray(stopped).includes('sleep 1004\r\n'))
+      await terminal.write('\x03')
+      await terminal.write('echo back-$((40+2))\n')
+      await out.until('back-42')
+      await terminal.kill('SIGKILL')
+      await terminal.wait()
+    })
+
     it('two terminals at once are independent: one unread does not hold the other', async () => {
       const flooding = await rt.terminal(id, { command: ['sh', '-c', 'while :; do echo flood; done'], cols: 80, rows: 24 })
       const other = await rt.terminal(id, { command: ['sh', '-c', 'read line; echo "got $line"'], cols: 80, rows: 24 })
@@ -83,6 +101,8 @@ for (const agent of [true, false]) {
       await other.write('hello\n')
       await out.until('got hello')
       expect(await other.wait()).toEqual({ exitCode: 0 })
+      // Nor the container's other calls.
+      expect((await runtime.exec(id, { command: ['echo', 'free'] })).stdout).toBe('free\n')
       await flooding.kill('SIGKILL')
       expect((await flooding.wait()).exitCode).toBe(137)
     })
