@@ -201,6 +201,21 @@ describe.skipIf(isRemote)('container-isolation shell (in tmux)', () => {
     await eventually('the terminal restored', () => /^icanon$/m.test(pane()), 5000)
   })
 
+  it('a session destroyed under the open terminal leaves the local terminal sane', async () => {
+    tmux('send-keys', '-t', 'cli', 'clear', 'Enter')
+    await eventually('the pane cleared', () => !pane().includes('cli-exit=5'))
+    const command = [process.execPath, cliPath, 'shell', 'clish', ...socketArgs]
+    const quoted = command.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+    tmux('send-keys', '-t', 'cli', `env CONTAINER_ISOLATION_HOME='${home.path}' ${quoted}; echo "cli-exit=$?"; stty -a | grep -o -- '-icanon\\|icanon' | head -1`, 'Enter')
+    tmux('send-keys', '-t', 'cli', 'echo inside-$((20+1))', 'Enter')
+    await eventually('the shell inside', () => pane().includes('inside-21'), 30_000)
+    const down = spawnSync(process.execPath, [cliPath, 'down', 'clish', ...socketArgs], { env: cliEnv, encoding: 'utf8' })
+    expect(down.status, down.stderr).toBe(0)
+    await eventually('the CLI gone', () => /cli-exit=\d+/.test(pane()), 20_000)
+    expect(pane()).not.toContain('cli-exit=0')
+    await eventually('the terminal restored', () => /^icanon$/m.test(pane()), 5000)
+  })
+
   it('without a terminal on stdin it says so and exits 2', () => {
     const r = spawnSync(process.execPath, [cliPath, 'shell', 'clish', ...socketArgs], { env: cliEnv, encoding: 'utf8', input: '' })
     expect(r.status).toBe(2)
