@@ -201,6 +201,11 @@ export declare class DockerRuntime {
    * `options.command` with stdin open, delivering output to the two callbacks.
    */
   execStreamNative(containerId: string, options: ExecStreamOptions, onStdout: (chunk: Buffer) => void, onStderr: (chunk: Buffer) => void): Promise<NativeExecStream>
+  /**
+   * Opens a terminal in the container, through its session agent where it runs, else
+   * the engine's own TTY exec (docs/contract.md §9).
+   */
+  terminal(containerId: string, opts: TerminalOptions): Promise<Terminal>
   /** Resolves with the main process's exit code once it exits. */
   wait(containerId: string): Promise<number>
   /**
@@ -232,6 +237,11 @@ export declare class DockerShell {
    * `execute`.
    */
   constructor(opts: DockerShellOptions)
+  /**
+   * Opens a terminal in the shell's container: its `cwd`, user and environment unless
+   * `opts` names others (docs/contract.md §9).
+   */
+  terminal(opts: TerminalOptions): Promise<Terminal>
   /**
    * Runs `command` in the container; output arrives line by line on `onOutput`. A
    * string runs under the shell; an array is run as argv with no shell in between.
@@ -354,6 +364,32 @@ export declare class PortForward {
   close(): Promise<void>
 }
 
+/** A program on a pseudo-terminal in a container. */
+export declare class Terminal {
+  /**
+   * Sends `data` as typed (a string as UTF-8); resolves once it is on its way, waiting
+   * while the program has too much unread input.
+   */
+  write(data: string | Buffer): Promise<void>
+  /**
+   * Delivers the output to `callback` (replacing an earlier one), chunk by chunk as the
+   * program wrote it, each call awaited before the next.
+   */
+  onData(callback: (chunk: Buffer) => void): void
+  /** Sets the terminal's size (the program sees SIGWINCH). */
+  resize(cols: number, rows: number): Promise<void>
+  /**
+   * Signals every process of the terminal (default SIGHUP, as a closed terminal does;
+   * SIGKILL kills them all).
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>
+  /**
+   * Resolves once the program has ended and its output has been delivered (output no
+   * listener takes is dropped); rejects when the container went away under it.
+   */
+  wait(): Promise<TerminalExit>
+}
+
 /**
  * A regular expression in Rust regex syntax (no look-around, no backreferences; `\b` is
  * an ASCII word boundary), matched line by line by a lazy DFA: time linear in the text,
@@ -458,6 +494,11 @@ export declare class Workspaces {
    * (as `containerAccess` for its container; starts its agent if need be).
    */
   containerAccess(sessionId: string): Promise<ContainerAccess>
+  /**
+   * Opens a terminal in the session's container, where and as the session's commands
+   * run (docs/contract.md §9); `destroy` ends it.
+   */
+  terminal(sessionId: string, opts: TerminalOptions): Promise<Terminal>
   /** Container stopped, clone kept. */
   stop(sessionId: string): Promise<void>
   /** Container removed, clone (with its branch) moved to trash. */
@@ -2077,6 +2118,33 @@ export interface ShellResult {
   logFilePath: string | undefined
   /** Wall time of the command, in milliseconds. */
   durationMs: number
+}
+
+/** How a terminal's program ended. */
+export interface TerminalExit {
+  /** The exit code; 128+N when signal N ended the program. */
+  exitCode: number
+  /** The signal that ended the program, where known. */
+  signal?: NodeJS.Signals | undefined
+}
+
+/** What a terminal runs, and its size. */
+export interface TerminalOptions {
+  /** Argv, run without a shell in between; default: the image's bash, else `sh`. */
+  command?: string[] | undefined
+  /** Columns, 1..=65535. */
+  cols: number
+  /** Rows, 1..=65535. */
+  rows: number
+  /**
+   * Added to the environment the session's (or container's) commands get; `TERM` is
+   * `xterm-256color` unless set here.
+   */
+  env?: Record<string, string> | undefined
+  /** Absolute container path; default: where the session's commands run. */
+  cwd?: string | undefined
+  /** `DockerRuntime.terminal` only: the user (default: the container's). */
+  user?: string | undefined
 }
 
 /** A line `TextMatcher.searchLines` found. */

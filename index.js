@@ -845,6 +845,7 @@ module.exports.KubernetesRuntime = nativeBinding.KubernetesRuntime
 module.exports.NativeExecStream = nativeBinding.NativeExecStream
 module.exports.PathMatcher = nativeBinding.PathMatcher
 module.exports.PortForward = nativeBinding.PortForward
+module.exports.Terminal = nativeBinding.Terminal
 module.exports.TextMatcher = nativeBinding.TextMatcher
 module.exports.Workspaces = nativeBinding.Workspaces
 module.exports.computeContainerName = nativeBinding.computeContainerName

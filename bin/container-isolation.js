@@ -32,6 +32,10 @@ const USAGE = `usage: container-isolation <command> [options]
                                        (pulls, builds, steps) is shown on stderr
   exec <session> -- <command...>       run a command in the session, streaming its output;
                                        exits with the command's exit code
+  shell <session> [-- <command...>]    a terminal in the session (default: its bash, else sh),
+                                       this terminal's size and resizes passed on; exits with the
+                                       program's exit code; needs a terminal on stdin (else 2);
+                                       exec -it <session> [-- <command...>] is the same
   ls                                   sessions with state, branch, clone path, age, owner
   diff <session> [--stat]              what the session changed since its base: the unified diff
                                        of its commits, then of its uncommitted work (cut at 1 MiB
@@ -78,12 +82,13 @@ const USAGE = `usage: container-isolation <command> [options]
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
   up's image: --image, else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE
 
-exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the command's own (exec)`
+exit codes: 0 ok, 1 failure (the error's code is printed), 2 usage, or the command's own (exec, shell)`
 
 const { UsageError, table, age, withProgress, ENGINE_FLAGS, ENGINE_VALUED, engineOptions } = require('./cli-common.js')
 const delivery = require('./delivery-commands.js')
 const images = require('./image-commands.js')
 const checkpoints = require('./checkpoint-commands.js')
+const terminals = require('./shell-command.js')
 const { progressReporter } = require('./progress-bar.js')
 const kube = require('./kubernetes-commands.js')
 
@@ -98,7 +103,8 @@ function parse(argv) {
       args.rest = argv.slice(i + 1)
       break
     }
-    if (FLAGS.includes(a)) args[a.slice(2)] = true
+    if (a === '-it' || a === '-ti') args.it = true
+    else if (FLAGS.includes(a)) args[a.slice(2)] = true
     else if (VALUED.includes(a)) {
       if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
       args[a.slice(2)] = argv[++i]
@@ -113,6 +119,7 @@ const commands = {
   ...delivery.commands,
   ...images.commands,
   ...checkpoints.commands,
+  ...terminals.commands,
 
   async doctor(args, workspaces, baseDir, engine) {
     const cluster = kube.kubernetesOptions(args)
@@ -198,6 +205,7 @@ const commands = {
   },
 
   async exec(args, workspaces) {
+    if (args.it) return terminals.commands.shell(args, workspaces)
     const [sessionId] = args._
     if (!sessionId || args.rest.length === 0) throw new UsageError('exec needs a session and -- <command...>')
     const env = await withProgress('starting session', workspaces.environment(sessionId, 'cli'))

@@ -39,6 +39,7 @@ pub mod session_images;
 pub mod session_settings;
 pub mod shell;
 pub mod tar_extract;
+pub mod terminal;
 pub mod text_search;
 pub mod warm_pool;
 pub mod workspace;

@@ -31,6 +31,9 @@ pub struct Launch {
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
     pub groups: Vec<libc::gid_t>,
+    /// The command's stdin is a pseudo-terminal, to become its controlling terminal in a
+    /// session of its own.
+    pub terminal: bool,
 }
 
 /// Null-terminated pointer arrays over a `Launch`'s strings, made before the fork.
@@ -101,6 +104,7 @@ impl Launch {
             uid: spawn.creds.uid,
             gid: spawn.creds.gid,
             groups: spawn.creds.groups.clone(),
+            terminal: false,
         })
     }
 

@@ -28,7 +28,9 @@ linux_only! {
     mod relay;
     mod relay_stream;
     mod reply_window;
+    mod running;
     mod serve;
+    mod terminal;
     mod thread_pool;
     mod tree;
     mod write;

@@ -3,13 +3,12 @@
 //! command that does not read cannot stall the agent), and `Exited` sent once the command
 //! has exited and its output has ended.
 
-use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use container_isolation_agent::protocol::{output_header, Message, Spawn, CHUNK, OUTPUT_HEADER};
 
@@ -20,63 +19,13 @@ use super::launch::{Launch, ReaperFds};
 use super::reaper::fork_reaper;
 use super::reaper_report::{self, Report};
 use super::reply_window::{Window, Windows};
-use super::tree;
+pub use super::running::{Registry, Running};
 
 /// Exit code of a command that could not be started (as the engine reports it).
-const NOT_STARTED: i32 = 126;
-
-/// What the host may still do to a command: signal its tree, feed its stdin.
-pub struct Running {
-    pub reaper: i32,
-    stdin: Mutex<Option<Sender<Option<Vec<u8>>>>>,
-    /// Whether the reaper has reported the command started (or failed to, or died):
-    /// until then its tree may not have the command in it yet, and a signal would miss it.
-    started: Mutex<bool>,
-    reported: Condvar,
-}
-
-pub type Registry = Arc<Mutex<HashMap<u32, Arc<Running>>>>;
-
-impl Running {
-    pub fn stdin(&self, data: Option<Vec<u8>>) {
-        let mut stdin = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(sender) = stdin.as_ref() {
-            let _ = sender.send(data.clone());
-        }
-        if data.is_none() {
-            *stdin = None;
-        }
-    }
-
-    /// Signals the tree once the command has started (so that `Signalled` follows
-    /// `Spawned`, and a signal sent right after `Spawn` is not lost).
-    pub fn signal(&self, signo: i32) -> u32 {
-        self.wait_started();
-        tree::signal(self.reaper, signo)
-    }
-
-    /// Kills the tree once the command has started (see `signal`).
-    pub fn kill(&self) -> u32 {
-        self.wait_started();
-        tree::kill_all(self.reaper)
-    }
-
-    fn mark_started(&self) {
-        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.reported.notify_all();
-    }
-
-    fn wait_started(&self) {
-        let started = self.started.lock().unwrap_or_else(|e| e.into_inner());
-        let _started = self
-            .reported
-            .wait_while(started, |started| !*started)
-            .unwrap_or_else(|e| e.into_inner());
-    }
-}
+pub const NOT_STARTED: i32 = 126;
 
 /// This binary's path, for a reaper that must exec `reaper-kill`.
-fn agent_path() -> std::io::Result<&'static CString> {
+pub fn agent_path() -> std::io::Result<&'static CString> {
     static PATH: OnceLock<CString> = OnceLock::new();
     if let Some(path) = PATH.get() {
         return Ok(path);
@@ -88,7 +37,7 @@ fn agent_path() -> std::io::Result<&'static CString> {
 }
 
 /// How long the output waits, at most, between looks at a full reply window.
-const ROOM_POLL_MS: i32 = 100;
+pub const ROOM_POLL_MS: i32 = 100;
 
 /// Starts `spawn` under a reaper; replies `Spawned`, output (within the request's reply
 /// window), and `Exited` under `id`.
@@ -140,12 +89,7 @@ pub fn start(
     };
     let reaper = fork_reaper(&launch, &fds, agent_path()?)?;
     drop((theirs, out_write, err_write, null, stdin_read));
-    let running = Arc::new(Running {
-        reaper,
-        stdin: Mutex::new(stdin_write.map(feed_stdin)),
-        started: Mutex::new(false),
-        reported: Condvar::new(),
-    });
+    let running = Arc::new(Running::new(reaper, stdin_write.map(feed_stdin), None));
     registry.lock().unwrap().insert(id, running.clone());
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
     let mut socket = std::fs::File::from(ours);
@@ -185,7 +129,7 @@ pub fn start(
 
 /// A command that could not be started: `Spawned` (pid 0) and the reason on stderr; its
 /// `Exited` (code `NOT_STARTED`) is the caller's to send.
-fn not_started(id: u32, out: &FrameOut, program: &str, err: std::io::Error) {
+pub fn not_started(id: u32, out: &FrameOut, program: &str, err: std::io::Error) {
     out.send(id, &Message::Spawned { pid: 0 });
     out.send(
         id,
@@ -283,7 +227,7 @@ fn coordinate(id: u32, program: &str, ends: Ends<'_>, out: &FrameOut, running: &
 
 /// The next piece of a command's output, read straight into the `Output` frame that carries
 /// it (no zeroing, no copy); `None` at its end.
-fn read_output(id: u32, stderr: bool, pipe: &std::fs::File) -> Option<Vec<u8>> {
+pub fn read_output(id: u32, stderr: bool, pipe: &std::fs::File) -> Option<Vec<u8>> {
     let mut frame: Vec<u8> = Vec::with_capacity(OUTPUT_HEADER + CHUNK);
     let n = loop {
         // SAFETY: reads at most CHUNK bytes into the frame's spare room past its header.
@@ -305,7 +249,7 @@ fn read_output(id: u32, stderr: bool, pipe: &std::fs::File) -> Option<Vec<u8>> {
 
 /// Which of the open `fds` can be read (or have ended) now; waits until one can, or
 /// `wait_ms` (-1: no limit).
-fn readable(fds: &[i32; 3], open: &[bool; 3], wait_ms: i32) -> Vec<usize> {
+pub fn readable(fds: &[i32; 3], open: &[bool; 3], wait_ms: i32) -> Vec<usize> {
     let mut polls: Vec<libc::pollfd> = (0..3)
         .filter(|&i| open[i])
         .map(|i| libc::pollfd {
@@ -327,19 +271,19 @@ fn readable(fds: &[i32; 3], open: &[bool; 3], wait_ms: i32) -> Vec<usize> {
 
 /// What the reaper says about the command: started (`Spawned`), could not start (told to
 /// the host as a command that exits `NOT_STARTED`), exited.
-struct Reports<'a> {
-    id: u32,
-    program: &'a str,
-    out: &'a FrameOut,
-    running: &'a Running,
+pub struct Reports<'a> {
+    pub id: u32,
+    pub program: &'a str,
+    pub out: &'a FrameOut,
+    pub running: &'a Running,
     /// Bytes of a record not yet complete.
-    pending: Vec<u8>,
-    started: bool,
-    exited: Option<Message>,
+    pub pending: Vec<u8>,
+    pub started: bool,
+    pub exited: Option<Message>,
 }
 
 impl Reports<'_> {
-    fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         while self.pending.len() >= reaper_report::SIZE {
             let record: [u8; reaper_report::SIZE] =

@@ -122,6 +122,9 @@ unsafe fn exec_command(launch: &Launch, p: &Pointers) -> i32 {
     for fd in CHANNEL..FIRST_FREE {
         libc::close(fd);
     }
+    if launch.terminal && (libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) != 0) {
+        return errno();
+    }
     if libc::syscall(
         libc::SYS_setgroups,
         launch.groups.len(),

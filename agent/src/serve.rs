@@ -21,6 +21,7 @@ use super::frame_out::FrameOut;
 use super::line;
 use super::process::{self, Registry};
 use super::reply_window::{Window, Windows};
+use super::terminal;
 use super::write::{self, WriteInput};
 
 /// A write's data frames buffered towards its thread before the reader waits for it.
@@ -108,6 +109,20 @@ impl Server {
                     self.out.send(id, &failed(&e, "spawn"));
                 }
             }
+            Message::Terminal {
+                spawn,
+                cols,
+                rows,
+                acks,
+            } => {
+                let (out, processes) = (self.out.clone(), self.processes.clone());
+                let size = (cols, rows);
+                let started = terminal::start(id, spawn, size, acks, out, processes, &self.windows);
+                if let Err(e) = started {
+                    self.out.send(id, &failed(&e, "a terminal"));
+                }
+            }
+            Message::Resize { cols, rows } => self.running(id, |p| p.resize(cols, rows)),
             Message::Stdin(data) => self.running(id, |p| p.stdin(Some(data))),
             Message::StdinEnd => self.running(id, |p| p.stdin(None)),
             // Both wait for the command to have started, on a thread of their own.

@@ -21,3 +21,5 @@ mod files;
 mod kill;
 #[path = "in_container/support.rs"]
 mod support;
+#[path = "in_container/terminal.rs"]
+mod terminal;

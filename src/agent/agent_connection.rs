@@ -49,6 +49,8 @@ pub struct AgentConnection {
     pub path: String,
     /// The agent's pid inside the container.
     pub pid: u32,
+    /// The protocol version agreed with the agent.
+    pub version: u32,
     /// Which way requests travel.
     pub line: Line,
 }
@@ -146,10 +148,12 @@ impl AgentConnection {
             users: Default::default(),
             path: path.to_string(),
             pid: 0,
+            version: 0,
             line: Line::Exec(String::new()),
         };
         let (version, pid) = connection.handshake(welcome, &stderr).await?;
         connection.pid = pid;
+        connection.version = version;
         if version < LINE_VERSION {
             connection.line = Line::Exec(format!(
                 "the agent speaks protocol {version}, from before the direct line"
@@ -288,16 +292,26 @@ impl AgentConnection {
 
     /// A new request id and the queue its replies arrive on.
     pub(super) fn open_route(&self) -> Result<(u32, RouteEnd)> {
+        let id = self.new_id()?;
+        Ok((id, self.routes.open(id)))
+    }
+
+    fn new_id(&self) -> Result<u32> {
         if self.is_closed() {
             return Err(self.lost());
         }
-        let id = loop {
+        loop {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             if id != CONTROL {
-                break id;
+                return Ok(id);
             }
-        };
-        Ok((id, self.routes.open(id)))
+        }
+    }
+
+    /// A new id whose route takes a terminal's input acknowledgements (`Routes::open_acks`).
+    pub(super) fn open_acks_route(&self) -> Result<(u32, RouteEnd)> {
+        let id = self.new_id()?;
+        Ok((id, self.routes.open_acks(id)))
     }
 
     /// Queues a data frame (waits while the queue towards the agent is full).

@@ -38,11 +38,20 @@ struct Route {
     /// Reply bytes (`reply_cost`) received so far, and replies without data.
     received: u64,
     free: u32,
+    /// A terminal's input acknowledgements: only `Credit`, never counted as replies (its
+    /// consumer drains it at once and checks each against what it sent).
+    acks: bool,
 }
 
 impl Route {
     /// Counts `message` against what the request was granted.
     fn count(&mut self, id: u32, message: &Message) -> Result<(), String> {
+        if self.acks {
+            return match message {
+                Message::Credit { .. } => Ok(()),
+                other => Err(format!("sent {other:?} as an acknowledgement ({id})")),
+            };
+        }
         let cost = u64::from(reply_cost(message));
         if cost == 0 {
             self.free += 1;
@@ -125,6 +134,15 @@ impl Routes {
     }
 
     pub fn open(&self, id: u32) -> RouteEnd {
+        self.open_kind(id, false)
+    }
+
+    /// Opens the route a terminal's input acknowledgements arrive on.
+    pub fn open_acks(&self, id: u32) -> RouteEnd {
+        self.open_kind(id, true)
+    }
+
+    fn open_kind(&self, id: u32, acks: bool) -> RouteEnd {
         let (sender, replies) = mpsc::unbounded_channel();
         let granted = Arc::new(AtomicU64::new(u64::from(REPLY_WINDOW)));
         let route = Route {
@@ -132,6 +150,7 @@ impl Routes {
             granted: granted.clone(),
             received: 0,
             free: 0,
+            acks,
         };
         self.map().insert(id, route);
         let mut late = self.late();

@@ -100,3 +100,21 @@ fn a_request_closed_long_ago_gets_only_replies_without_data() {
         .contains("long before"));
     routes.deliver(LATE_KEPT as u32 + 1, output(10)).unwrap();
 }
+
+#[test]
+fn an_acks_route_takes_any_number_of_credits_and_nothing_else() {
+    let routes = Routes::default();
+    let mut end = routes.open_acks(1);
+    for _ in 0..2 * FREE_REPLIES {
+        routes.deliver(1, Message::Credit { bytes: 1 }).unwrap();
+        end.replies.try_recv().unwrap();
+    }
+    assert!(routes
+        .deliver(1, output(1))
+        .unwrap_err()
+        .contains("acknowledgement"));
+    let _plain = routes.open(2);
+    let refused =
+        (0..=FREE_REPLIES).find_map(|_| routes.deliver(2, Message::Credit { bytes: 1 }).err());
+    assert!(refused.is_some_and(|why| why.contains("replies")));
+}

@@ -2,7 +2,7 @@
 //! putting it into a container, one connection per container (over the exec stream or the
 //! direct line), and the commands and file operations carried over it, as the container
 //! user whose ids `user_ids` resolves; the direct line offered to the egress relay too
-//! (`offer_line`).
+//! (`offer_line`); terminals (`AgentTerminal`).
 
 mod agent_accounts;
 mod agent_binary;
@@ -20,6 +20,7 @@ mod agent_process;
 mod agent_reading;
 mod agent_request;
 mod agent_routes;
+mod agent_terminal;
 mod agent_upload;
 mod agent_writer;
 mod line_listener;
@@ -44,6 +45,7 @@ pub use agent_pool::{
 };
 pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit};
 pub use agent_request::{AgentRequest, RequestSender};
+pub use agent_terminal::{AgentTerminal, TerminalControl};
 pub use agent_writer::FrameSink;
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};
 pub use shared_line::{offer_line, NoLine};

@@ -13,6 +13,7 @@ use super::exec_stream::{self, ChunkCallback, ExecStreamOptions, NativeExecStrea
 use super::exit_hooks;
 use super::progress::pull_policy;
 use super::runtime_calls::{self as calls, LogsOptions};
+use super::terminal::{terminal_request, Terminal, TerminalOptions};
 use super::watchdog;
 use crate::container_runtime::{self, RuntimeOptions};
 use crate::runtime::Direction;
@@ -159,6 +160,19 @@ impl DockerRuntime {
         exec_stream::start(&self.inner, container_id, options, on_stdout, on_stderr)
             .await
             .into()
+    }
+
+    /// Opens a terminal in the container, through its session agent where it runs, else
+    /// the engine's own TTY exec (docs/contract.md §9).
+    #[napi(ts_return_type = "Promise<Terminal>")]
+    pub async fn terminal(&self, container_id: String, opts: TerminalOptions) -> Outcome<Terminal> {
+        async {
+            let request = terminal_request(opts)?;
+            let (input, output) = self.inner.open_terminal(&container_id, &request).await?;
+            Ok(Terminal::new(input, output, None))
+        }
+        .await
+        .into()
     }
 
     /// Resolves with the main process's exit code once it exits.

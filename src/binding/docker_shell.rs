@@ -14,6 +14,7 @@ use super::durations::duration_ms;
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
 use super::runtime_calls::LineCallback;
+use super::terminal::{terminal_request, Terminal, TerminalOptions};
 use crate::shell;
 
 /// Options of `new DockerShell()`.
@@ -156,6 +157,19 @@ impl DockerShell {
         Ok(DockerShell::from_core(
             shell::DockerShell::new(options).map_err(sync_error)?,
         ))
+    }
+
+    /// Opens a terminal in the shell's container: its `cwd`, user and environment unless
+    /// `opts` names others (docs/contract.md §9).
+    #[napi(ts_return_type = "Promise<Terminal>")]
+    pub async fn terminal(&self, opts: TerminalOptions) -> Outcome<Terminal> {
+        async {
+            let request = terminal_request(opts)?;
+            let (input, output, guard) = self.inner.open_terminal(request).await?;
+            Ok(Terminal::new(input, output, Some(guard)))
+        }
+        .await
+        .into()
     }
 
     /// Runs `command` in the container; output arrives line by line on `onOutput`. A

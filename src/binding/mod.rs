@@ -33,6 +33,7 @@ mod push;
 mod reap_orphans;
 mod resources;
 mod runtime_calls;
+mod terminal;
 mod text_search;
 mod trust;
 mod warm_pool;

@@ -18,6 +18,7 @@ use super::error::{sync_error, Code, Outcome};
 use super::port_forward::{ForwardPortOptions, PortForward};
 use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
+use super::terminal::{terminal_request, Terminal, TerminalOptions};
 use super::warm_pool::pool_options;
 use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
@@ -250,6 +251,20 @@ impl Workspaces {
             let access = self.inner.container_access(&session_id).await?;
             let relay = self.inner.relay_line(&session_id).await?;
             Ok(ContainerAccess::from(access).with_relay(relay))
+        }
+        .await
+        .into()
+    }
+
+    /// Opens a terminal in the session's container, where and as the session's commands
+    /// run (docs/contract.md §9); `destroy` ends it.
+    #[napi(ts_return_type = "Promise<Terminal>")]
+    pub async fn terminal(&self, session_id: String, opts: TerminalOptions) -> Outcome<Terminal> {
+        let inner = self.inner.clone();
+        async move {
+            let request = terminal_request(opts)?;
+            let (input, output, guard) = inner.terminal(&session_id, request).await?;
+            Ok(Terminal::new(input, output, Some(guard)))
         }
         .await
         .into()

@@ -109,6 +109,20 @@ impl DockerRuntime {
         self.agent
     }
 
+    /// A terminal in `container`, through its agent unless the runtime says not.
+    pub async fn open_terminal(
+        &self,
+        container: &str,
+        request: &crate::terminal::TerminalRequest,
+    ) -> Result<(
+        crate::terminal::TerminalInput,
+        crate::terminal::TerminalOutput,
+    )> {
+        let engine = self.engine().await?;
+        let agent = crate::agent::agent_if(self.uses_agent(), &engine, container).await?;
+        crate::terminal::open_terminal(&engine, container, agent.as_ref(), request).await
+    }
+
     pub async fn engine(&self) -> Result<Engine> {
         Engine::connect(&self.engine_options).await
     }

@@ -82,6 +82,11 @@ impl DockerShell {
         &self.options
     }
 
+    /// What tracks the shell's uses of its container, if anything.
+    pub(super) fn usage(&self) -> Option<&Arc<dyn ContainerUse>> {
+        self.usage.as_ref()
+    }
+
     /// Signals the running command's tree (SIGTERM, SIGKILL after 1 s); its `execute`
     /// resolves with `signal` set, within `stop::SETTLE` whatever the container does. A
     /// no-op when nothing runs.

@@ -10,6 +10,7 @@ mod run_end;
 mod shell_command;
 mod shell_options;
 mod shell_result;
+mod shell_terminal;
 mod stop;
 
 pub use command_log::{log_path, validate_segment};

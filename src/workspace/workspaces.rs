@@ -25,9 +25,10 @@ use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::ProgressTarget;
 use crate::runtime::pool_member::SESSION_PREFIX;
-use crate::runtime::{ContainerUse, Lifetime, ResourceLimits};
+use crate::runtime::{ContainerUse, Lifetime, ResourceLimits, UseGuard};
 use crate::session_images::{prune_images, ImageSupply, PruneReport, PruneRequest};
 use crate::session_settings::{ProbeCache, Trust};
+use crate::terminal::{TerminalInput, TerminalOutput, TerminalRequest};
 use crate::warm_pool::{PoolOptions, WarmPool};
 
 #[derive(Debug, Clone, Default)]
@@ -303,6 +304,19 @@ impl Workspaces {
         }
         let engine = self.runtime.engine().await?;
         agent_access(&engine, &record.container_id).await
+    }
+
+    /// A terminal in the session's container, as the session's shell runs its commands
+    /// (its folder, user and environment); held as a use of the session while open.
+    pub async fn terminal(
+        self: &Arc<Self>,
+        session_id: &str,
+        request: TerminalRequest,
+    ) -> Result<(TerminalInput, TerminalOutput, UseGuard)> {
+        let env = self
+            .environment(session_id, "terminal", ShellSettings::default())
+            .await?;
+        env.shell.open_terminal(request).await
     }
 
     /// FileIO and Shell bound to the session's container, in its mount path; the container is

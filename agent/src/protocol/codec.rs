@@ -116,6 +116,14 @@ fn read_spawn(r: &mut Reader<'_>) -> Result<Spawn, ProtocolError> {
     })
 }
 
+/// A terminal's width or height: 1 to 65535.
+fn size(r: &mut Reader<'_>) -> Result<u16, ProtocolError> {
+    u16::try_from(r.u32()?)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| bad("a terminal size outside 1..=65535"))
+}
+
 fn write_stat(w: &mut Writer, s: &Stat) {
     w.u8(kind_code(s.kind));
     w.u64(s.size);
@@ -162,6 +170,8 @@ impl Message {
             Message::Dial { .. } => 13,
             Message::Ping => 14,
             Message::Line { .. } => 15,
+            Message::Terminal { .. } => 16,
+            Message::Resize { .. } => 17,
             Message::Welcome { .. } => 32,
             Message::Done => 33,
             Message::Failed { .. } => 34,
@@ -230,6 +240,21 @@ impl Message {
                 w.bytes(token);
             }
             Message::Join { token } => w.bytes(token),
+            Message::Terminal {
+                spawn,
+                cols,
+                rows,
+                acks,
+            } => {
+                write_spawn(w, spawn);
+                w.u32(u32::from(*cols));
+                w.u32(u32::from(*rows));
+                w.u32(*acks);
+            }
+            Message::Resize { cols, rows } => {
+                w.u32(u32::from(*cols));
+                w.u32(u32::from(*rows));
+            }
             Message::StdinEnd
             | Message::Kill
             | Message::Abort
@@ -262,6 +287,16 @@ impl Message {
             15 => Message::Line {
                 path: r.str()?,
                 token: r.bytes()?,
+            },
+            16 => Message::Terminal {
+                spawn: read_spawn(r)?,
+                cols: size(r)?,
+                rows: size(r)?,
+                acks: r.u32()?,
+            },
+            17 => Message::Resize {
+                cols: size(r)?,
+                rows: size(r)?,
             },
             32 => Message::Welcome {
                 version: r.u32()?,

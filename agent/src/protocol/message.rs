@@ -106,6 +106,23 @@ pub enum Message {
         path: String,
         token: Vec<u8>,
     },
+    /// A command on a pseudo-terminal of `cols` × `rows` (protocol 4): its own session with
+    /// the terminal as its controlling terminal and stdin, stdout and stderr. Answered as
+    /// `Spawn` is (its output as stdout `Output`); `Stdin` is written to the terminal, and
+    /// each piece written is acknowledged by a `Credit` under the id `acks` (a route the
+    /// host opened for them), so the host bounds what it has in flight. When the command
+    /// exits, what it left running is killed.
+    Terminal {
+        spawn: Spawn,
+        cols: u16,
+        rows: u16,
+        acks: u32,
+    },
+    /// A terminal's new size (the program sees `SIGWINCH`); no answer.
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
     // Agent to host.
     Welcome {
         version: u32,

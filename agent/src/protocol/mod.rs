@@ -25,11 +25,14 @@ pub use message::{Creds, FileKind, Message, Spawn, Stat};
 
 /// The protocol this crate speaks. An agent answers `Hello` with the lower of this and the
 /// host's version; a host accepts from `OLDEST_VERSION` up (an agent mounted into a
-/// container made before the direct line speaks 2), and offers `Line` only from
-/// `LINE_VERSION`.
-pub const VERSION: u32 = 3;
+/// container made before the direct line speaks 2), offers `Line` only from
+/// `LINE_VERSION`, and asks for a `Terminal` only from `TERMINAL_VERSION`.
+pub const VERSION: u32 = 4;
 pub const OLDEST_VERSION: u32 = 2;
 pub const LINE_VERSION: u32 = 3;
+pub const TERMINAL_VERSION: u32 = 4;
+/// Bytes of a terminal's input the host may send before the agent's `Credit` for them.
+pub const TERMINAL_INPUT_WINDOW: u32 = 256 * 1024;
 
 /// The version an agent answers a host's `Hello { version: asked }` with.
 pub fn agreed_version(asked: u32) -> u32 {

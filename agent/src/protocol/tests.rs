@@ -78,6 +78,19 @@ fn all() -> Vec<Message> {
             token: vec![1, 2, 3],
         },
         Message::Join { token: vec![0; 32] },
+        Message::Terminal {
+            spawn: Spawn {
+                argv: vec!["bash".into()],
+                ..Default::default()
+            },
+            cols: 80,
+            rows: 24,
+            acks: 9,
+        },
+        Message::Resize {
+            cols: 65535,
+            rows: 1,
+        },
     ]
 }
 
