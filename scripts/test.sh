@@ -133,7 +133,8 @@ ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.s
   __test__/egress-dns.spec.ts __test__/hostile-writes.spec.ts __test__/delivery.spec.ts
   __test__/features.spec.ts __test__/pull.spec.ts __test__/pull-answers.spec.ts
   __test__/engine-silence.spec.ts __test__/cli-progress.spec.ts __test__/workspaces-volume.spec.ts
-  __test__/warm-pool.spec.ts __test__/compose.spec.ts __test__/checkpoint.spec.ts)
+  __test__/warm-pool.spec.ts __test__/compose.spec.ts __test__/checkpoint.spec.ts
+  __test__/terminal.spec.ts)
 podman_log=target/vitest-podman.log
 if podman_answers; then
   step "vitest on podman, in the background (log: $podman_log)"
