@@ -25,6 +25,7 @@ mod export;
 mod git_remote;
 mod image_prune;
 mod kubernetes_runtime;
+mod line_delivery;
 mod naming;
 mod port_forward;
 mod progress;
