@@ -31,7 +31,10 @@ fn unavailable(message: impl Into<String>) -> Error {
 /// is busy with, seconds under load. Auto-detection's local sockets get 3 s each.
 fn probe_timeout(candidate: &Candidate, opts: &EngineOptions) -> Duration {
     let patient = candidate.explicit
-        || matches!(candidate.endpoint, Endpoint::Https { .. } | Endpoint::Ssh(_));
+        || matches!(
+            candidate.endpoint,
+            Endpoint::Https { .. } | Endpoint::Ssh(_)
+        );
     if patient {
         opts.timeout
             .min(NAMED_PROBE_TIMEOUT)
