@@ -276,7 +276,7 @@ describe('container-isolation mcp', () => {
   })
 
   it('run_command with a long output (606,062 lines, 60 MB): the result ends with its last line and counts every line', async () => {
-    const result = await main.call('run_command', { session, command: "yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY" })
+    const result = await main.call('run_command', { session, command: "yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY", waitMs: 55_000 })
     expect(result.isError, text(result)).toBeFalsy()
     const { output, totalLines, nextOffset, status } = result.structuredContent
     expect({ status, totalLines, nextOffset }).toEqual({ status: 'exited', totalLines: 606062, nextOffset: 606062 })

@@ -100,7 +100,7 @@ for (const agent of [true, false]) {
       expect(r.omittedLines + r.output.length).toBe(606062)
       expect({ count, last }).toEqual({ count: 606062, last: 'END-OF-MANY' })
       expect(seen).toHaveLength(3)
-    }, 120_000)
+    }, 240_000)
 
     it('joins a line written in two halves and a character split across writes', async () => {
       const lines: OutputLine[] = []
