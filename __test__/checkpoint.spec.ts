@@ -86,6 +86,19 @@ describe.each(STORAGES)('checkpoints, restore and fork (%s storage)', (storage) 
     expect(await run(id, 'cat untracked.txt; test ! -e junk.txt && echo gone')).toBe('new\ngone')
   }, 180_000)
 
+  it('restore puts the clone back after the agent replaced .git by a symlink (to /etc), by a gitfile, or removed it', async () => {
+    const id = await session()
+    await run(id, 'echo kept > kept.txt')
+    const before = await state(id)
+    const cp = await workspaces.checkpoint(id)
+    for (const damage of ['rm -rf .git && ln -s /etc .git', "rm -rf .git && echo 'gitdir: /etc' > .git", 'rm -rf .git']) {
+      await run(id, `${damage} && echo wrecked > kept.txt`)
+      await workspaces.restore(id, cp.id)
+      expect(await state(id), damage).toEqual(before)
+      expect(await run(id, 'cat kept.txt && test -d .git && ! test -L .git && echo dir')).toBe('kept\ndir')
+    }
+  }, 180_000)
+
   it('a fork diverges from its parent without either seeing the other\'s writes; destroy takes the checkpoints along', async () => {
     const parent = await session()
     await run(parent, 'echo shared > shared.txt && echo pkg > /usr/local/share/marker')

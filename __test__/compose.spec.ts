@@ -189,6 +189,27 @@ describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
     expect(containersOf(id)).toEqual([])
   })
 
+  it("runs the session service's command (overrideCommand defaults to false), the keep-alive only under overrideCommand: true; the shell and terminate work in both", async () => {
+    const compose = `services:\n  app:\n    image: ${IMAGES.debian}\n    command: ["sh", "-c", "echo ran > /tmp/service-command; exec sleep 4711"]\n`
+    const ran = sessionId()
+    const info = await workspaces.create({ projectDir: composeProject(compose), sessionId: ran })
+    expect(info.warnings.join('\n')).not.toContain('not run')
+    expect(await run(ran, 'cat /tmp/service-command; ps -eo args | grep -c "^sleep 4711"')).toEqual({ exitCode: 0, text: 'ran\n1' })
+    const env = await workspaces.environment(ran, 'compose')
+    const pending = env.shell.execute('sleep 4712', { toolRequestId: `c${++n}`, onStart: () => setTimeout(() => env.shell.terminate(), 300) })
+    expect((await pending).signal).toBe('SIGTERM')
+    await workspaces.stop(ran)
+    await workspaces.environment(ran, 'compose') // started again: the command runs again
+    expect(await run(ran, 'ps -eo args | grep -c "^sleep 4711"')).toEqual({ exitCode: 0, text: '1' })
+    await workspaces.destroy(ran)
+
+    const kept = sessionId()
+    const overridden = await workspaces.create({ projectDir: composeProject(compose, { overrideCommand: true }), sessionId: kept })
+    expect(overridden.warnings.join('\n')).toContain('services.app: command and entrypoint are not run (overrideCommand is true')
+    expect(await run(kept, 'test -e /tmp/service-command || echo absent; ps -eo args | grep -c "^sleep 4711"')).toEqual({ exitCode: 1, text: 'absent\n0' })
+    await workspaces.destroy(kept)
+  }, 180_000)
+
   it('names the service that never became healthy, and leaves no container or volume', async () => {
     const id = sessionId()
     const compose = `services:

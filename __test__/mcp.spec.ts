@@ -275,6 +275,15 @@ describe('container-isolation mcp', () => {
     expect(timedOut.structuredContent.durationMs).toBeLessThan(3000)
   })
 
+  it('run_command with a long output (606,062 lines, 60 MB): the result ends with its last line and counts every line', async () => {
+    const result = await main.call('run_command', { session, command: "yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY", waitMs: 55_000 })
+    expect(result.isError, text(result)).toBeFalsy()
+    const { output, totalLines, nextOffset, status } = result.structuredContent
+    expect({ status, totalLines, nextOffset }).toEqual({ status: 'exited', totalLines: 606062, nextOffset: 606062 })
+    expect(output.at(-1)).toEqual({ stream: 'stdout', text: 'END-OF-MANY' })
+    expect(output.at(-2).text).toMatch(/^a line of output/)
+  }, 120_000)
+
   it('a cancelled run_command (notifications/cancelled) is terminated: its whole process tree is gone from the container', async () => {
     const controller = new AbortController()
     let started: () => void

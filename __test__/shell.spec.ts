@@ -80,6 +80,28 @@ for (const agent of [true, false]) {
       expect(r.output.map((l) => l.text)).toEqual(['a', 'b'])
     })
 
+    // The delivery is the binding's, the same on both paths: run once.
+    if (agent) it('onOutput has seen every line when execute settles, however slow it is: 606,062 lines (60 MB), the last one included', async () => {
+      const seen: string[] = []
+      let count = 0
+      let last = ''
+      const r = await shell(id).execute("yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY", {
+        toolRequestId: req(),
+        onOutput: (line) => {
+          if (count < 3) seen.push(line.text)
+          count++
+          last = line.text
+          // A host slower than the command: the lines queue up behind it.
+          const until = count % 100 === 0 ? Date.now() + 3 : 0
+          while (Date.now() < until);
+        },
+      })
+      expect(r.exitCode).toBe(0)
+      expect(r.omittedLines + r.output.length).toBe(606062)
+      expect({ count, last }).toEqual({ count: 606062, last: 'END-OF-MANY' })
+      expect(seen).toHaveLength(3)
+    }, 240_000)
+
     it('joins a line written in two halves and a character split across writes', async () => {
       const lines: OutputLine[] = []
       await shell(id).execute("printf 'hel'; sleep 0.2; printf 'lo\\n'; printf '\\xc3'; sleep 0.2; printf '\\xa9t\\xe2\\x82'; sleep 0.2; printf '\\xac\\n'", {

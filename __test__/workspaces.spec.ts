@@ -157,6 +157,36 @@ describe('Workspaces', () => {
     }
     expect((await rejection(workspaces.create({ projectDir: '/nonexistent/p', sessionId: session() }))).code).toBe('ENOENT')
   })
+
+  it('refuses a misspelled option, at the top or nested, in every class and method, naming it and the nearest known one; nothing is made', async () => {
+    const bad = (f: () => unknown) => {
+      try {
+        f()
+      } catch (err) {
+        return err as { code: string; message: string }
+      }
+      throw new Error('accepted')
+    }
+    const loose = (o: object) => o as any
+    const refused = [
+      [bad(() => new addon.Workspaces(loose({ baseDir: base.path, egres: 'none' }))), /new Workspaces: opts: unknown option 'egres' \(did you mean 'egress'\?\)/],
+      [bad(() => new addon.Workspaces(loose({ baseDir: base.path, engine: { sockerPath: '/x' } }))), /opts\.engine: unknown option 'sockerPath' \(did you mean 'socketPath'\?\)/],
+      [bad(() => new addon.DockerRuntime(loose({ engine, timout: 5 }))), /new DockerRuntime: opts: unknown option 'timout'/],
+      [bad(() => new addon.DockerShell(loose({ container: 'c', cwd: '/', threadId: 't', engine, agnet: false }))), /unknown option 'agnet' \(did you mean 'agent'\?\)/],
+      [bad(() => new addon.DockerFileIO(loose({ container: 'c', engine, rot: '/' }))), /new DockerFileIO: opts: unknown option 'rot'/],
+      [bad(() => new addon.KubernetesRuntime(loose({ kubernetes: { namespce: 'x' } }))), /unknown option 'namespce' \(did you mean 'namespace'\?\)/],
+      [await rejection(workspaces.create(loose({ projectDir: project(), sessionId: session(), egres: 'none' }))), /Workspaces\.create: opts: unknown option 'egres' \(did you mean 'egress'\?\)/],
+      [await rejection(workspaces.create(loose({ projectDir: project(), sessionId: session(), resourcez: {} }))), /unknown option 'resourcez' \(did you mean 'resources'\?\)/],
+      [await rejection(workspaces.create(loose({ projectDir: project(), sessionId: session(), resources: { memry: '1g' } }))), /opts\.resources: unknown option 'memry' \(did you mean 'memory'\?\)/],
+      [await rejection(workspaces.create(loose({ projectDir: project(), sessionId: session(), egress: { allow: [], alow: [] } }))), /opts\.egress: unknown option 'alow' \(did you mean 'allow'\?\)/],
+      [await rejection(new addon.DockerRuntime({ engine }).create(loose({ image: IMAGES.debian, mounts: [{ source: '/tmp', target: '/t', readOnly: true }] }))), /config\.mounts\[0\]: unknown option 'readOnly' \(did you mean 'readonly'\?\)/],
+    ] as const
+    for (const [err, message] of refused) {
+      expect(err.code, err.message).toBe('INVALID_ARGUMENT')
+      expect(err.message).toMatch(message)
+    }
+    expect(await workspaces.list()).toEqual(expect.not.arrayContaining([expect.objectContaining({ sessionId: `ws${process.pid}x${n}` })]))
+  })
 })
 
 describe('Workspaces on a folder that is not a git repository', () => {

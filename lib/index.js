@@ -58,6 +58,7 @@ native.DockerRuntime.prototype.execStream = async function execStream(containerI
 
 require('./environment.js')(native)
 require('./safe-callbacks.js')(native)
+require('./option-keys.js')(native)
 
 // Spelled so that Node's ESM loader finds every name (`import { Workspaces } from
 // 'container-isolation'`): a re-export of the generated binding, which is `native` itself,

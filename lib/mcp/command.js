@@ -23,8 +23,9 @@ class Command {
     this.cwd = cwd
     this.timeoutMs = timeoutMs
     this.startedAt = Date.now()
-    /** Kept lines; `lines[0]` is line number `first`. */
+    /** Kept lines; `lines[head]` is line number `first` (those before `head` are dropped). */
     this.lines = []
+    this.head = 0
     this.first = 0
     this.bytes = 0
     this.total = 0
@@ -71,18 +72,20 @@ class Command {
     this.lines.push(kept)
     this.bytes += Buffer.byteLength(kept.text) + 1
     this.total++
-    while (this.lines.length > MAX_KEPT_LINES || this.bytes > MAX_KEPT_BYTES) {
-      this.bytes -= Buffer.byteLength(this.lines.shift().text) + 1
+    while (this.lines.length - this.head > MAX_KEPT_LINES || this.bytes > MAX_KEPT_BYTES) {
+      this.bytes -= Buffer.byteLength(this.lines[this.head++].text) + 1
       this.first++
+    }
+    // Dropped lines let go in one copy now and then (a shift per line copies them all).
+    if (this.head >= MAX_KEPT_LINES) {
+      this.lines = this.lines.slice(this.head)
+      this.head = 0
     }
     for (const listener of this.listeners) listener(kept)
   }
 
-  /** The shell's result; lines its callbacks had not delivered yet are taken from it. */
+  /** The shell's result: `onOutput` has had every line by then (docs/contract.md §4). */
   end(result) {
-    const total = (result.omittedLines ?? 0) + result.output.length
-    const missing = total - this.total
-    if (missing > 0 && missing <= result.output.length) for (const line of result.output.slice(-missing)) this.take(line)
     this.sealed = true
     this.result = result
     this.status = this.killedBy ?? (result.signal ? 'killed' : 'exited')
@@ -134,7 +137,7 @@ class Command {
     const out = []
     let bytes = 0
     for (let n = from; n < this.total && out.length < maxLines; n++) {
-      const line = this.lines[n - this.first]
+      const line = this.lines[n - this.first + this.head]
       const size = Buffer.byteLength(line.text) + 1
       if (bytes + size > maxBytes && out.length > 0) break
       bytes += size
@@ -148,7 +151,7 @@ class Command {
     let bytes = 0
     let from = this.total
     while (from > this.first && this.total - from < maxLines) {
-      const size = Buffer.byteLength(this.lines[from - 1 - this.first].text) + 1
+      const size = Buffer.byteLength(this.lines[from - 1 - this.first + this.head].text) + 1
       if (bytes + size > maxBytes) break
       bytes += size
       from--

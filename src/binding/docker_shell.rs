@@ -1,5 +1,6 @@
 //! The `DockerShell` class (docs/contract.md §4): converts options, bridges `onOutput`/`onStart`,
-//! and releases both callbacks as soon as the command ends.
+//! and releases both callbacks as soon as the command ends (`execute` settling once
+//! `onOutput` has seen every line).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use super::container_types::OutputLine;
 use super::durations::duration_ms;
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::line_delivery::LineDelivery;
 use super::runtime_calls::LineCallback;
 use super::terminal::{terminal_request, Terminal, TerminalOptions};
 use crate::shell;
@@ -193,15 +195,12 @@ impl DockerShell {
             on_output,
             on_start,
         } = opts;
+        let lines = LineDelivery::new(on_output);
         let result = shell
             .execute(
                 &command,
                 &tool_request_id,
-                |line| {
-                    if let Some(callback) = &on_output {
-                        callback.call(line.clone().into(), ThreadsafeFunctionCallMode::NonBlocking);
-                    }
-                },
+                |line| lines.send(line.clone().into()),
                 || {
                     if let Some(callback) = &on_start {
                         callback.call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -209,8 +208,8 @@ impl DockerShell {
                 },
             )
             .await;
-        drop(on_output);
         drop(on_start);
+        lines.finished().await;
         result
             .map(|r| ShellResult {
                 exit_code: r.exit_code,

@@ -26,6 +26,7 @@ mod git_remote;
 mod image_prune;
 mod kubernetes_check;
 mod kubernetes_runtime;
+mod line_delivery;
 mod naming;
 mod port_forward;
 mod progress;

@@ -8,6 +8,7 @@ mod checkpoint_store;
 mod clone_git_dir;
 mod container_image;
 mod fork;
+mod git_dir_rebuild;
 mod restore;
 mod take;
 mod worktree_write;

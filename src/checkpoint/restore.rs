@@ -1,4 +1,5 @@
-//! A clone put back to a checkpoint: the objects it lacks (history rewritten, `git gc`)
+//! A clone put back to a checkpoint: a git directory the session removed or replaced made
+//! again (`git_dir_rebuild`); the objects it lacks (history rewritten, `git gc`)
 //! copied back from the store; HEAD's branch set back to the checkpoint's commit and HEAD
 //! onto it (or HEAD detached there); the work tree made to record the checkpoint's tree
 //! under `git add -A` (its current tree, read as a snapshot reads it, compared with the
@@ -13,6 +14,7 @@ use git2::{Delta, Index, ObjectType, Oid, Repository};
 
 use super::checkpoint_store::CheckpointStore;
 use super::clone_git_dir::{import_into, set_head, write_index};
+use super::git_dir_rebuild::{rebuild_git_dir, Checkpoint};
 use super::take::host_signature;
 use super::worktree_write::{NewEntry, WorktreeWriter};
 use super::CheckpointRecord;
@@ -123,6 +125,12 @@ fn restore_now(request: &RestoreRequest, deadline: Deadline) -> Result<Restored>
     let record = store.get(&request.checkpoint)?;
     let commits = store.commits(&record.id)?;
     let clone = &request.clone;
+    let checkpoint = Checkpoint {
+        store: &store,
+        record: &record,
+        commits: store.commits(&record.id)?,
+    };
+    rebuild_git_dir(clone, checkpoint, limits, deadline)?;
     let clone_repo = open_clone(clone, limits)?;
     import_into(&store, &clone_repo, commits, limits, deadline)?;
     let mem = memory_repo(&clone_repo)?;

@@ -118,9 +118,10 @@ pub fn create_body(
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
+    let image_command = config.command.is_none() && config.image_command;
     let cmd = match &entrypoint {
-        Some(_) => Some(Vec::new()),
-        None => config.image_arguments.clone(),
+        Some(_) if !image_command => Some(Vec::new()),
+        _ => config.image_arguments.clone(),
     };
     ContainerCreateBody {
         image: Some(image.to_string()),

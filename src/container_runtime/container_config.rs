@@ -57,6 +57,9 @@ pub struct ContainerConfig {
     /// With `image_command`: the arguments that replace the image's CMD, its ENTRYPOINT kept
     /// (compose `command` without `entrypoint`).
     pub image_arguments: Option<Vec<String>>,
+    /// With `image_command`: the argv that replaces the image's ENTRYPOINT (empty: none),
+    /// its CMD then `image_arguments` only (compose `entrypoint`).
+    pub image_entrypoint: Option<Vec<String>>,
     /// With the keep-alive: shell commands it runs first, in order (devcontainer
     /// `entrypoint`s of features and image metadata).
     pub startup_commands: Vec<String>,

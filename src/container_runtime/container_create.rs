@@ -133,7 +133,7 @@ impl DockerRuntime {
     ) -> Result<()> {
         let labels = labels_for_new_container(config, name, image, &self.base_dir);
         let entrypoint = match (&config.command, config.image_command) {
-            (None, true) => None,
+            (None, true) => config.image_entrypoint.clone(),
             (command, _) => Some(
                 command
                     .clone()

@@ -72,6 +72,10 @@ pub struct DevcontainerConfig {
     pub compose: Option<ComposeConfig>,
     pub init: Option<bool>,
     pub override_command: Option<bool>,
+    /// A compose config's session service's `entrypoint` and `command` (argv each), run
+    /// in place of the image's when `overrideCommand` is false.
+    pub service_entrypoint: Option<Vec<String>>,
+    pub service_command: Option<Vec<String>>,
     pub shutdown_action: Option<String>,
     pub update_remote_user_uid: Option<bool>,
     pub user_env_probe: Option<String>,

@@ -212,7 +212,7 @@ fn check_supported(config: &ContainerConfig, name: &str) -> Result<()> {
 fn main_command(config: &ContainerConfig) -> Option<Vec<String>> {
     match &config.command {
         Some(command) => Some(command.clone()),
-        None if config.image_command => None,
+        None if config.image_command => config.image_entrypoint.clone().filter(|e| !e.is_empty()),
         None => Some(sandbox_command_after(&config.startup_commands)),
     }
 }

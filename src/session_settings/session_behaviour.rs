@@ -18,6 +18,12 @@ pub struct Behaviour {
     pub wait_for: Option<String>,
     /// `entrypoint` of image metadata entries, in order.
     pub entrypoints: Vec<String>,
+    /// A compose session service's `entrypoint` and `command`, run when the image's own
+    /// command is (`overrideCommand` false, a compose config's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_entrypoint: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_command: Option<Vec<String>>,
 }
 
 impl Behaviour {
@@ -37,6 +43,8 @@ impl Behaviour {
             user_env_probe: config.user_env_probe.clone(),
             wait_for: config.wait_for.clone(),
             entrypoints: Vec::new(),
+            service_entrypoint: config.service_entrypoint.clone(),
+            service_command: config.service_command.clone(),
         }
     }
 

@@ -256,6 +256,8 @@ impl SessionSettings {
             platform: self.platform.clone(),
             init: Some(self.behaviour.init()),
             image_command: !self.behaviour.override_command(),
+            image_entrypoint: self.behaviour.service_entrypoint.clone(),
+            image_arguments: self.behaviour.service_command.clone(),
             startup_commands: self.behaviour.entrypoints.clone(),
             ..Default::default()
         }

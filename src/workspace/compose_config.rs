@@ -129,19 +129,23 @@ fn app_config(
     for target in &app.tmpfs {
         c.mounts.push(MountSpec::new(MountKind::Tmpfs, "", target));
     }
-    if app.command.is_some() || app.entrypoint.is_some() {
+    // The reference CLI runs the service's own command: overrideCommand is false unless
+    // devcontainer.json says true (then our keep-alive runs, as for an image config).
+    c.override_command = Some(config.override_command.unwrap_or(false));
+    if c.override_command == Some(true) && (app.command.is_some() || app.entrypoint.is_some()) {
         c.warnings.push(format!(
-            "services.{}: command and entrypoint are not run (the session's container runs its own keep-alive, as with overrideCommand)",
+            "services.{}: command and entrypoint are not run (overrideCommand is true: the session's container runs its own keep-alive)",
             app.name
         ));
     }
+    c.service_entrypoint = app.entrypoint.clone();
+    c.service_command = app.command.clone();
     if !app.ports.is_empty() {
         c.warnings.push(format!(
             "services.{}: ports are served on the host only through forwardPort",
             app.name
         ));
     }
-    c.override_command = Some(true);
     Ok(c)
 }
 

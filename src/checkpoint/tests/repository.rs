@@ -214,3 +214,40 @@ fn a_fork_of_the_current_state_leaves_no_checkpoint_behind() {
     );
     assert_eq!(again.unwrap_err().code, crate::error::ErrorCode::Eexist);
 }
+
+#[test]
+fn restore_puts_back_a_git_directory_the_agent_replaced_or_removed() {
+    let scratch = Scratch::new("cp-git-gone");
+    let (base, clone) = (scratch.path("base"), scratch.path("clone"));
+    busy_clone(&clone);
+    let before = cli_state(&clone, &scratch);
+    let record = take(&base, "s1", &clone, "before .git went");
+    let host_dir = scratch.path("host-dir");
+    std::fs::create_dir_all(&host_dir).unwrap();
+    let git_dir = clone.join(".git");
+    let damage: [(&str, &dyn Fn()); 4] = [
+        ("removed", &|| {}),
+        ("a gitfile", &|| write(&clone, ".git", "gitdir: /etc\n")),
+        ("a symlink to a host folder", &|| {
+            std::os::unix::fs::symlink(&host_dir, &git_dir).unwrap()
+        }),
+        ("a dangling symlink", &|| {
+            std::os::unix::fs::symlink("/nowhere/at/all", &git_dir).unwrap()
+        }),
+    ];
+    for (what, replace) in damage {
+        std::fs::remove_dir_all(&git_dir).unwrap();
+        replace();
+        write(&clone, "a.txt", "the agent's\n");
+        let restored = restore(&base, "s1", &clone, &record.id);
+        assert!(restored.is_ok(), ".git {what}: {restored:?}");
+        assert!(
+            std::fs::symlink_metadata(&git_dir).unwrap().is_dir(),
+            "{what}"
+        );
+        assert_eq!(cli_state(&clone, &scratch), before, ".git {what}");
+        assert_eq!(git(&clone, &["rev-parse", "feature"]), before.head);
+        assert_eq!(std::fs::read_dir(&host_dir).unwrap().count(), 0, "{what}");
+        git(&clone, &["fsck", "--no-dangling"]);
+    }
+}
