@@ -36,8 +36,11 @@ pub use rng::Rng;
 pub use special_addresses::check_special_addresses;
 pub use tar_extract::check_tar_extract;
 
+/// A target's check: panics when its input breaks an invariant.
+pub type Check = fn(&[u8]);
+
 /// Every target by the name of its fuzz target and corpus folder.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("agent_frames", check_agent_frames),
     ("http_proxy", check_http_proxy),
     ("client_hello", check_client_hello),
