@@ -14,6 +14,9 @@ use crate::runtime::labels::{self, is_set_holder};
 use crate::runtime::{managed_containers, remove_quietly, ManagedContainer};
 use crate::workspace_volume::{labelled_volumes, remove_volume};
 
+/// How long removing a set waits for removals that were already in progress.
+const MEMBERS_GONE: Duration = Duration::from_secs(30);
+
 /// The set's containers, the holder last.
 async fn members(engine: &Engine, holder: &str) -> Result<Vec<ManagedContainer>> {
     let filter = format!("{}={holder}", labels::SERVICE_SET);
@@ -31,6 +34,7 @@ pub async fn remove_service_set(engine: &Engine, holder: &str) -> Result<Vec<Str
             removed.push(container.name);
         }
     }
+    until_members_gone(engine, holder).await?;
     let filters = [
         format!("{}=true", labels::MANAGED),
         format!("{}={holder}", labels::SERVICE_SET),
@@ -40,6 +44,18 @@ pub async fn remove_service_set(engine: &Engine, holder: &str) -> Result<Vec<Str
         removed.push(name);
     }
     Ok(removed)
+}
+
+/// A removal another call already had in progress (the reaper, a concurrent destroy) ends
+/// after ours answered; until it has, its container still holds the set's volumes. Waits
+/// for the set to be listed empty, at most `MEMBERS_GONE`; the volumes' removal says what
+/// is still there after that.
+async fn until_members_gone(engine: &Engine, holder: &str) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + MEMBERS_GONE;
+    while !members(engine, holder).await?.is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
 }
 
 /// Stops the set's containers (all but the holder at once, then the holder), each within
