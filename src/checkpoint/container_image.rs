@@ -123,6 +123,34 @@ async fn running(engine: &Engine, container: &str) -> Result<bool> {
     Ok(state.running == Some(true) && state.paused != Some(true))
 }
 
+/// How many times a pause is asked for: cgroup v1's freezer gives up on a tree that forks
+/// faster than it freezes (runc answers "failed"), which a moment later it freezes.
+const PAUSE_ATTEMPTS: u32 = 4;
+
+/// Pauses `container`, asking again after a refusal of the engine while it still runs.
+async fn pause(engine: &Engine, container: &str) -> Result<()> {
+    let mut attempt = 1;
+    loop {
+        let paused = engine
+            .call(
+                &format!("pause of container '{container}'"),
+                engine.docker().pause_container(container),
+            )
+            .await;
+        match paused {
+            Err(err)
+                if err.code == crate::error::ErrorCode::EngineError
+                    && attempt < PAUSE_ATTEMPTS
+                    && running(engine, container).await? =>
+            {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Runs `work` with `container` paused, unpausing it whatever `work` returns; a container
 /// stopped or paused already (by the caller) is left as it is.
 async fn while_paused<T>(
@@ -133,12 +161,7 @@ async fn while_paused<T>(
     if !running(engine, container).await? {
         return work.await;
     }
-    engine
-        .call(
-            &format!("pause of container '{container}'"),
-            engine.docker().pause_container(container),
-        )
-        .await?;
+    pause(engine, container).await?;
     let result = work.await;
     let unpaused = engine
         .call(
