@@ -102,10 +102,13 @@ impl EngineRun<'_> {
     /// The grace period counts from the stop, not from the end of the SIGTERM exec: that
     /// exec takes a round trip or more on a remote engine, and the run must settle within
     /// `stop::SETTLE` of the stop with its SIGKILL sent.
+    /// The grace period counts from when SIGTERM was delivered, not asked for: over a slow
+    /// transport (ssh, a loaded engine) delivering it can take most of the grace.
     async fn begin_termination(&self) -> Phase {
-        let since = tokio::time::Instant::now();
         self.signal(Signal::Term).await;
-        Phase::Terminating { since }
+        Phase::Terminating {
+            since: tokio::time::Instant::now(),
+        }
     }
 
     /// Best effort: a failure to signal is retried by the escalation that follows.
