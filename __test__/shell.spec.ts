@@ -217,13 +217,15 @@ for (const agent of [true, false]) {
     })
 
     it('timeoutMs kills the tree, reports non-zero and says so on stderr', async () => {
-      const sh = shell(id, { timeoutMs: 500 })
+      // Long enough for the command to have printed before it is killed, wherever it runs.
+      const timeoutMs = 500 * timeScale
+      const sh = shell(id, { timeoutMs })
       const started = Date.now()
       const r = await sh.execute('echo before; sleep 306 & sleep 307; wait', { toolRequestId: req() })
       expect(Date.now() - started).toBeLessThan(2000 * timeScale)
       expect(r.exitCode).not.toBe(0)
       expect(r.output[0]).toEqual({ stream: 'stdout', text: 'before' })
-      expect(r.output.at(-1)).toEqual({ stream: 'stderr', text: 'Command timed out after 500 ms and was terminated' })
+      expect(r.output.at(-1)).toEqual({ stream: 'stderr', text: `Command timed out after ${timeoutMs} ms and was terminated` })
       await noneLeft(id, ['sleep 306', 'sleep 307'])
     })
 
