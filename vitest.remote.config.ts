@@ -8,9 +8,8 @@ import { defineConfig } from 'vitest/config'
 // how bytes reach the engine: over ssh the file suites (the archive endpoint, volumes,
 // checkpoints), over TLS the process and session suites. The engine-exec termination tests
 // of shell.spec.ts fail over ssh with every pass at once (a SIGTERM'd command reported
-// SIGKILLed when each check of the tree takes a second over the tunnel): an open problem. One transport alone:
-// `--project ssh`; one suite over the other transport: `TEST_REMOTE_TRANSPORT=ssh` with the
-// rig from `node scripts/remote-engine.mjs`.
+// SIGKILLed when each check of the tree takes a second over the tunnel): an open problem.
+// One transport alone: `--project ssh`.
 //   npx vitest run -c vitest.remote.config.ts --project tls __test__/shell.spec.ts
 const suites = {
   tls: ['remote', 'shell', 'runtime', 'workspaces'],
