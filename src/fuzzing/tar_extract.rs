@@ -90,6 +90,7 @@ fn listed(data: &[u8], strip: usize) -> BTreeMap<PathBuf, Node> {
             }
             _ => continue,
         };
+        // Every folder above the entry (the first ancestor is the entry itself).
         for parent in path
             .ancestors()
             .skip(1)
