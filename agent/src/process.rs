@@ -19,7 +19,7 @@ use super::launch::{Launch, ReaperFds};
 use super::reaper::fork_reaper;
 use super::reaper_report::{self, Report};
 use super::reply_window::{Window, Windows};
-pub use super::running::{Registry, Running};
+pub use super::running::{supervise, Registry, Running};
 
 /// Exit code of a command that could not be started (as the engine reports it).
 pub const NOT_STARTED: i32 = 126;
@@ -92,39 +92,24 @@ pub fn start(
     let running = Arc::new(Running::new(reaper, stdin_write.map(feed_stdin), None));
     registry.lock().unwrap().insert(id, running.clone());
     let outputs = [std::fs::File::from(out_read), std::fs::File::from(err_read)];
-    let mut socket = std::fs::File::from(ours);
-    let (windows, window) = (windows.clone(), windows.open(id));
-    let (registry_here, windows_here) = (registry.clone(), windows.clone());
-    let spawned = detached::spawn(move || {
-        let ends = Ends {
-            socket: &mut socket,
-            outputs,
-            window: &window,
-        };
-        coordinate(id, &launch.program, ends, &out, &running);
-        windows.finish(id);
-        running.mark_started();
-        // The reaper lives on while anything of the command does; then it is collected.
-        // Our end of its socket stays open until then: its closing tells the reaper that
-        // `serve` is gone, and that it must kill what is left.
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        unsafe { libc::waitpid(reaper, &mut status, 0) };
-        drop(socket);
-        registry.lock().unwrap().remove(&id);
-    });
-    if let Err(e) = spawned {
-        // No thread to relay it: the reaper (and the command) go, and the host hears why.
-        // SAFETY: our own child, killed and collected.
-        unsafe {
-            libc::kill(reaper, libc::SIGKILL);
-            libc::waitpid(reaper, std::ptr::null_mut(), 0);
-        }
-        registry_here.lock().unwrap().remove(&id);
-        windows_here.finish(id);
-        return Err(e);
-    }
-    Ok(())
+    let window = windows.open(id);
+    let relayed = running.clone();
+    supervise(
+        id,
+        reaper,
+        std::fs::File::from(ours),
+        &registry,
+        windows,
+        running,
+        move |socket| {
+            let ends = Ends {
+                socket,
+                outputs,
+                window: &window,
+            };
+            coordinate(id, &launch.program, ends, &out, &relayed);
+        },
+    )
 }
 
 /// A command that could not be started: `Spawned` (pid 0) and the reason on stderr; its

@@ -88,3 +88,41 @@ impl Running {
     }
 }
 
+
+/// Runs `relay` (the command's output to the host) on a thread of its own, then lets the
+/// reaper `reaper` go and collects it: our end of its socket stays open until then (its
+/// closing tells the reaper that `serve` is gone, and that it must kill what is left), and
+/// `id` leaves the registry. Without a thread to relay it, the reaper (and the command) go
+/// at once and the host hears why.
+pub fn supervise(
+    id: u32,
+    reaper: i32,
+    mut socket: std::fs::File,
+    registry: &Registry,
+    windows: &super::reply_window::Windows,
+    running: Arc<Running>,
+    relay: impl FnOnce(&mut std::fs::File) + Send + 'static,
+) -> std::io::Result<()> {
+    let (registry_there, windows_there) = (registry.clone(), windows.clone());
+    let spawned = super::detached::spawn(move || {
+        relay(&mut socket);
+        windows_there.finish(id);
+        running.mark_started();
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(reaper, &mut status, 0) };
+        drop(socket);
+        registry_there.lock().unwrap().remove(&id);
+    });
+    if let Err(e) = spawned {
+        // SAFETY: our own child, killed and collected.
+        unsafe {
+            libc::kill(reaper, libc::SIGKILL);
+            libc::waitpid(reaper, std::ptr::null_mut(), 0);
+        }
+        registry.lock().unwrap().remove(&id);
+        windows.finish(id);
+        return Err(e);
+    }
+    Ok(())
+}

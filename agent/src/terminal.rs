@@ -18,7 +18,8 @@ use super::fd_pairs::socket_pair;
 use super::frame_out::FrameOut;
 use super::launch::{Launch, ReaperFds};
 use super::process::{
-    agent_path, not_started, read_output, readable, Registry, Reports, Running, NOT_STARTED,
+    agent_path, not_started, read_output, readable, supervise, Registry, Reports, Running,
+    NOT_STARTED,
     ROOM_POLL_MS,
 };
 use super::reaper::fork_reaper;
@@ -112,30 +113,17 @@ pub fn start(
     let input = feed_terminal(master.try_clone()?, acks, out.clone());
     let running = Arc::new(Running::new(reaper, Some(input), Some(master.try_clone()?)));
     registry.lock().unwrap().insert(id, running.clone());
-    let mut socket = std::fs::File::from(ours);
-    let (windows, window) = (windows.clone(), windows.open(id));
-    let (registry_here, windows_here) = (registry.clone(), windows.clone());
-    let spawned = detached::spawn(move || {
-        relay(id, &launch.program, (&mut socket, &master), &window, &out, &running);
-        windows.finish(id);
-        running.mark_started();
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        unsafe { libc::waitpid(reaper, &mut status, 0) };
-        drop(socket);
-        registry.lock().unwrap().remove(&id);
-    });
-    if let Err(e) = spawned {
-        // SAFETY: our own child, killed and collected.
-        unsafe {
-            libc::kill(reaper, libc::SIGKILL);
-            libc::waitpid(reaper, std::ptr::null_mut(), 0);
-        }
-        registry_here.lock().unwrap().remove(&id);
-        windows_here.finish(id);
-        return Err(e);
-    }
-    Ok(())
+    let window = windows.open(id);
+    let relayed = running.clone();
+    supervise(
+        id,
+        reaper,
+        std::fs::File::from(ours),
+        &registry,
+        windows,
+        running,
+        move |socket| relay(id, &launch.program, (socket, &master), &window, &out, &relayed),
+    )
 }
 
 /// Writes what the host sends to the terminal, acknowledging each piece under `acks`.
