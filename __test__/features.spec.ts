@@ -73,6 +73,9 @@ echo "$LOUD $_REMOTE_USER $_REMOTE_USER_HOME $_CONTAINER_USER $_CONTAINER_USER_H
   // Uses hello's file: it must be installed after it.
   '.devcontainer/features/world/devcontainer-feature.json': JSON.stringify({ id: 'world', installsAfter: ['hello'] }),
   '.devcontainer/features/world/install.sh': '#!/bin/sh\nset -e\n/opt/hello/bin/hello > /opt/world.txt\n',
+  // This run's own features image: one left by a killed earlier run would be taken from the
+  // cache and build nothing.
+  '.devcontainer/features/hello/run': `${process.pid} ${Date.now()}\n`,
 }
 
 describe('local features', () => {
@@ -193,9 +196,20 @@ describe('local features', () => {
   })
 
   it('a failing install.sh rejects DEVCONTAINER with its output and leaves no container or image behind', async () => {
-    const before = engineCli('images', '-aq').split('\n').sort()
+    // The build's own step images carry this mark from its first step of the feature on;
+    // other suites build images on the same engine meanwhile.
+    const mark = `${process.pid}-${Date.now()}`
+    const marked = () => {
+      const ids = [...new Set(engineCli('images', '-aq', '--no-trunc').split('\n').filter(Boolean))]
+      return engineCli('image', 'inspect', '-f', '{{.Id}} {{json .Config.Env}}', ...ids)
+        .split('\n')
+        .filter((line) => line.includes(`BROKEN_MARK=${mark}`))
+    }
     const proj = project({
-      '.devcontainer/features/broken/devcontainer-feature.json': JSON.stringify({ id: 'broken' }),
+      '.devcontainer/features/broken/devcontainer-feature.json': JSON.stringify({
+        id: 'broken',
+        containerEnv: { BROKEN_MARK: mark },
+      }),
       '.devcontainer/features/broken/install.sh': '#!/bin/sh\necho "broken feature $(id -u)" >&2\nexit 7\n',
       '.devcontainer/devcontainer.json': JSON.stringify({
         image: IMAGES.debian,
@@ -208,7 +222,7 @@ describe('local features', () => {
     expect(err.code, err.message).toBe('DEVCONTAINER')
     expect(err.message).toContain('broken feature 0')
     expect(engineCli('ps', '-aq', '--filter', `label=dev.container-isolation.session=${id}`)).toBe('')
-    expect(engineCli('images', '-aq').split('\n').sort()).toEqual(before)
+    expect(marked()).toEqual([])
   })
 
   it("runs a feature's entrypoint at every start of the container, before it idles", async () => {
