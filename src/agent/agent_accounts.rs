@@ -6,7 +6,6 @@ use std::sync::Arc;
 use super::agent_connection::AgentConnection;
 use super::agent_files::{AgentFiles, AgentReply};
 use super::user_ids::{not_readable, resolve_user, AccountReader, UserIds, ACCOUNT_FILE_LIMIT};
-use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
 use container_isolation_agent::protocol::Creds;
 
@@ -53,7 +52,6 @@ impl AccountReader for AgentAccounts<'_> {
 /// container, read through its agent once per connection.
 pub async fn connection_user(
     connection: &Arc<AgentConnection>,
-    engine: &Engine,
     spec: Option<&str>,
 ) -> Result<UserIds> {
     let key = spec.map(str::to_string);
@@ -64,12 +62,7 @@ pub async fn connection_user(
     let container = connection.container.as_str();
     let spec = match spec {
         Some(spec) => spec.to_string(),
-        None => engine
-            .inspect_container(container, &format!("container '{container}'"))
-            .await?
-            .config
-            .and_then(|c| c.user)
-            .unwrap_or_default(),
+        None => connection.configured_user.spec(container).await?,
     };
     let accounts = AgentAccounts {
         container,

@@ -17,6 +17,7 @@ use container_isolation_agent::protocol::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::agent_channel::AgentChannel;
 use super::agent_frames::AgentFrames;
 use super::agent_health::{start_watch, Health};
 use super::agent_line::{
@@ -25,6 +26,7 @@ use super::agent_line::{
 use super::agent_reading::Reading;
 use super::agent_routes::{RouteEnd, Routes};
 use super::agent_writer::write_frames;
+use super::configured_user::ConfiguredUser;
 use super::user_ids::UserIds;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -45,6 +47,8 @@ pub struct AgentConnection {
     pub container: String,
     /// User specs resolved in this container (its /etc/passwd, read once per spec).
     users: tokio::sync::Mutex<HashMap<Option<String>, UserIds>>,
+    /// Where the user of a command that names none comes from.
+    pub(super) configured_user: ConfiguredUser,
     /// The agent's path inside the container.
     pub path: String,
     /// The agent's pid inside the container.
@@ -108,33 +112,59 @@ impl AgentConnection {
             stdin: Some(Vec::new()),
             ..Default::default()
         };
-        let mut started = exec::start_attached(engine, container, &request).await?;
-        let Some(input) = started.input.take() else {
+        let started = exec::start_attached(engine, container, &request).await?;
+        let tree = ExecTree {
+            engine: engine.clone(),
+            container: container.to_string(),
+            exec_id: started.exec_id.clone(),
+            token: started.token.clone(),
+        };
+        let Some(channel) = AgentChannel::from_exec(started, tree) else {
             return Err(Error::new(
                 ErrorCode::EngineError,
                 "the agent's exec has no stdin",
             ));
         };
+        let user = ConfiguredUser::Engine(engine.clone());
+        Self::connect(channel, container, path, user).await
+    }
+
+    /// The connection to an agent another carrier started on `channel` (a Pod's exec
+    /// stream): requests travel over it alone, `no_line` says why.
+    pub async fn over(
+        channel: AgentChannel,
+        container: &str,
+        path: &str,
+        configured_user: ConfiguredUser,
+        no_line: String,
+    ) -> Result<AgentConnection> {
+        let (mut connection, _) = Self::connect(channel, container, path, configured_user).await?;
+        connection.line = Line::Exec(no_line);
+        Ok(connection.watched())
+    }
+
+    /// Starts the writer and reader on `channel` and has the agent say `Welcome`.
+    async fn connect(
+        channel: AgentChannel,
+        container: &str,
+        path: &str,
+        configured_user: ConfiguredUser,
+    ) -> Result<(AgentConnection, Handover)> {
         let (outgoing, queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
         let (control, urgent) = mpsc::unbounded_channel::<Vec<u8>>();
         let (writer_line, writer_handover) = oneshot::channel();
         let (reader_line, reader_handover) = oneshot::channel();
-        let writer = tokio::spawn(write_frames(input, urgent, queue, writer_handover));
+        let writer = tokio::spawn(write_frames(channel.input, urgent, queue, writer_handover));
         let routes = Arc::new(Routes::default());
         let health = Arc::new(Health::default());
         let welcome = routes.open(CONTROL);
-        let frames = AgentFrames::new(started.output);
+        let frames = AgentFrames::new(channel.output);
         let stderr = frames.stderr.clone();
         let reading = Reading {
             routes: routes.clone(),
             health: health.clone(),
             writer: writer.abort_handle(),
-            exec: ExecTree {
-                engine: engine.clone(),
-                container: container.to_string(),
-                exec_id: started.exec_id.clone(),
-                token: started.token.clone(),
-            },
+            stop: channel.stop,
             handover: reader_handover,
         };
         tokio::spawn(reading.run(frames));
@@ -146,6 +176,7 @@ impl AgentConnection {
             health,
             container: container.to_string(),
             users: Default::default(),
+            configured_user,
             path: path.to_string(),
             pid: 0,
             version: 0,

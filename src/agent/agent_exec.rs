@@ -12,18 +12,13 @@ use container_isolation_agent::protocol::Spawn;
 use super::agent_accounts::connection_user;
 use super::agent_connection::AgentConnection;
 use super::agent_process::{AgentProcess, ProcessEvent};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::StreamKind;
 use crate::runtime::{ExecOutcome, ExecRequest};
 
 /// The command of `request` as the agent runs it, as `request.user` (else the container's).
-pub async fn spawn_for(
-    engine: &Engine,
-    connection: &Arc<AgentConnection>,
-    request: &ExecRequest,
-) -> Result<Spawn> {
-    let user = connection_user(connection, engine, request.user.as_deref()).await?;
+pub async fn spawn_for(connection: &Arc<AgentConnection>, request: &ExecRequest) -> Result<Spawn> {
+    let user = connection_user(connection, request.user.as_deref()).await?;
     Ok(Spawn {
         argv: request.command.clone(),
         cwd: request.working_dir.clone(),
@@ -42,7 +37,6 @@ const KILL_WAIT: Duration = Duration::from_millis(1500);
 /// `request.kept_output()`). The timeout covers everything from the spawn on; past it the
 /// command's tree is killed (waited for at most `KILL_WAIT`) and the call rejects `TIMEOUT`.
 pub async fn run_buffered(
-    engine: &Engine,
     connection: &Arc<AgentConnection>,
     request: ExecRequest,
 ) -> Result<ExecOutcome> {
@@ -56,7 +50,7 @@ pub async fn run_buffered(
         ))
     };
     let spawning = async {
-        let spawn = spawn_for(engine, connection, &request).await?;
+        let spawn = spawn_for(connection, &request).await?;
         AgentProcess::spawn(connection, spawn).await
     };
     let mut process = match before(deadline, spawning).await {

@@ -1,4 +1,4 @@
-//! What an agent's exec says: its stdout cut into frames, its stderr kept (bounded) for
+//! What an agent's channel says: its stdout cut into frames, its stderr kept (bounded) for
 //! error messages. Shared by the command channel and the network relay's channel.
 
 use std::sync::{Arc, Mutex};
@@ -6,25 +6,22 @@ use std::sync::{Arc, Mutex};
 use container_isolation_agent::protocol::{FrameBuffer, Message, ProtocolError};
 use futures_util::StreamExt;
 
-use crate::engine::FrameDemux;
+use super::agent_channel::AgentOutput;
 use crate::output::StreamKind;
-use crate::runtime::exec::ExecOutput;
 
 /// How much of what the agent writes to stderr is kept for an error message.
 const STDERR_KEPT: usize = 4096;
 
 pub struct AgentFrames {
-    output: ExecOutput,
-    demux: FrameDemux,
+    output: AgentOutput,
     frames: FrameBuffer,
     pub stderr: Arc<Mutex<Vec<u8>>>,
 }
 
 impl AgentFrames {
-    pub fn new(output: ExecOutput) -> AgentFrames {
+    pub fn new(output: AgentOutput) -> AgentFrames {
         AgentFrames {
             output,
-            demux: FrameDemux::default(),
             frames: FrameBuffer::default(),
             stderr: Arc::default(),
         }
@@ -39,15 +36,13 @@ impl AgentFrames {
                 tokio::task::consume_budget().await;
                 return Some(frame);
             }
-            let chunk = self.output.next().await?.ok()?;
-            match self.demux.split(chunk) {
-                Some((StreamKind::Stdout, bytes)) => self.frames.push(&bytes),
-                Some((StreamKind::Stderr, bytes)) => {
+            match self.output.next().await? {
+                (StreamKind::Stdout, bytes) => self.frames.push(&bytes),
+                (StreamKind::Stderr, bytes) => {
                     let mut kept = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
                     let room = STDERR_KEPT.saturating_sub(kept.len());
                     kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
                 }
-                None => {}
             }
         }
     }

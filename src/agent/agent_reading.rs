@@ -1,7 +1,7 @@
 //! The reader of one agent connection: frames from the exec's stdout and, once it is handed
 //! over, from the direct line, each handed to the queue of the request its id names without
 //! ever waiting for a consumer. Its end ends every request, the writer (which may be stuck
-//! writing to an exec whose process is gone) and, when the agent failed, the agent's exec
+//! writing to an exec whose process is gone) and, when the agent failed, the agent's process
 //! (a replaced agent need not stop when its stdin ends, and what it writes costs the
 //! engine's time). Either source ending ends the connection: the exec's end means the agent
 //! is gone, the line's that it dropped the line.
@@ -15,13 +15,13 @@ use super::agent_frames::AgentFrames;
 use super::agent_health::Health;
 use super::agent_line::LineFrames;
 use super::agent_routes::Routes;
-use crate::runtime::process_kill::{ExecTree, Signal};
+use super::agent_channel::AgentStop;
 
 pub struct Reading {
     pub routes: Arc<Routes>,
     pub health: Arc<Health>,
     pub writer: tokio::task::AbortHandle,
-    pub exec: ExecTree,
+    pub stop: AgentStop,
     pub handover: oneshot::Receiver<LineFrames>,
 }
 
@@ -71,7 +71,7 @@ impl Reading {
         self.routes.clear();
         if let Some(why) = self.health.failure() {
             tracing::warn!("session agent: {why}; closing the connection");
-            self.exec.signal_in_background(Signal::Kill);
+            (self.stop)();
         }
     }
 }

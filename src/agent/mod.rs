@@ -6,6 +6,7 @@
 
 mod agent_accounts;
 mod agent_binary;
+mod agent_channel;
 mod agent_choice;
 mod agent_connection;
 mod agent_errors;
@@ -23,6 +24,7 @@ mod agent_routes;
 mod agent_terminal;
 mod agent_upload;
 mod agent_writer;
+mod configured_user;
 mod line_listener;
 mod line_offer;
 mod line_peer;
@@ -31,6 +33,7 @@ mod user_ids;
 
 pub use agent_accounts::{agent_account_file, connection_user};
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
+pub use agent_channel::{exec_output, AgentChannel, AgentOutput};
 pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
 pub use agent_connection::AgentConnection;
 pub use agent_errors::errno_code;
@@ -47,6 +50,7 @@ pub use agent_process::{AgentProcess, ProcessControl, ProcessEvent, ProcessExit}
 pub use agent_request::{AgentRequest, RequestSender};
 pub use agent_terminal::{AgentTerminal, TerminalControl};
 pub use agent_writer::FrameSink;
+pub use configured_user::ConfiguredUser;
 pub use container_isolation_agent::protocol::{Creds, FileKind, Spawn, Stat};
 pub use shared_line::{offer_line, NoLine};
 pub use user_ids::{not_readable, resolve_user, AccountReader, UserIds, ACCOUNT_FILE_LIMIT};

@@ -240,7 +240,7 @@ impl ContainerRuntime for DockerRuntime {
         request.check_command(id)?;
         if self.agent {
             if let Some(connection) = agent_for(&engine, id).await? {
-                return crate::agent::run_buffered(&engine, &connection, request).await;
+                return crate::agent::run_buffered(&connection, request).await;
             }
         }
         run_buffered(&engine, id, request).await

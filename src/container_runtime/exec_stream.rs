@@ -62,7 +62,7 @@ pub async fn start_stream(
     request.check_command(container)?;
     if let Some(connection) = agent {
         request.stdin = Some(Vec::new());
-        let spawn = spawn_for(engine, connection, &request).await?;
+        let spawn = spawn_for(connection, &request).await?;
         let process = AgentProcess::spawn(connection, spawn).await?;
         return Ok((
             StreamInput::Agent(process.control()),

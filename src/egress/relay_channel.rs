@@ -21,7 +21,7 @@ use tokio::task::AbortHandle;
 use super::relay_line::{switch_to_line, Switch, Welcomed};
 use super::relay_stream::{Inbound, RelayStream, StreamParts, StreamShared};
 use super::relay_transport::{read_frames, write_frames, Outbound};
-use crate::agent::{AgentFrames, Line, LineFrames};
+use crate::agent::{exec_output, AgentFrames, Line, LineFrames};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{self, ExecRequest};
@@ -164,7 +164,7 @@ impl RelayChannel {
         let (welcome_tx, welcome_rx) = oneshot::channel();
         channel.dials.lock().unwrap().insert(CONTROL, welcome_tx);
         let (accepted_tx, accepted) = mpsc::unbounded_channel();
-        let frames = AgentFrames::new(started.output);
+        let frames = AgentFrames::new(exec_output(started.output));
         let stderr = frames.stderr.clone();
         let reader = tokio::spawn(serve_frames(
             frames,

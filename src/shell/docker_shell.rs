@@ -173,7 +173,7 @@ impl DockerShell {
         };
         match agent {
             Some(connection) => {
-                let spawn = self.spawn_request(&engine, &connection, argv).await?;
+                let spawn = self.spawn_request(&connection, argv).await?;
                 let process = AgentProcess::spawn(&connection, spawn).await?;
                 leftover.set(Leftover::Agent(process.control()));
                 on_start();
@@ -261,11 +261,10 @@ impl DockerShell {
     /// the shell's environment added to the container's.
     async fn spawn_request(
         &self,
-        engine: &Engine,
         connection: &Arc<AgentConnection>,
         argv: Vec<String>,
     ) -> Result<Spawn> {
-        let user = connection_user(connection, engine, self.options.user.as_deref()).await?;
+        let user = connection_user(connection, self.options.user.as_deref()).await?;
         Ok(Spawn {
             argv,
             cwd: Some(self.options.cwd.clone()),

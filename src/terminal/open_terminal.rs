@@ -61,7 +61,7 @@ pub async fn open_terminal(
     let (argv, env) = request.resolved()?;
     let size = (request.cols, request.rows);
     if let Some(connection) = agent {
-        let user = connection_user(connection, engine, request.user.as_deref()).await?;
+        let user = connection_user(connection, request.user.as_deref()).await?;
         let spawn = Spawn {
             argv: argv.clone(),
             cwd: request.cwd.clone(),
