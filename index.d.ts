@@ -1776,6 +1776,12 @@ export interface KubernetesRuntimeOptions {
    * `'never'` (an image the node lacks rejects `IMAGE_NOT_FOUND`). A config's `pull` wins.
    */
   pull?: 'missing' | 'always' | 'never'
+  /**
+   * Default true: run `exec` through the Pod's session agent where it can serve (a Pod
+   * running as root whose image has `/bin/sh` to receive it): a user per exec, the
+   * command's whole tree killed at its timeout. False: always the plain exec.
+   */
+  agent?: boolean
 }
 
 /** Options of `logs`. */

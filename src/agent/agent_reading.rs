@@ -11,11 +11,11 @@ use std::sync::Arc;
 use container_isolation_agent::protocol::{Message, ProtocolError, CONTROL};
 use tokio::sync::oneshot;
 
+use super::agent_channel::AgentStop;
 use super::agent_frames::AgentFrames;
 use super::agent_health::Health;
 use super::agent_line::LineFrames;
 use super::agent_routes::Routes;
-use super::agent_channel::AgentStop;
 
 pub struct Reading {
     pub routes: Arc<Routes>,

@@ -44,6 +44,10 @@ pub struct KubernetesRuntimeOptions {
     /// `'never'` (an image the node lacks rejects `IMAGE_NOT_FOUND`). A config's `pull` wins.
     #[napi(ts_type = "'missing' | 'always' | 'never'")]
     pub pull: Option<String>,
+    /// Default true: run `exec` through the Pod's session agent where it can serve (a Pod
+    /// running as root whose image has `/bin/sh` to receive it): a user per exec, the
+    /// command's whole tree killed at its timeout. False: always the plain exec.
+    pub agent: Option<bool>,
 }
 
 /// Lace's `ContainerRuntime` on a Kubernetes cluster: each container a Pod (no service
@@ -87,9 +91,9 @@ impl KubernetesRuntime {
     /// Connects lazily, on the first call; reaps then the Pods of host processes that died.
     #[napi(constructor)]
     pub fn new(opts: Option<KubernetesRuntimeOptions>) -> napi::Result<Self, Code> {
-        let (cluster, image, base_dir, pull) = match opts {
-            Some(o) => (o.kubernetes, o.image, o.base_dir, o.pull),
-            None => (None, None, None, None),
+        let (cluster, image, base_dir, pull, agent) = match opts {
+            Some(o) => (o.kubernetes, o.image, o.base_dir, o.pull, o.agent),
+            None => (None, None, None, None, None),
         };
         let cluster = kubernetes_options(cluster)?;
         let pull = pull_policy(pull).map_err(sync_error)?.unwrap_or_default();
@@ -99,6 +103,7 @@ impl KubernetesRuntime {
                 image,
                 base_dir,
                 pull,
+                agent,
             })),
         })
     }

@@ -19,8 +19,9 @@ use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::cluster_survey::{survey_cluster, ClusterSurvey};
 use super::host_lease::{create_host_lease, reap_lapsed};
 use super::network_policy::ensure_deny_all;
+use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
-use super::pod_info::info_from_pod;
+use super::pod_info::{configured_user, info_from_pod};
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
 use super::session_pod::{session_pod, PodPlacement, CONTAINER};
 use crate::base_dir::resolve_base_dir;
@@ -48,6 +49,8 @@ pub struct KubernetesRuntimeOptions {
     pub image: Option<String>,
     pub base_dir: Option<String>,
     pub pull: PullPolicy,
+    /// Run `exec` through the Pod's session agent where it can serve (default true).
+    pub agent: Option<bool>,
 }
 
 pub struct KubernetesRuntime {
@@ -58,6 +61,9 @@ pub struct KubernetesRuntime {
     cluster: OnceCell<Cluster>,
     lease: OnceCell<OwnerReference>,
     deny_all: OnceCell<()>,
+    /// Whether `exec` goes through the Pod's agent where it can, and the agents started.
+    agent: bool,
+    agents: PodAgents,
     /// Pods created, inspected or listed in this process (what `translate` knows).
     known: Mutex<HashSet<String>>,
 }
@@ -72,6 +78,8 @@ impl KubernetesRuntime {
             cluster: OnceCell::new(),
             lease: OnceCell::new(),
             deny_all: OnceCell::new(),
+            agent: options.agent.unwrap_or(true),
+            agents: PodAgents::default(),
             known: Mutex::new(HashSet::new()),
         }
     }
@@ -232,6 +240,7 @@ impl ContainerRuntime for KubernetesRuntime {
             }),
             status: None,
         };
+        self.agents.forget(id);
         let _ = pods
             .delete(id, &DeleteParams::default().grace_period(0))
             .await;
@@ -243,6 +252,7 @@ impl ContainerRuntime for KubernetesRuntime {
     /// `grace`; the Pod stays, stopped, until removed.
     async fn stop(&self, id: &str, grace: Option<Duration>) -> Result<()> {
         let pods = self.pods().await?;
+        self.agents.forget(id);
         let info = info_from_pod(&read_pod(&pods, id).await?);
         if info.state != crate::runtime::ContainerState::Running {
             return Ok(());
@@ -274,6 +284,7 @@ impl ContainerRuntime for KubernetesRuntime {
 
     async fn remove(&self, id: &str) -> Result<()> {
         let pods = self.pods().await?;
+        self.agents.forget(id);
         let subject = format!("remove Pod '{id}'");
         pods.delete(id, &DeleteParams::default().grace_period(1))
             .await
@@ -288,16 +299,30 @@ impl ContainerRuntime for KubernetesRuntime {
         Ok(())
     }
 
+    /// Through the Pod's agent where it serves (a user per exec, the command's whole tree
+    /// killed at its timeout), else by a plain exec under `env`.
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         let pods = self.pods().await?;
-        let info = info_from_pod(&read_pod(&pods, id).await?);
-        if info.state != crate::runtime::ContainerState::Running {
+        let pod = read_pod(&pods, id).await?;
+        if info_from_pod(&pod).state != crate::runtime::ContainerState::Running {
+            self.agents.forget(id);
             return Err(Error::new(
                 ErrorCode::ContainerNotRunning,
                 format!("container '{id}' is not running"),
             ));
         }
-        run_in_pod(&pods, id, &request).await
+        let why = match self.agent {
+            true => match self
+                .agents
+                .for_pod(&pods, id, &configured_user(&pod))
+                .await?
+            {
+                Ok(agent) => return crate::agent::run_buffered(&agent, request).await,
+                Err(why) => format!("the session agent cannot serve it: {why}"),
+            },
+            false => "the runtime runs no session agent".to_string(),
+        };
+        run_in_pod(&pods, id, &request, &why).await
     }
 
     async fn inspect(&self, id: &str) -> Result<ContainerInfo> {

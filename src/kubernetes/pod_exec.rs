@@ -24,12 +24,21 @@ const STREAM_BUFFER: usize = 1 << 20;
 const KILL_BOUND: Duration = Duration::from_secs(2);
 
 /// Runs `request` in the Pod's session container; a non-zero exit is a result.
-pub async fn run_in_pod(pods: &Api<Pod>, pod: &str, request: &ExecRequest) -> Result<ExecOutcome> {
+/// `no_agent` says why the Pod's agent does not run it (for what only the agent can do).
+pub async fn run_in_pod(
+    pods: &Api<Pod>,
+    pod: &str,
+    request: &ExecRequest,
+    no_agent: &str,
+) -> Result<ExecOutcome> {
     request.check_command(pod)?;
     if request.user.as_deref().is_some_and(|u| !u.is_empty()) {
         return Err(Error::new(
             ErrorCode::Unsupported,
-            format!("{}: a user per exec is not supported on Kubernetes (the Pod's user runs every exec)", subject(pod, &request.command)),
+            format!(
+                "{}: a user per exec needs the Pod's session agent (a plain Pod exec runs as the Pod's user), and {no_agent}",
+                subject(pod, &request.command)
+            ),
         ));
     }
     if request.command[0].contains('=') {
@@ -96,20 +105,19 @@ async fn collect(
     let keep = request.kept_output();
     let stdin = process.stdin();
     let input = request.stdin.clone();
-    let writer = async move {
+    // Beside the reading, and not waited for: a command that never reads its stdin (or
+    // never started) must not hold the call.
+    let writer = tokio::spawn(async move {
         if let (Some(mut stdin), Some(bytes)) = (stdin, input) {
             let _ = stdin.write_all(&bytes).await;
             let _ = stdin.shutdown().await;
         }
-    };
+    });
     let stdout = process.stdout();
     let stderr = process.stderr();
     let status = process.take_status();
-    let (_, out, err) = tokio::join!(
-        writer,
-        read_bounded(stdout, keep),
-        read_bounded(stderr, keep)
-    );
+    let (out, err) = tokio::join!(read_bounded(stdout, keep), read_bounded(stderr, keep));
+    writer.abort();
     let status = match status {
         Some(status) => status.await,
         None => None,
@@ -178,17 +186,33 @@ fn exit_code(status: &Status, what: &str) -> Result<i64> {
 
 /// Runs `argv` as is (no token), for the library's own commands; the output is dropped.
 pub async fn run_plain(pods: &Api<Pod>, pod: &str, argv: Vec<String>) -> Result<i64> {
+    Ok(run_plain_with(pods, pod, argv, None).await?.exit_code)
+}
+
+/// Runs `argv` as is (no token) with `stdin` written and closed; its output kept (64 KiB).
+pub async fn run_plain_with(
+    pods: &Api<Pod>,
+    pod: &str,
+    argv: Vec<String>,
+    stdin: Option<Vec<u8>>,
+) -> Result<ExecOutcome> {
     let what = subject(pod, &argv);
     let params = AttachParams::default()
         .container(CONTAINER)
+        .stdin(stdin.is_some())
         .stdout(true)
-        .stderr(true);
+        .stderr(true)
+        .max_stdin_buf_size(STREAM_BUFFER);
     let process = pods
         .exec(pod, argv, &params)
         .await
         .map_err(|err| from_kube(err, &what, "create pods/exec"))?;
-    let outcome = collect(process, &ExecRequest::default(), &what).await?;
-    Ok(outcome.exit_code)
+    let request = ExecRequest {
+        stdin,
+        output_limit: Some(64 << 10),
+        ..Default::default()
+    };
+    collect(process, &request, &what).await
 }
 
 #[cfg(test)]

@@ -82,6 +82,21 @@ fn chrono_time(time: &k8s_openapi::jiff::Timestamp) -> chrono::DateTime<chrono::
         .unwrap_or_default()
 }
 
+/// The session container's user as a spec (`uid`, `uid:gid`; empty for the image's), from
+/// its security context.
+pub fn configured_user(pod: &Pod) -> String {
+    let context = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.containers.iter().find(|c| c.name == CONTAINER))
+        .and_then(|c| c.security_context.as_ref());
+    match context.map(|c| (c.run_as_user, c.run_as_group)) {
+        Some((Some(uid), Some(gid))) => format!("{uid}:{gid}"),
+        Some((Some(uid), None)) => uid.to_string(),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

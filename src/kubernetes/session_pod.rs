@@ -21,6 +21,9 @@ use crate::runtime::{sandbox_command_after, MountKind};
 
 /// The one container of a session Pod.
 pub const CONTAINER: &str = "session";
+/// The session agent's folder in every session Pod (an `emptyDir`: a read-only image or
+/// root file system still takes it).
+pub const AGENT_DIR: &str = "/.container-isolation";
 /// Selects the Pods the deny-all NetworkPolicy covers (`network: 'none'`).
 pub const NETWORK_LABEL: &str = "dev.container-isolation.network";
 
@@ -68,7 +71,7 @@ pub fn session_pod(
     }
     let (labels, annotations) = split_labels(&pairs);
     let (run_as_user, run_as_group) = numeric_user(config.user.as_deref(), name)?;
-    let (volumes, volume_mounts) = tmpfs_volumes(config);
+    let (volumes, volume_mounts) = pod_volumes(config);
     let container = Container {
         name: CONTAINER.to_string(),
         image: Some(image.to_string()),
@@ -92,7 +95,7 @@ pub fn session_pod(
         ),
         resources: resources(config),
         security_context: Some(container_security(config, run_as_user, run_as_group)),
-        volume_mounts: (!volume_mounts.is_empty()).then_some(volume_mounts),
+        volume_mounts: Some(volume_mounts),
         ..Default::default()
     };
     let spec = PodSpec {
@@ -123,7 +126,7 @@ pub fn session_pod(
             }),
             ..Default::default()
         }),
-        volumes: (!volumes.is_empty()).then_some(volumes),
+        volumes: Some(volumes),
         ..Default::default()
     };
     Ok(Pod {
@@ -309,10 +312,18 @@ fn resources(config: &ContainerConfig) -> Option<ResourceRequirements> {
     })
 }
 
-/// Tmpfs mounts as memory-backed emptyDir volumes.
-fn tmpfs_volumes(config: &ContainerConfig) -> (Vec<Volume>, Vec<VolumeMount>) {
-    let mut volumes = Vec::new();
-    let mut mounts = Vec::new();
+/// The agent's folder, and tmpfs mounts as memory-backed emptyDir volumes.
+fn pod_volumes(config: &ContainerConfig) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let mut volumes = vec![Volume {
+        name: "container-isolation-agent".to_string(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Default::default()
+    }];
+    let mut mounts = vec![VolumeMount {
+        name: "container-isolation-agent".to_string(),
+        mount_path: AGENT_DIR.to_string(),
+        ..Default::default()
+    }];
     for (i, mount) in config
         .mounts
         .iter()

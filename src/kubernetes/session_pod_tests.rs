@@ -149,7 +149,8 @@ fn a_job_runs_its_command_and_tmpfs_is_memory() {
         spec.containers[0].command.as_deref(),
         Some(&["echo".to_string(), "hi".to_string()][..])
     );
-    let volume = &spec.volumes.unwrap()[0];
+    let volumes = spec.volumes.unwrap();
+    let volume = volumes.iter().find(|v| v.name == "tmpfs-0").unwrap();
     let empty_dir = volume.empty_dir.as_ref().unwrap();
     assert_eq!(empty_dir.medium.as_deref(), Some("Memory"));
     assert_eq!(

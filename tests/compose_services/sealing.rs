@@ -131,7 +131,7 @@ async fn sealed_set_serves_the_app_and_nothing_else(socket: &str, tag: &str) {
     let events = Arc::new(Events::default());
     spec.progress = Progress::new(events.clone(), &spec.session_id);
     let holder = holder_name(&container);
-    let _ = remove_service_set(&engine, &holder).await;
+    clear_set(&engine, &container, &["pgdata"]).await;
     let started = std::time::Instant::now();
     let set = start_service_set(&runtime, &spec)
         .await

@@ -14,7 +14,7 @@ use container_isolation::container_runtime::{
 use container_isolation::engine::{Engine, EngineOptions, PullPolicy};
 use container_isolation::runtime::exec::ExecRequest;
 use container_isolation::runtime::{labels, Lifetime, ResourceLimits};
-use container_isolation::workspace_volume::labelled_volumes;
+use container_isolation::workspace_volume::{labelled_volumes, remove_volume};
 
 pub const POSTGRES: &str = "container-isolation-test:postgres";
 pub const REDIS: &str = "container-isolation-test:redis";
@@ -213,4 +213,18 @@ pub async fn set_members(engine: &Engine, holder: &str) -> (Vec<String>, Vec<Str
         .map(|(name, _)| name)
         .collect();
     (containers, volumes)
+}
+
+/// Removes what an earlier, killed run of a test left of its set: the members, then the
+/// volumes by name (one the engine made itself at a member's create carries no label).
+pub async fn clear_set(engine: &Engine, container: &str, volumes: &[&str]) {
+    let _ = container_isolation::compose_services::remove_service_set(
+        engine,
+        &container_isolation::compose_services::holder_name(container),
+    )
+    .await;
+    for volume in volumes {
+        let name = container_isolation::compose_services::volume_name(container, volume);
+        let _ = remove_volume(engine, &name).await;
+    }
 }
