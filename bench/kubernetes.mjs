@@ -1,9 +1,13 @@
 // KubernetesRuntime against kubectl on the same two-node test cluster (scripts/kube-cluster.mjs,
-// started here and removed after), same image, same namespace, same service account, in one
-// process; medians of BENCH_N (ready Pods: of KUBE_READY_N, default 5).
-// - a ready Pod: create → exec('true') answered, against `kubectl run` + `kubectl wait
-//   --for=condition=Ready` + `kubectl exec -- true` (removal not timed on either side);
-// - exec('true') and a 1 KB read (`cat`) against `kubectl exec` of the same.
+// started here and removed after, or KUBE_CLUSTER=<name> of one already up), same image,
+// namespace and service account, in one process; medians of BENCH_N (ready Pods: of
+// KUBE_READY_N, default 5). Ours twice: through the Pod's session agent (the default) and by
+// the plain exec (`agent: false`).
+// - a ready Pod: create → exec('true') answered (with the agent: its delivery and start
+//   too), against `kubectl run` + `kubectl wait --for=condition=Ready` + `kubectl exec -- true`
+//   (removal not timed on either side);
+// - exec('true'), a 1 KB read and a 100 MB read (`cat`; ours keeps the first 64 MiB of
+//   the output, as every exec does, and reads the rest) against `kubectl exec` of the same.
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { mkdtempSync } from 'node:fs'
@@ -16,28 +20,38 @@ const require = createRequire(import.meta.url)
 const { KubernetesRuntime } = require('../lib/index.js')
 const image = process.env.IMAGE ?? 'container-isolation-test:debian'
 const readyN = Number(process.env.KUBE_READY_N ?? 5)
+const BIG_MB = 100
 
-const cluster = new KubeCluster({ name: `b${randomBytes(3).toString("hex")}`, owner: process.pid })
-const d = await cluster.up()
+const reused = process.env.KUBE_CLUSTER
+const cluster = new KubeCluster({ name: reused ?? `b${randomBytes(3).toString('hex')}`, owner: process.pid })
+const d = reused ? cluster.description() : await cluster.up()
 try {
   const ns = d.namespace
-  const kubectl = (...args) => run(d.kubectl, [`--kubeconfig=${d.kubeconfig.session}`, '-n', ns, ...args], { maxBuffer: 64 << 20 })
-  const runtime = new KubernetesRuntime({
+  const kubectl = (...args) => run(d.kubectl, [`--kubeconfig=${d.kubeconfig.session}`, '-n', ns, ...args], { maxBuffer: 256 << 20 })
+  const options = (agent) => ({
     kubernetes: { kubeconfig: d.kubeconfig.session, namespace: ns },
     image,
     baseDir: mkdtempSync(join(tmpdir(), 'kube-bench-')),
     pull: 'never',
+    agent,
   })
+  const agent = new KubernetesRuntime(options(true))
+  const plain = new KubernetesRuntime(options(false))
 
   // Each side's Pods are removed after its timed runs, outside the timing.
   let n = 0
-  const ours = []
-  const readyOurs = await time(async () => {
-    const id = await runtime.create({ id: `ours${n++}`, workingDirectory: '/', mounts: [] })
-    await runtime.exec(id, { command: ['true'] })
-    ours.push(id)
-  }, readyN)
-  await Promise.all(ours.map((id) => runtime.remove(id)))
+  const ready = async (runtime) => {
+    const made = []
+    const ms = await time(async () => {
+      const id = await runtime.create({ id: `ours${n++}`, workingDirectory: '/', mounts: [] })
+      await runtime.exec(id, { command: ['true'] })
+      made.push(id)
+    }, readyN)
+    await Promise.all(made.map((id) => runtime.remove(id)))
+    return ms
+  }
+  const readyAgent = await ready(agent)
+  const readyPlain = await ready(plain)
   const theirs = []
   const readyKubectl = await time(async () => {
     const name = `kubectl${n++}`
@@ -48,19 +62,30 @@ try {
   }, readyN)
   await kubectl('delete', 'pod', ...theirs, '--grace-period=0', '--force', '--wait=true')
 
-  const id = await runtime.create({ id: 'bench', workingDirectory: '/', mounts: [] })
-  await runtime.exec(id, { command: ['sh', '-c', 'head -c 1024 /dev/urandom > /tmp/1k'] })
-  const execOurs = await time(() => runtime.exec(id, { command: ['true'] }))
-  const execKubectl = await time(() => kubectl('exec', id, '--', 'true'))
-  const readOurs = await time(() => runtime.exec(id, { command: ['cat', '/tmp/1k'] }))
-  const readKubectl = await time(() => kubectl('exec', id, '--', 'cat', '/tmp/1k'))
-  await runtime.remove(id)
+  const id = await agent.create({ id: 'bench', workingDirectory: '/', mounts: [] })
+  await agent.exec(id, { command: ['sh', '-c', `head -c 1024 /dev/urandom > /tmp/1k; head -c ${BIG_MB}M /dev/zero > /tmp/big`] })
+  const rows = []
+  for (const [name, command, n] of [
+    ["exec('true')", ['true'], undefined],
+    ['1 KB read (cat)', ['cat', '/tmp/1k'], undefined],
+    [`${BIG_MB} MB read (cat)`, ['cat', '/tmp/big'], 5],
+  ]) {
+    const kubectlMs = await time(() => kubectl('exec', id, '--', ...command), n)
+    const agentMs = await time(() => agent.exec(id, { command }), n)
+    const plainMs = await time(() => plain.exec(id, { command }), n)
+    rows.push([name, kubectlMs, agentMs, plainMs])
+  }
+  await agent.remove(id)
 
-  table(`Kubernetes ${d.versions.kubernetes}, two nodes, ${image} (ms, medians)`, [
-    ['ready Pod (create → exec true)', readyKubectl, readyOurs],
-    ["exec('true')", execKubectl, execOurs],
-    ['1 KB read (cat)', readKubectl, readOurs],
-  ], ['kubectl', 'ours'])
+  const show = (column, label) =>
+    table(`Kubernetes ${d.versions.kubernetes}, two nodes, ${image} (ms, medians): ${label}`, [
+      ['ready Pod (create → exec true)', readyKubectl, column === 2 ? readyAgent : readyPlain],
+      ...rows.map((r) => [r[0], r[1], r[column]]),
+    ], ['kubectl', 'ours'])
+  show(2, 'through the session agent')
+  show(3, 'plain exec (agent: false)')
+  const big = rows[2]
+  console.log(`${BIG_MB} MB read: kubectl ${(BIG_MB / big[1] * 1000).toFixed(0)} MB/s, agent ${(BIG_MB / big[2] * 1000).toFixed(0)} MB/s, plain ${(BIG_MB / big[3] * 1000).toFixed(0)} MB/s`)
 } finally {
-  await cluster.down()
+  if (!reused) await cluster.down()
 }
