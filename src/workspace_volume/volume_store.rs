@@ -96,6 +96,39 @@ pub async fn labelled_volumes(
         .volumes
         .unwrap_or_default()
         .into_iter()
+        .filter(|v| has_every_label(&v.labels, labels))
         .map(|v| (v.name, v.labels))
         .collect())
+}
+
+/// Whether `found` has every filter of `wanted` (`key=value`, or `key` for any value).
+/// Checked here, not left to the engine: Podman's Docker-compatible volume list (4.3) gives
+/// the volumes that match *any* of several label filters, where Docker's gives those that
+/// match all of them — a set's teardown would remove every managed volume it could.
+fn has_every_label(found: &HashMap<String, String>, wanted: &[String]) -> bool {
+    wanted.iter().all(|filter| match filter.split_once('=') {
+        Some((key, value)) => found.get(key).is_some_and(|v| v == value),
+        None => found.contains_key(filter.as_str()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_label_filter_must_match() {
+        let found = HashMap::from([
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "x=y".to_string()),
+        ]);
+        let wanted =
+            |filters: &[&str]| -> Vec<String> { filters.iter().map(|f| f.to_string()).collect() };
+        assert!(has_every_label(&found, &wanted(&["a=1", "b=x=y"])));
+        assert!(has_every_label(&found, &wanted(&["a", "b"])));
+        assert!(has_every_label(&found, &[]));
+        assert!(!has_every_label(&found, &wanted(&["a=1", "b=x"])));
+        assert!(!has_every_label(&found, &wanted(&["a=1", "c"])));
+        assert!(!has_every_label(&found, &wanted(&["a=2"])));
+    }
 }
