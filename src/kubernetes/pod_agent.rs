@@ -31,6 +31,8 @@ const AGENT_PATH: &str = "/.container-isolation/agent";
 const RECEIVE: &str = r#"umask 077; cat > "$1.new" && chmod 0700 "$1.new" && mv -f "$1.new" "$1""#;
 /// The exec stream's buffers per direction.
 const STREAM_BUFFER: usize = 1 << 20;
+/// How long the agent's delivery may take.
+const DELIVERY_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 const NO_LINE: &str = "a Pod's agent speaks over the exec stream";
 
 enum PodAgent {
@@ -75,6 +77,15 @@ impl PodAgents {
         }
     }
 
+    /// The Pod's agent if one was started and its connection is up.
+    pub fn live(&self, name: &str) -> Option<Arc<AgentConnection>> {
+        let cell = self.pods.lock().unwrap().get(name)?.clone();
+        match cell.get()? {
+            PodAgent::Up(connection) if !connection.is_closed() => Some(connection.clone()),
+            _ => None,
+        }
+    }
+
     /// Closes and forgets the agent of a Pod that stopped or is gone.
     pub fn forget(&self, name: &str) {
         let cell = self.pods.lock().unwrap().remove(name);
@@ -101,7 +112,13 @@ async fn start_agent(pods: &Api<Pod>, name: &str, user: &str) -> Result<PodAgent
         Err(why) => return unusable(why),
     };
     let receive = ["/bin/sh", "-c", RECEIVE, "sh", AGENT_PATH].map(str::to_string);
-    let received = run_plain_with(pods, name, receive.to_vec(), Some(binary.bytes.clone())).await;
+    let delivery = run_plain_with(pods, name, receive.to_vec(), Some(binary.bytes.clone()));
+    let Ok(received) = tokio::time::timeout(DELIVERY_LIMIT, delivery).await else {
+        return unusable(format!(
+            "its delivery through /bin/sh did not finish within {} s",
+            DELIVERY_LIMIT.as_secs()
+        ));
+    };
     match received {
         Ok(outcome) if outcome.exit_code == 0 => {}
         Ok(outcome) => {

@@ -20,6 +20,8 @@ use crate::runtime::process_kill::{in_container_signal_command, Signal};
 
 /// The WebSocket's buffers per stream (kube's default is 1 KiB: one frame in flight).
 const STREAM_BUFFER: usize = 1 << 20;
+/// How long the output may go on arriving after the exec's status.
+const DRAIN: Duration = Duration::from_secs(5);
 /// How long a timed-out exec's kill may take before the call rejects anyway.
 const KILL_BOUND: Duration = Duration::from_secs(2);
 
@@ -116,13 +118,27 @@ async fn collect(
     let stdout = process.stdout();
     let stderr = process.stderr();
     let status = process.take_status();
-    let (out, err) = tokio::join!(read_bounded(stdout, keep), read_bounded(stderr, keep));
-    writer.abort();
-    let status = match status {
-        Some(status) => status.await,
-        None => None,
+    let mut output = tokio::spawn(async move {
+        tokio::join!(read_bounded(stdout, keep), read_bounded(stderr, keep))
+    });
+    let status = async move {
+        match status {
+            Some(status) => status.await,
+            None => None,
+        }
     };
-    let _ = process.join().await;
+    tokio::pin!(status);
+    // The status ends the call (the output that came before it is in the streams' buffers):
+    // an exec that never started may leave its streams open.
+    let (status, (out, err)) = tokio::select! {
+        read = &mut output => (status.await, read.unwrap_or_default()),
+        status = &mut status => {
+            let drained = tokio::time::timeout(DRAIN, output).await;
+            (status, drained.ok().and_then(|d| d.ok()).unwrap_or_default())
+        }
+    };
+    writer.abort();
+    process.abort();
     let Some(status) = status else {
         return Err(Error::new(
             ErrorCode::EngineUnavailable,
