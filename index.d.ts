@@ -255,6 +255,38 @@ export declare class DockerShell {
 }
 
 /**
+ * Magenta's `FileIO` on a session Pod's file system, every operation through the Pod's
+ * session agent: paths are container paths, relative ones against `cwd`. Rejections carry
+ * Node's codes (`ENOENT`, `EISDIR`, `ENOTDIR`, `EEXIST`, `EACCES`, `ELOOP`),
+ * `CONTAINER_NOT_FOUND`, `CONTAINER_NOT_RUNNING`, or `UNSUPPORTED` where the agent cannot
+ * serve the Pod (the reason said).
+ */
+export declare class KubernetesFileIO {
+  /** UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does. */
+  readFile(path: string): Promise<string>
+  /** The file's bytes. */
+  readBinaryFile(path: string): Promise<Buffer>
+  /**
+   * Creates or replaces the file (parent directories must exist) atomically, owned by
+   * `user`.
+   */
+  writeFile(path: string, content: string | Buffer): Promise<void>
+  /** File or directory (symlinks followed); never rejects for a missing path. */
+  fileExists(path: string): Promise<boolean>
+  /** Recursive, like `mkdir -p`. */
+  mkdir(path: string): Promise<void>
+  /** `undefined` for a missing path. */
+  stat(path: string): Promise<FileStat | undefined>
+  /** Names, dotfiles included, sorted. */
+  readdir(path: string): Promise<string[]>
+  /**
+   * Whether the path is a directory (symlinks followed); never rejects for a missing
+   * path.
+   */
+  isDirectory(path: string): Promise<boolean>
+}
+
+/**
  * Lace's `ContainerRuntime` on a Kubernetes cluster: each container a Pod (no service
  * account token, no privilege escalation, capabilities dropped but a root session's own,
  * seccomp `RuntimeDefault`). Rejections carry stable codes: `ENGINE_UNAVAILABLE`,
@@ -283,8 +315,14 @@ export declare class KubernetesRuntime {
   /** Deletes the Pod and waits until it is gone. */
   remove(containerId: string): Promise<void>
   /**
-   * Runs a command over the exec WebSocket and buffers its output; a non-zero exit is a
-   * result, not a rejection. `user` per exec is `UNSUPPORTED` (the Pod's user runs it).
+   * Magenta's `FileIO` on the Pod's file system, through its session agent (started on
+   * first use, as for `exec`); nothing is asked of the cluster until a call.
+   */
+  fileIO(containerId: string, opts?: PodFileIoOptions | undefined | null): KubernetesFileIO
+  /**
+   * Runs a command in the Pod and buffers its output; a non-zero exit is a result, not a
+   * rejection. Through the Pod's session agent where it serves (`user` per exec, the
+   * whole tree killed at `timeout`), else by a plain exec, where `user` is `UNSUPPORTED`.
    */
   exec(containerId: string, options: ExecOptions): Promise<ExecResult>
   /** The Pod's state, times, exit code, image and labels; rejects `CONTAINER_NOT_FOUND`. */
@@ -1829,6 +1867,18 @@ export interface PathMatches {
   indices: Array<number>
   /** False when the time given ran out before every path was tried. */
   complete: boolean
+}
+
+/** Options of `KubernetesRuntime.fileIO()`. */
+export interface PodFileIoOptions {
+  /** Relative paths resolve against this; default the container's working directory. */
+  cwd?: string
+  /**
+   * The user operations act as (a name, `uid`, or `uid:gid`; default the Pod's user):
+   * permissions are checked as this user by the container's kernel, and written files
+   * belong to them.
+   */
+  user?: string
 }
 
 /** A container port published on the host. */

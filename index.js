@@ -841,6 +841,7 @@ module.exports.ContainerGitClient = nativeBinding.ContainerGitClient
 module.exports.DockerFileIO = nativeBinding.DockerFileIO
 module.exports.DockerRuntime = nativeBinding.DockerRuntime
 module.exports.DockerShell = nativeBinding.DockerShell
+module.exports.KubernetesFileIO = nativeBinding.KubernetesFileIO
 module.exports.KubernetesRuntime = nativeBinding.KubernetesRuntime
 module.exports.NativeExecStream = nativeBinding.NativeExecStream
 module.exports.PathMatcher = nativeBinding.PathMatcher

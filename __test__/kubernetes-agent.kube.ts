@@ -1,8 +1,8 @@
-// KubernetesRuntime's exec through the session agent in the Pod (docs/kubernetes.md): the
-// agent delivered over the exec stream into the Pod's agent folder and spoken to over a
-// second exec; a user per exec; the plain exec where the agent cannot serve (a Pod that
-// runs as another user than root, an image without /bin/sh, `agent: false`), and why said
-// when something only the agent can do is asked.
+// KubernetesRuntime's exec and fileIO through the session agent in the Pod
+// (docs/kubernetes.md): the agent delivered over the exec stream into the Pod's agent folder
+// and spoken to over a second exec; a user per exec and per FileIO; the plain exec where the
+// agent cannot serve (a Pod that runs as another user than root, an image without /bin/sh,
+// `agent: false`), and why said when something only the agent can do is asked.
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -66,6 +66,42 @@ describe('KubernetesRuntime through the session agent', () => {
       Array.from({ length: 20 }, (_, i) => runtime.exec(id, { command: ['sh', '-c', `echo ${i}`] })),
     )
     expect(many.map((r) => r.stdout)).toEqual(Array.from({ length: 20 }, (_, i) => `${i}\n`))
+  })
+
+  it("fileIO: Magenta's FileIO on the Pod through its agent, as the user it names", async () => {
+    const id = await sandbox({ workingDirectory: '/tmp' })
+    const root = runtime.fileIO(id)
+    const agent = runtime.fileIO(id, { user: 'agent', cwd: '/home/agent' })
+    const bytes = Buffer.from([0, 1, 2, 255, 0x0a, 0xc3])
+    await root.writeFile('rel.bin', bytes)
+    expect(Buffer.compare(await root.readBinaryFile('/tmp/rel.bin'), bytes)).toBe(0)
+    await agent.mkdir('a/b/c')
+    await agent.writeFile('a/b/c/note.txt', 'hé\n')
+    expect(await agent.readFile('/home/agent/a/b/c/note.txt')).toBe('hé\n')
+    const owner = await runtime.exec(id, { command: ['stat', '-c', '%U', '/home/agent/a/b/c', '/home/agent/a/b/c/note.txt'] })
+    expect(owner.stdout).toBe('agent\nagent\n')
+    expect(await agent.readdir('a/b/c')).toEqual(['note.txt'])
+    expect(await agent.stat('a/b/c/note.txt')).toEqual({ mtimeMs: expect.any(Number), size: 4 })
+    expect(await agent.stat('absent')).toBeUndefined()
+    expect(await agent.fileExists('a')).toBe(true)
+    expect(await agent.isDirectory('a')).toBe(true)
+    expect(await agent.isDirectory('a/b/c/note.txt')).toBe(false)
+    await expect(agent.readFile('absent')).rejects.toMatchObject({ code: 'ENOENT' })
+    await expect(agent.readFile('a')).rejects.toMatchObject({ code: 'EISDIR' })
+    await expect(agent.writeFile('/root/x', 'no')).rejects.toMatchObject({ code: 'EACCES' })
+    await expect(agent.writeFile('absent/x', 'no')).rejects.toMatchObject({ code: 'ENOENT' })
+    const big = Buffer.alloc(8 << 20, 7)
+    await root.writeFile('/tmp/big', big)
+    expect((await root.readBinaryFile('/tmp/big')).equals(big)).toBe(true)
+    // A symlink the session planted resolves inside the Pod, never on the host.
+    await runtime.exec(id, { command: ['ln', '-s', '/etc/hostname', '/tmp/link'] })
+    expect((await root.readFile('/tmp/link')).trim()).toBe((await runtime.exec(id, { command: ['cat', '/etc/hostname'] })).stdout.trim())
+    const nonRoot = await sandbox({ user: '1000:1000' })
+    await expect(runtime.fileIO(nonRoot).readFile('/etc/hostname')).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      message: expect.stringContaining('runs as uid 1000'),
+    })
+    await expect(runtime.fileIO('agent-never-made').readFile('/x')).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND' })
   })
 
   it('keeps the plain exec where the agent cannot serve, and says why a user per exec cannot be had', async () => {

@@ -10,9 +10,10 @@ use napi_derive::napi;
 use super::container_types::{ContainerConfig, ContainerInfo, ExecOptions, ExecResult};
 use super::error::{sync_error, Code, Outcome};
 use super::kubernetes_check::{KubernetesCheck, KubernetesCheckOptions};
+use super::kubernetes_file_io::{KubernetesFileIO, PodFileIoOptions};
 use super::progress::pull_policy;
 use super::runtime_calls::{self as calls, LogsOptions};
-use crate::kubernetes::{self, KubernetesRuntimeOptions as CoreOptions};
+use crate::kubernetes::{self, KubernetesRuntimeOptions as CoreOptions, PodFiles};
 use crate::runtime::Direction;
 
 /// Which cluster, namespace and runtime class sessions run in.
@@ -135,8 +136,21 @@ impl KubernetesRuntime {
         calls::remove(&*self.inner, container_id).await
     }
 
-    /// Runs a command over the exec WebSocket and buffers its output; a non-zero exit is a
-    /// result, not a rejection. `user` per exec is `UNSUPPORTED` (the Pod's user runs it).
+    /// Magenta's `FileIO` on the Pod's file system, through its session agent (started on
+    /// first use, as for `exec`); nothing is asked of the cluster until a call.
+    #[napi(js_name = "fileIO")]
+    pub fn file_io(
+        &self,
+        container_id: String,
+        opts: Option<PodFileIoOptions>,
+    ) -> KubernetesFileIO {
+        let (user, cwd) = opts.map_or((None, None), |o| (o.user, o.cwd));
+        KubernetesFileIO::from_core(PodFiles::new(self.inner.clone(), &container_id, user, cwd))
+    }
+
+    /// Runs a command in the Pod and buffers its output; a non-zero exit is a result, not a
+    /// rejection. Through the Pod's session agent where it serves (`user` per exec, the
+    /// whole tree killed at `timeout`), else by a plain exec, where `user` is `UNSUPPORTED`.
     #[napi(ts_return_type = "Promise<ExecResult>")]
     pub async fn exec(&self, container_id: String, options: ExecOptions) -> Outcome<ExecResult> {
         calls::exec(&*self.inner, container_id, options).await

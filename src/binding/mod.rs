@@ -25,6 +25,7 @@ mod export;
 mod git_remote;
 mod image_prune;
 mod kubernetes_check;
+mod kubernetes_file_io;
 mod kubernetes_runtime;
 mod line_delivery;
 mod naming;

@@ -3,13 +3,12 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::AsyncBufReadExt;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{DeleteParams, ListParams, LogParams, PostParams};
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::Api;
 use tokio::sync::OnceCell;
 
@@ -22,13 +21,15 @@ use super::network_policy::ensure_deny_all;
 use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
+use super::pod_logs::follow_logs;
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
-use super::session_pod::{session_pod, PodPlacement, CONTAINER};
+use super::session_pod::{session_pod, PodPlacement};
+use crate::agent::AgentConnection;
 use crate::base_dir::resolve_base_dir;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::engine::PullPolicy;
 use crate::error::{Error, ErrorCode, Result};
-use crate::output::{OutputDecoder, OutputLine, StreamKind};
+use crate::output::OutputLine;
 use crate::runtime::exec::{ExecOutcome, ExecRequest};
 use crate::runtime::labels::{container_labels, LabelContext, BASE_DIR, MANAGED};
 use crate::runtime::{
@@ -119,6 +120,40 @@ impl KubernetesRuntime {
     /// how many.
     pub async fn reap_orphans(&self) -> Result<usize> {
         reap_lapsed(self.cluster().await?).await
+    }
+
+    /// The running Pod `id` and its session agent, or why the agent does not serve it.
+    pub(super) async fn running_pod(
+        &self,
+        id: &str,
+    ) -> Result<(
+        Api<Pod>,
+        Pod,
+        std::result::Result<Arc<AgentConnection>, String>,
+    )> {
+        let pods = self.pods().await?;
+        let pod = read_pod(&pods, id).await?;
+        if info_from_pod(&pod).state != crate::runtime::ContainerState::Running {
+            self.agents.forget(id);
+            return Err(Error::new(
+                ErrorCode::ContainerNotRunning,
+                format!("container '{id}' is not running"),
+            ));
+        }
+        let agent = match self.agent {
+            true => self
+                .agents
+                .for_pod(&pods, id, &configured_user(&pod))
+                .await?
+                .map_err(|why| format!("the session agent cannot serve it: {why}")),
+            false => Err("the runtime runs no session agent".to_string()),
+        };
+        Ok((pods, pod, agent))
+    }
+
+    /// The Pod's agent while its connection is up, without asking the cluster.
+    pub(super) fn live_agent(&self, id: &str) -> Option<Arc<AgentConnection>> {
+        self.agents.live(id)
     }
 
     fn remember(&self, name: &str) {
@@ -302,27 +337,11 @@ impl ContainerRuntime for KubernetesRuntime {
     /// Through the Pod's agent where it serves (a user per exec, the command's whole tree
     /// killed at its timeout), else by a plain exec under `env`.
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
-        let pods = self.pods().await?;
-        let pod = read_pod(&pods, id).await?;
-        if info_from_pod(&pod).state != crate::runtime::ContainerState::Running {
-            self.agents.forget(id);
-            return Err(Error::new(
-                ErrorCode::ContainerNotRunning,
-                format!("container '{id}' is not running"),
-            ));
+        let (pods, _, agent) = self.running_pod(id).await?;
+        match agent {
+            Ok(agent) => crate::agent::run_buffered(&agent, request).await,
+            Err(why) => run_in_pod(&pods, id, &request, &why).await,
         }
-        let why = match self.agent {
-            true => match self
-                .agents
-                .for_pod(&pods, id, &configured_user(&pod))
-                .await?
-            {
-                Ok(agent) => return crate::agent::run_buffered(&agent, request).await,
-                Err(why) => format!("the session agent cannot serve it: {why}"),
-            },
-            false => "the runtime runs no session agent".to_string(),
-        };
-        run_in_pod(&pods, id, &request, &why).await
     }
 
     async fn inspect(&self, id: &str) -> Result<ContainerInfo> {
@@ -362,37 +381,9 @@ impl ContainerRuntime for KubernetesRuntime {
         &self,
         id: &str,
         request: LogsRequest,
-        mut on_line: impl FnMut(OutputLine) + Send,
+        on_line: impl FnMut(OutputLine) + Send,
     ) -> Result<()> {
-        let pods = self.pods().await?;
-        let since_time = request
-            .since_ms
-            .and_then(|ms| k8s_openapi::jiff::Timestamp::from_millisecond(ms).ok());
-        let params = LogParams {
-            container: Some(CONTAINER.to_string()),
-            follow: request.follow,
-            since_time,
-            ..Default::default()
-        };
-        let subject = format!("logs of container '{id}'");
-        let mut reader = pods
-            .log_stream(id, &params)
-            .await
-            .map_err(|err| from_kube(err, &subject, "get pods/log"))?;
-        let mut decoder = OutputDecoder::new();
-        let mut chunk = Vec::new();
-        loop {
-            chunk.clear();
-            let read = reader.read_until(b'\n', &mut chunk).await.map_err(|err| {
-                Error::new(ErrorCode::EngineUnavailable, format!("{subject}: {err}"))
-            })?;
-            if read == 0 {
-                break;
-            }
-            decoder.push(StreamKind::Stdout, &chunk, &mut on_line);
-        }
-        decoder.finish(&mut on_line);
-        Ok(())
+        follow_logs(&self.pods().await?, id, request, on_line).await
     }
 
     /// A Pod has no mounts from the host: every path stays as it is.
