@@ -6,10 +6,12 @@
 //! labelled as the session's and gone after teardown, after `reapOrphans`, and after the
 //! watchdog sees its owner SIGKILLed; a service that never becomes ready fails the start
 //! with `SERVICE_NOT_READY` and leaves nothing; a service goes out only through the session's
-//! egress relay, under its policy. One test binary, a file per concern.
+//! egress relay, under its policy; a set's teardown takes its own volumes only. One test
+//! binary, a file per concern.
 
 mod egress;
 mod failures;
 mod sealing;
 mod support;
+mod teardown;
 mod watchdog;
