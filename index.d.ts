@@ -1657,7 +1657,7 @@ export interface ExportOptions {
   force?: boolean
 }
 
-/** What `DockerFileIO.stat` reports. */
+/** What `FileIO.stat` reports. */
 export interface FileStat {
   /** Last modification, in Unix milliseconds. */
   mtimeMs: number

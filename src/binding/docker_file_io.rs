@@ -7,6 +7,7 @@ use napi_derive::napi;
 
 use super::engine::{engine_options, EngineOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::file_io_values::{content_bytes, stat_value, text_of, FileStat};
 use crate::fileio;
 
 /// Options of `new DockerFileIO()`.
@@ -29,15 +30,6 @@ pub struct DockerFileIoOptions {
     /// Default true: carry operations out through the container's session agent where it
     /// runs (as `user`, tmpfs mounts seen, writes atomic). False: never start the agent.
     pub agent: Option<bool>,
-}
-
-/// What `DockerFileIO.stat` reports.
-#[napi(object)]
-pub struct FileStat {
-    /// Last modification, in Unix milliseconds.
-    pub mtime_ms: f64,
-    /// In bytes.
-    pub size: f64,
 }
 
 /// Magenta's `FileIO` on a container's file system: paths are container paths, relative
@@ -79,14 +71,7 @@ impl DockerFileIO {
     /// UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does.
     #[napi(ts_return_type = "Promise<string>")]
     pub async fn read_file(&self, path: String) -> Outcome<String> {
-        self.inner
-            .read_file(&path)
-            .await
-            .map(|bytes| match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
-            })
-            .into()
+        self.inner.read_file(&path).await.map(text_of).into()
     }
 
     /// The file's bytes.
@@ -99,11 +84,10 @@ impl DockerFileIO {
     /// through the agent atomically (old or new content, never a mix).
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn write_file(&self, path: String, content: Either<String, Buffer>) -> Outcome<()> {
-        let bytes = match content {
-            Either::A(text) => bytes::Bytes::from(text.into_bytes()),
-            Either::B(buffer) => bytes::Bytes::from_owner(buffer),
-        };
-        self.inner.write_file(&path, bytes).await.into()
+        self.inner
+            .write_file(&path, content_bytes(content))
+            .await
+            .into()
     }
 
     /// File or directory (symlinks followed); never rejects for a missing path.
@@ -124,13 +108,7 @@ impl DockerFileIO {
         self.inner
             .stat(&path)
             .await
-            .map(|found| match found {
-                Some(s) => Either::A(FileStat {
-                    mtime_ms: s.mtime_ms,
-                    size: s.size as f64,
-                }),
-                None => Either::B(()),
-            })
+            .map(|found| stat_value(found.map(|s| (s.mtime_ms, s.size))))
             .into()
     }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Buffer, Either, Undefined};
 use napi_derive::napi;
 
-use super::docker_file_io::FileStat;
 use super::error::Outcome;
+use super::file_io_values::{content_bytes, stat_value, text_of, FileStat};
 use crate::kubernetes::PodFiles;
 
 /// Options of `KubernetesRuntime.fileIO()`.
@@ -44,14 +44,7 @@ impl KubernetesFileIO {
     /// UTF-8; invalid sequences are replaced, as Node's `readFile(path, 'utf8')` does.
     #[napi(ts_return_type = "Promise<string>")]
     pub async fn read_file(&self, path: String) -> Outcome<String> {
-        self.inner
-            .read_file(&path)
-            .await
-            .map(|bytes| match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
-            })
-            .into()
+        self.inner.read_file(&path).await.map(text_of).into()
     }
 
     /// The file's bytes.
@@ -64,11 +57,10 @@ impl KubernetesFileIO {
     /// `user`.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn write_file(&self, path: String, content: Either<String, Buffer>) -> Outcome<()> {
-        let bytes: &[u8] = match &content {
-            Either::A(text) => text.as_bytes(),
-            Either::B(buffer) => buffer,
-        };
-        self.inner.write_file(&path, bytes).await.into()
+        self.inner
+            .write_file(&path, &content_bytes(content))
+            .await
+            .into()
     }
 
     /// File or directory (symlinks followed); never rejects for a missing path.
@@ -89,13 +81,7 @@ impl KubernetesFileIO {
         self.inner
             .stat(&path)
             .await
-            .map(|found| match found {
-                Some((s, _)) => Either::A(FileStat {
-                    mtime_ms: s.mtime_ms,
-                    size: s.size as f64,
-                }),
-                None => Either::B(()),
-            })
+            .map(|found| stat_value(found.map(|(s, _)| (s.mtime_ms, s.size))))
             .into()
     }
 

@@ -22,6 +22,7 @@ mod error;
 mod exec_stream;
 mod exit_hooks;
 mod export;
+mod file_io_values;
 mod git_remote;
 mod image_prune;
 mod kubernetes_check;
