@@ -33,7 +33,7 @@ async fn teardown_leaves_other_volumes(socket: &str, tag: &str) {
     let removed = remove_service_set(&engine, &ours).await.unwrap();
     let still = volume_exists(&engine, &other_volume).await.unwrap();
     let _ = remove_volume(&engine, &other_volume).await;
-    assert_eq!(removed, [own_volume.clone()]);
+    assert_eq!(removed, std::slice::from_ref(&own_volume));
     assert!(
         still,
         "{tag}: another set's volume was removed with this set"
