@@ -116,11 +116,13 @@ fn is_tag(tag: &str) -> bool {
         && tag.bytes().all(|b| is_word(b) || matches!(b, b'.' | b'-'))
 }
 
-/// `sha256:<64 hex digits>`, lowercased: the one digest a feature is checked against.
+/// `sha256:<64 lowercase hex digits>`, as the OCI digest grammar writes it: the one digest
+/// a feature is checked against. Uppercase is refused, not folded: a registry and
+/// oci-client take the reference as written.
 fn sha256_digest(digest: &str) -> Option<String> {
     let hex = digest.strip_prefix("sha256:")?;
-    let ok = hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit());
-    ok.then(|| digest.to_ascii_lowercase())
+    let ok = hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ok.then(|| digest.to_string())
 }
 
 #[cfg(test)]
