@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::fileio::{DockerFileIo, FileIoOptions};
 use crate::git::{GitClient, GitClientOptions};
 use crate::runtime::ContainerUse;
-use crate::shell::{default_log_dir, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
+use crate::shell::{default_log_dir, CommandHost, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
 pub struct EnvironmentRequest {
     pub container: String,
@@ -81,9 +81,11 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         replace_env: request.replace_env,
         user: request.user.clone(),
         shell: None,
-        engine: request.engine.clone(),
+        host: CommandHost::Engine {
+            engine: request.engine.clone(),
+            agent: request.agent,
+        },
         output_limits: Default::default(),
-        agent: request.agent,
     })?;
     let mut git_client = GitClient::new(GitClientOptions {
         container: request.container.clone(),

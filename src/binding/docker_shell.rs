@@ -119,9 +119,11 @@ pub fn shell_options(opts: DockerShellOptions) -> crate::error::Result<shell::Sh
         replace_env: false,
         user: opts.user,
         shell: opts.shell,
-        engine: engine_options(opts.engine)?,
+        host: shell::CommandHost::Engine {
+            engine: engine_options(opts.engine)?,
+            agent: opts.agent.unwrap_or(true),
+        },
         output_limits: output_limits(opts.max_output_lines, opts.max_output_bytes)?,
-        agent: opts.agent.unwrap_or(true),
     })
 }
 

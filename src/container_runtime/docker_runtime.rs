@@ -120,7 +120,7 @@ impl DockerRuntime {
     )> {
         let engine = self.engine().await?;
         let agent = crate::agent::agent_if(self.uses_agent(), &engine, container).await?;
-        crate::terminal::open_terminal(&engine, container, agent.as_ref(), request).await
+        crate::terminal::open_terminal(Some(&engine), container, agent.as_ref(), request).await
     }
 
     pub async fn engine(&self) -> Result<Engine> {

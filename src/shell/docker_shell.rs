@@ -9,6 +9,7 @@ use tokio::sync::OnceCell;
 
 use super::abandoned_run::{Leftover, LeftoverSlot};
 use super::agent_run;
+use super::command_host::Reached;
 use super::command_log::{log_path, validate_segment, PendingLog};
 use super::engine_run::EngineRun;
 use super::line_sink::LineSink;
@@ -17,8 +18,7 @@ use super::shell_command::ShellCommand;
 use super::shell_options::ShellOptions;
 use super::shell_result::ShellResult;
 use super::stop::{Stop, StopSignal};
-use crate::agent::{agent_if, connection_user, AgentConnection, AgentProcess, Creds, Spawn};
-use crate::engine::Engine;
+use crate::agent::{connection_user, AgentConnection, AgentProcess, Creds, Spawn};
 use crate::error::{Error, Result};
 use crate::output::{OutputLine, StreamKind};
 use crate::runtime::exec::{self, ExecRequest};
@@ -156,12 +156,11 @@ impl DockerShell {
         on_start: impl FnOnce() + Send,
     ) -> Result<RunEnd> {
         let _use = begin_use(self.usage.as_ref()).await?;
-        let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
-        let agent = agent_if(self.options.agent, &engine, container).await?;
+        let reached = self.options.host.reach(container).await?;
         let argv = match command {
             ShellCommand::Script(script) => {
-                let mut argv = self.program(&engine, agent.as_ref()).await?.clone();
+                let mut argv = self.program(&reached).await?.clone();
                 argv.push(script.clone());
                 argv
             }
@@ -171,15 +170,21 @@ impl DockerShell {
             terminate: stop.terminate,
             deadline: stop.deadline,
         };
-        match agent {
-            Some(connection) => {
+        match reached {
+            Reached {
+                agent: Some(connection),
+                ..
+            } => {
                 let spawn = self.spawn_request(&connection, argv).await?;
                 let process = AgentProcess::spawn(&connection, spawn).await?;
                 leftover.set(Leftover::Agent(process.control()));
                 on_start();
                 agent_run::run(process, stop, sink).await
             }
-            None => {
+            Reached {
+                engine: Some(engine),
+                agent: None,
+            } => {
                 let request = ExecRequest {
                     command: argv,
                     working_dir: Some(self.options.cwd.clone()),
@@ -205,6 +210,15 @@ impl DockerShell {
                 };
                 run.run(started, stop, sink).await
             }
+            Reached {
+                engine: None,
+                agent: None,
+            } => Err(Error::new(
+                crate::error::ErrorCode::Unsupported,
+                format!(
+                    "container '{container}' has neither an engine nor an agent to run commands"
+                ),
+            )),
         }
     }
 
@@ -277,24 +291,23 @@ impl DockerShell {
     }
 
     /// `shell` as given, else `bash -c` where the image has bash, else `/bin/sh -c`.
-    async fn program(
-        &self,
-        engine: &Engine,
-        agent: Option<&Arc<AgentConnection>>,
-    ) -> Result<&Vec<String>> {
+    async fn program(&self, reached: &Reached) -> Result<&Vec<String>> {
         self.program
             .get_or_try_init(|| async {
                 if let Some(shell) = &self.options.shell {
                     return Ok(shell.clone());
                 }
                 for path in BASH_PATHS {
-                    let exists = match agent {
+                    let exists = match &reached.agent {
                         Some(connection) => agent_path_exists(connection, path).await,
                         None => None,
                     };
-                    let exists = match exists {
-                        Some(exists) => exists,
-                        None => path_exists(engine, &self.options.container, path).await?,
+                    let exists = match (exists, &reached.engine) {
+                        (Some(exists), _) => exists,
+                        (None, Some(engine)) => {
+                            path_exists(engine, &self.options.container, path).await?
+                        }
+                        (None, None) => false,
                     };
                     if exists {
                         return Ok(vec![path.to_string(), "-c".to_string()]);

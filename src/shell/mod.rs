@@ -2,6 +2,7 @@
 
 mod abandoned_run;
 mod agent_run;
+mod command_host;
 mod command_log;
 mod docker_shell;
 mod engine_run;
@@ -13,6 +14,7 @@ mod shell_result;
 mod shell_terminal;
 mod stop;
 
+pub use command_host::{AgentFuture, AgentSource, CommandHost};
 pub use command_log::{log_path, validate_segment};
 pub use docker_shell::DockerShell;
 pub use line_sink::OutputLimits;

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::command_host::CommandHost;
 use super::line_sink::OutputLimits;
-use crate::engine::EngineOptions;
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
 
@@ -23,11 +23,10 @@ pub struct ShellOptions {
     /// The program and leading arguments the command string is appended to; `None` picks
     /// `bash -c`, or `/bin/sh -c` where the image has no bash.
     pub shell: Option<Vec<String>>,
-    pub engine: EngineOptions,
+    /// Where the commands run.
+    pub host: CommandHost,
     /// How much output `ShellResult.output` keeps.
     pub output_limits: OutputLimits,
-    /// Run commands through the container's session agent where it runs.
-    pub agent: bool,
 }
 
 /// `${os.tmpdir()}/container-isolation`.

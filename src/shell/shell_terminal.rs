@@ -1,10 +1,8 @@
 //! A terminal in a `DockerShell`'s container, as its commands run: its directory, user and
 //! environment unless the request names others (its environment is added to the shell's),
-//! through the agent where the shell uses one; a use of the container while it is open.
+//! through the agent where the shell uses one (the only way into a session reached without an engine); a use of the container while it is open.
 
 use super::docker_shell::DockerShell;
-use crate::agent::agent_if;
-use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::{begin_use, UseGuard};
 use crate::terminal::{open_terminal, TerminalInput, TerminalOutput, TerminalRequest};
@@ -17,16 +15,20 @@ impl DockerShell {
     ) -> Result<(TerminalInput, TerminalOutput, UseGuard)> {
         let options = self.options();
         let guard = begin_use(self.usage()).await?;
-        let engine = Engine::connect(&options.engine).await?;
-        let agent = agent_if(options.agent, &engine, &options.container).await?;
+        let reached = options.host.reach(&options.container).await?;
         let mut env = options.env.clone();
         env.append(&mut request.env);
         request.env = env;
         request.replace_env |= options.replace_env;
         request.cwd = request.cwd.or_else(|| Some(options.cwd.clone()));
         request.user = request.user.or_else(|| options.user.clone());
-        let (input, output) =
-            open_terminal(&engine, &options.container, agent.as_ref(), &request).await?;
+        let (input, output) = open_terminal(
+            reached.engine.as_ref(),
+            &options.container,
+            reached.agent.as_ref(),
+            &request,
+        )
+        .await?;
         Ok((input, output, guard))
     }
 }

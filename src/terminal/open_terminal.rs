@@ -12,7 +12,7 @@ use crate::agent::{
     connection_user, AgentConnection, AgentTerminal, ProcessEvent, Spawn, TerminalControl,
 };
 use crate::engine::Engine;
-use crate::error::{ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::ExecRequest;
 
 /// Output that has already arrived is handed on together, up to this much: one call to a
@@ -51,9 +51,9 @@ pub struct TerminalOutput {
 }
 
 /// Opens `request` on `container`: through `agent` when given (unless it speaks a protocol
-/// from before terminals), else through the engine.
+/// from before terminals), else through the engine; without one, the agent's refusal.
 pub async fn open_terminal(
-    engine: &Engine,
+    engine: Option<&Engine>,
     container: &str,
     agent: Option<&Arc<AgentConnection>>,
     request: &TerminalRequest,
@@ -79,12 +79,18 @@ pub async fn open_terminal(
                     TerminalOutput::new(Output::Agent(terminal), input),
                 ));
             }
-            Err(err) if err.code == ErrorCode::Unsupported => {
+            Err(err) if err.code == ErrorCode::Unsupported && engine.is_some() => {
                 tracing::info!("{}; the terminal is the engine's", err.message)
             }
             Err(err) => return Err(err),
         }
     }
+    let Some(engine) = engine else {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            format!("container '{container}': a terminal needs its session agent or an engine"),
+        ));
+    };
     let exec = ExecRequest {
         command: argv,
         working_dir: request.cwd.clone(),
