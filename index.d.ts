@@ -295,6 +295,18 @@ export declare class KubernetesFileIO {
  * `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
  */
 export declare class KubernetesRuntime {
+  /**
+   * Magenta's `Shell` in the Pod: its commands (and terminals) run by the Pod's session
+   * agent, started on first use; where the agent cannot serve, each command rejects
+   * `UNSUPPORTED` with the reason. Nothing is asked of the cluster until a command.
+   */
+  shell(containerId: string, opts: PodShellOptions): DockerShell
+  /**
+   * The native form of `environment()` (the package's entry point adds it, shaped as
+   * Magenta's `Environment`): the FileIO, Shell, working directory and home directory a
+   * host needs to run an agent thread in the Pod, all through its session agent.
+   */
+  environmentNative(containerId: string, opts: PodEnvironmentOptions): Promise<KubernetesEnvironment>
   /** Connects lazily, on the first call; reaps then the Pods of host processes that died. */
   constructor(opts?: KubernetesRuntimeOptions | undefined | null)
   /**
@@ -1764,6 +1776,25 @@ export interface KubernetesCheckOptions {
   image?: string
 }
 
+/**
+ * The native result of `KubernetesRuntime.environmentNative`; the package's entry point's
+ * `environment()` returns Magenta's `Environment` shape instead.
+ */
+export interface KubernetesEnvironment {
+  /** Files of the Pod, relative paths against `cwd`. */
+  fileIO: KubernetesFileIO
+  /** Commands in the Pod, in `cwd`. */
+  shell: DockerShell
+  /** Absolute container path. */
+  cwd: string
+  /** The user's home directory, from the image's `/etc/passwd`. */
+  homeDir: string
+  /** `['file-io', 'shell', 'threads']` (the package's entry point makes it a `Set`). */
+  availableCapabilities: Array<string>
+  /** `{ type: 'kubernetes', pod, cwd }`. */
+  environmentConfig: PodEnvironmentConfig
+}
+
 /** A node of the cluster. */
 export interface KubernetesNode {
   /** The node's name. */
@@ -1869,6 +1900,33 @@ export interface PathMatches {
   complete: boolean
 }
 
+/** Magenta's `EnvironmentConfig` of a Pod environment. */
+export interface PodEnvironmentConfig {
+  /** Always `kubernetes`. */
+  type: 'kubernetes'
+  /** The Pod's name. */
+  pod: string
+  /** The environment's working directory in the Pod. */
+  cwd: string
+}
+
+/** Options of `KubernetesRuntime.environment`. */
+export interface PodEnvironmentOptions {
+  /** Default: the container's working directory. */
+  cwd?: string
+  /**
+   * Names the shell's log directory (`threads/<threadId>`); a plain file name, else
+   * `INVALID_ARGUMENT`.
+   */
+  threadId: string
+  /** Who files are written and commands run as; default the Pod's user. */
+  user?: string
+  /** The shell's log directory; default `${os.tmpdir()}/container-isolation`. */
+  logDir?: string
+  /** The shell's per-command timeout; default 300000. */
+  timeoutMs?: number
+}
+
 /** Options of `KubernetesRuntime.fileIO()`. */
 export interface PodFileIoOptions {
   /** Relative paths resolve against this; default the container's working directory. */
@@ -1879,6 +1937,34 @@ export interface PodFileIoOptions {
    * belong to them.
    */
   user?: string
+}
+
+/** Options of `KubernetesRuntime.shell`. */
+export interface PodShellOptions {
+  /** Absolute container path the commands run in. */
+  cwd: string
+  /**
+   * Names the log directory (`${logDir}/threads/<threadId>`); a plain file name, else
+   * `INVALID_ARGUMENT`.
+   */
+  threadId: string
+  /** Host directory for command logs; default `${os.tmpdir()}/container-isolation`. */
+  logDir?: string
+  /** Per command; default 300000. */
+  timeoutMs?: number
+  /** Added to every command's environment. */
+  env?: Record<string, string>
+  /** Who runs the commands (a name, `uid` or `uid:gid`); default the Pod's user. */
+  user?: string
+  /**
+   * Program and leading arguments; default `['bash', '-c']`, or `['/bin/sh', '-c']`
+   * where the image has no bash.
+   */
+  shell?: Array<string>
+  /** The most lines `ShellResult.output` keeps; default 100000. */
+  maxOutputLines?: number
+  /** The most bytes of text `ShellResult.output` keeps; default 16 MiB. */
+  maxOutputBytes?: number
 }
 
 /** A container port published on the host. */

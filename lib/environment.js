@@ -1,4 +1,5 @@
-// Magenta's `Environment` from the native `createDockerEnvironment`: a plain object with
+// Magenta's `Environment` from the native `createDockerEnvironment` and
+// `KubernetesRuntime.prototype.environmentNative`: a plain object with
 // writable properties (Magenta reassigns some), capabilities as a `Set`, and the no-op LSP
 // client and diagnostics provider a container environment offers.
 'use strict'
@@ -42,11 +43,15 @@ function magentaEnvironment(env) {
   }
 }
 
-/** Replaces `native.createDockerEnvironment` with its Magenta-shaped wrapper. */
+/** Replaces `native.createDockerEnvironment` with its Magenta-shaped wrapper and gives
+ * `KubernetesRuntime` its `environment()`. */
 module.exports = function installEnvironment(native) {
   const createNative = native.createDockerEnvironment
   native.createDockerEnvironment = async function createDockerEnvironment(opts) {
     return magentaEnvironment(await createNative(opts))
+  }
+  native.KubernetesRuntime.prototype.environment = async function environment(containerId, opts) {
+    return magentaEnvironment(await this.environmentNative(containerId, opts))
   }
   native.NoopLspClient = NoopLspClient
   native.NoopDiagnosticsProvider = NoopDiagnosticsProvider

@@ -37,6 +37,9 @@ import type {
   DockerFileIO,
   DockerShell,
   EnvironmentConfig,
+  KubernetesFileIO,
+  PodEnvironmentConfig,
+  PodEnvironmentOptions,
 } from '../index'
 
 /** What a container environment offers, in Magenta's `ToolCapability` names. */
@@ -102,3 +105,42 @@ export interface DockerEnvironment<Cwd extends string = string, Home extends str
 export declare function createDockerEnvironment<Cwd extends string = string, Home extends string = string>(
   opts: DockerEnvironmentOptions,
 ): Promise<DockerEnvironment<Cwd, Home>>
+
+/**
+ * Magenta's `Environment` on a session Pod (`KubernetesRuntime.environment`): a plain object
+ * with writable properties, as `createDockerEnvironment`'s, without a git client.
+ */
+export interface KubernetesEnvironment<Cwd extends string = string, Home extends string = string> {
+  /** Files of the Pod, relative paths against `cwd`, through its session agent. */
+  fileIO: KubernetesFileIO
+  /** Commands (and terminals) in the Pod, in `cwd`, through its session agent. */
+  shell: DockerShell
+  /** No language server runs in the Pod: every request resolves `[]`. */
+  lspClient: NoopLspClient
+  /** Reports that there are no diagnostics. */
+  diagnosticsProvider: NoopDiagnosticsProvider
+  /** No sandbox of Magenta's own: the Pod is the sandbox. */
+  sandboxViolationHandler: undefined
+  /** Absolute container path: the option's, else the container's working directory. */
+  cwd: Cwd
+  /** The user's home directory, from the image's `/etc/passwd`. */
+  homeDir: Home
+  /** `file-io`, `shell` and `threads`. */
+  availableCapabilities: Set<DockerCapability>
+  /** `{ type: 'kubernetes', pod, cwd }`. */
+  environmentConfig: PodEnvironmentConfig
+}
+
+declare module '../index' {
+  interface KubernetesRuntime {
+    /**
+     * The FileIO, Shell, cwd and home directory a host needs to run an agent thread in the
+     * Pod, shaped as Magenta's `Environment`, all through the Pod's session agent (started
+     * here); `UNSUPPORTED`, with the reason, where the agent cannot serve.
+     */
+    environment<Cwd extends string = string, Home extends string = string>(
+      containerId: string,
+      opts: PodEnvironmentOptions,
+    ): Promise<KubernetesEnvironment<Cwd, Home>>
+  }
+}

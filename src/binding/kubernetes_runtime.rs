@@ -59,7 +59,7 @@ pub struct KubernetesRuntimeOptions {
 /// `TIMEOUT`, `INVALID_ARGUMENT`, `ENGINE_ERROR`.
 #[napi]
 pub struct KubernetesRuntime {
-    inner: Arc<kubernetes::KubernetesRuntime>,
+    pub(super) inner: Arc<kubernetes::KubernetesRuntime>,
 }
 
 /// The core's cluster options from the binding's.

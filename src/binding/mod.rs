@@ -26,6 +26,7 @@ mod file_io_values;
 mod git_remote;
 mod image_prune;
 mod kubernetes_check;
+mod kubernetes_environment;
 mod kubernetes_file_io;
 mod kubernetes_runtime;
 mod line_delivery;

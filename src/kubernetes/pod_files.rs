@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use super::kubernetes_runtime::KubernetesRuntime;
-use super::session_pod::CONTAINER;
+use super::serving_agent::{serving_agent, working_dir_of};
 use crate::agent::{connection_user, AgentFiles, AgentReply, FileKind, Stat};
 use crate::container_archive::file_error;
 use crate::error::{Error, ErrorCode, Result};
@@ -47,26 +47,17 @@ impl PodFiles {
 
     /// The agent's file operations as the files' user, and `path` made absolute.
     async fn files(&self, path: &str) -> Result<(AgentFiles, String)> {
+        let known = self.working_dir.initialized() || self.cwd.is_some();
         let agent = match self.runtime.live_agent(&self.pod) {
-            Some(agent) if self.working_dir.initialized() || self.cwd.is_some() => agent,
+            Some(agent) if known => agent,
             _ => {
-                let (_, pod, agent) = self.runtime.running_pod(&self.pod).await?;
-                let working_dir = pod
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.containers.iter().find(|c| c.name == CONTAINER))
-                    .and_then(|c| c.working_dir.clone())
-                    .unwrap_or_else(|| "/".to_string());
+                let (agent, working_dir) = serving_agent(&self.runtime, &self.pod, "files").await?;
+                let working_dir = match working_dir {
+                    Some(dir) => dir,
+                    None => working_dir_of(&self.runtime, &self.pod).await?,
+                };
                 let _ = self.working_dir.set(working_dir);
-                agent.map_err(|why| {
-                    Error::new(
-                        ErrorCode::Unsupported,
-                        format!(
-                            "files of container '{}' are reached through the Pod's session agent, and {why}",
-                            self.pod
-                        ),
-                    )
-                })?
+                agent
             }
         };
         let user = connection_user(&agent, self.user.as_deref()).await?;

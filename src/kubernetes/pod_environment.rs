@@ -1,0 +1,74 @@
+//! What an agent thread uses on a session Pod — its FileIO, its Shell, the directory it
+//! works in and its user's home — all through the Pod's session agent: the Kubernetes
+//! counterpart of `container_environment`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::kubernetes_runtime::KubernetesRuntime;
+use super::pod_files::PodFiles;
+use super::pod_shell::PodAgentSource;
+use super::serving_agent::{serving_agent, working_dir_of};
+use crate::agent::connection_user;
+use crate::container_environment::ShellSettings;
+use crate::error::Result;
+use crate::shell::{default_log_dir, CommandHost, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
+
+pub struct PodEnvironmentRequest {
+    pub pod: String,
+    /// Default: the container's working directory.
+    pub cwd: Option<String>,
+    pub thread_id: String,
+    /// Who files are written and commands run as; default the Pod's user.
+    pub user: Option<String>,
+    /// Added to every command's environment.
+    pub env: BTreeMap<String, String>,
+    pub shell: ShellSettings,
+}
+
+pub struct PodEnvironment {
+    pub files: PodFiles,
+    pub shell: DockerShell,
+    pub cwd: String,
+    pub home_dir: String,
+}
+
+/// Starts the Pod's agent (where it is not running yet) and binds a FileIO and a Shell to
+/// the Pod; `UNSUPPORTED` with the reason where the agent cannot serve.
+pub async fn pod_environment(
+    runtime: Arc<KubernetesRuntime>,
+    request: PodEnvironmentRequest,
+) -> Result<PodEnvironment> {
+    let pod = request.pod.as_str();
+    let (agent, working_dir) = serving_agent(&runtime, pod, "files and commands").await?;
+    let cwd = match (request.cwd, working_dir) {
+        (Some(cwd), _) => cwd,
+        (None, Some(dir)) => dir,
+        (None, None) => working_dir_of(&runtime, pod).await?,
+    };
+    let user = connection_user(&agent, request.user.as_deref()).await?;
+    let home_dir = user.home.clone().unwrap_or_else(|| match user.uid {
+        0 => "/root".to_string(),
+        _ => "/".to_string(),
+    });
+    let shell = DockerShell::new(ShellOptions {
+        container: pod.to_string(),
+        cwd: cwd.clone(),
+        thread_id: request.thread_id,
+        log_dir: request.shell.log_dir.unwrap_or_else(default_log_dir),
+        timeout: request.shell.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        env: request.env,
+        replace_env: false,
+        user: request.user.clone(),
+        shell: None,
+        host: CommandHost::Agent(Arc::new(PodAgentSource::new(runtime.clone(), pod))),
+        output_limits: Default::default(),
+    })?;
+    let files = PodFiles::new(runtime, pod, request.user, Some(cwd.clone()));
+    Ok(PodEnvironment {
+        files,
+        shell,
+        cwd,
+        home_dir,
+    })
+}
