@@ -12,8 +12,7 @@ use std::collections::HashMap;
 
 use bollard::models::ContainerConfig;
 use bollard::query_parameters::{
-    CommitContainerOptionsBuilder, InspectContainerOptionsBuilder, ListImagesOptionsBuilder,
-    RemoveImageOptionsBuilder,
+    CommitContainerOptionsBuilder, InspectContainerOptionsBuilder, RemoveImageOptionsBuilder,
 };
 
 use super::checkpoint_store::CheckpointStore;
@@ -237,17 +236,8 @@ pub async fn checkpoint_images(
     base_dir: &str,
     session: Option<&str>,
 ) -> Result<Vec<CheckpointImage>> {
-    // One label filter: Podman 4's Docker-compatible list answers none for two.
-    let filters = HashMap::from([("label", vec![format!("{}=checkpoint", labels::IMAGE_KIND)])]);
-    let options = ListImagesOptionsBuilder::default()
-        .filters(&filters)
-        .build();
-    let listed = engine
-        .call(
-            "checkpoint images",
-            engine.docker().list_images(Some(options)),
-        )
-        .await?;
+    let label = format!("{}=checkpoint", labels::IMAGE_KIND);
+    let listed = engine.labelled_images(&label, "checkpoint images").await?;
     Ok(listed
         .into_iter()
         .filter_map(|image| {

@@ -11,6 +11,7 @@ mod docker_context;
 mod endpoint;
 mod engine_connect;
 mod engine_error;
+mod image_list;
 mod image_lookup;
 mod image_pull;
 mod info;

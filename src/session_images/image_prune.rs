@@ -5,13 +5,12 @@
 //! directory, or carrying them only by inheritance (not under the tag we gave it) is never
 //! touched, nor is a session's checkpoint image.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use bollard::models::ImageSummary;
 use bollard::query_parameters::{
-    ListContainersOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,
-    TagImageOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveImageOptionsBuilder, TagImageOptionsBuilder,
 };
 
 use crate::engine::{image_present, Engine};
@@ -90,16 +89,9 @@ impl Candidate {
 }
 
 async fn candidates(engine: &Engine, base_dir: &str) -> Result<Vec<Candidate>> {
-    // One label filter: Podman 4's Docker-compatible list answers none for two.
-    let filters = HashMap::from([("label", vec![format!("{}=true", labels::MANAGED)])]);
-    let options = ListImagesOptionsBuilder::default()
-        .filters(&filters)
-        .build();
+    let label = format!("{}=true", labels::MANAGED);
     let listed = engine
-        .call(
-            "images built by this library",
-            engine.docker().list_images(Some(options)),
-        )
+        .labelled_images(&label, "images built by this library")
         .await?;
     let mut found: Vec<Candidate> = listed
         .into_iter()
