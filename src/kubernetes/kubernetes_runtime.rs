@@ -18,6 +18,7 @@ use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::cluster_survey::{survey_cluster, ClusterSurvey};
 use super::host_lease::{create_host_lease, reap_lapsed};
 use super::network_policy::ensure_deny_all;
+use super::pod_again::made_again;
 use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
@@ -260,21 +261,7 @@ impl ContainerRuntime for KubernetesRuntime {
             }
             _ => {}
         }
-        let again = Pod {
-            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                name: pod.metadata.name.clone(),
-                namespace: pod.metadata.namespace.clone(),
-                labels: pod.metadata.labels.clone(),
-                annotations: pod.metadata.annotations.clone(),
-                owner_references: pod.metadata.owner_references.clone(),
-                ..Default::default()
-            },
-            spec: pod.spec.clone().map(|mut spec| {
-                spec.node_name = None;
-                spec
-            }),
-            status: None,
-        };
+        let again = made_again(&pod);
         self.agents.forget(id);
         let _ = pods
             .delete(id, &DeleteParams::default().grace_period(0))
@@ -335,8 +322,20 @@ impl ContainerRuntime for KubernetesRuntime {
     }
 
     /// Through the Pod's agent where it serves (a user per exec, the command's whole tree
-    /// killed at its timeout), else by a plain exec under `env`.
+    /// killed at its timeout), else by a plain exec under `env`. A live agent runs it
+    /// without asking the cluster first; an agent lost on the way is then told apart from
+    /// a Pod that stopped by reading the Pod.
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
+        if let Some(agent) = self.live_agent(id) {
+            let ran = crate::agent::run_buffered(&agent, request).await;
+            if ran
+                .as_ref()
+                .is_err_and(|e| e.code == ErrorCode::EngineError)
+            {
+                let _still_running = self.running_pod(id).await?;
+            }
+            return ran;
+        }
         let (pods, _, agent) = self.running_pod(id).await?;
         match agent {
             Ok(agent) => crate::agent::run_buffered(&agent, request).await,

@@ -9,6 +9,7 @@ mod cluster_survey;
 mod host_lease;
 mod kubernetes_runtime;
 mod network_policy;
+mod pod_again;
 mod pod_agent;
 mod pod_environment;
 mod pod_exec;
