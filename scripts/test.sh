@@ -185,7 +185,8 @@ dockerd_pid=$!
 # there already, are shared instead of compiled a second time into target/debug.
 host_triple=$(rustc -vV | sed -n 's/^host: //p')
 step "cargo test ($host_triple)"
-CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --workspace --all-targets
+# Without backtraces: a failure's message stays at the end of the output, where a CI log shows it.
+RUST_BACKTRACE=0 CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --workspace --all-targets
 
 step "waiting for the conformance run, the type tests and the doc comments"
 checks_status=0

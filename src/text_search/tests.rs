@@ -229,8 +229,9 @@ fn patterns_over_the_bounds_are_refused() {
             "{big}: {}",
             refusal(big)
         );
+        // Against a hang, not a speed target: a debug build on a loaded CI machine took 7.5 s.
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(30),
             "{big}: {:?}",
             started.elapsed()
         );

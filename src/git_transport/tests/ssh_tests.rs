@@ -222,8 +222,10 @@ fn an_ssh_fetch_past_max_received_bytes_is_limit_exceeded_and_ssh_is_gone() {
         started.elapsed()
     );
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+    // Against a transfer that runs on past the bound, not a speed target (5.3 s was seen
+    // under a full test run's load).
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );
