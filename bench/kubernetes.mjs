@@ -7,7 +7,8 @@
 //   too), against `kubectl run` + `kubectl wait --for=condition=Ready` + `kubectl exec -- true`
 //   (removal not timed on either side);
 // - exec('true'), a 1 KB read and a 100 MB read (`cat`; ours keeps the first 64 MiB of
-//   the output, as every exec does, and reads the rest) against `kubectl exec` of the same.
+//   the output, as every exec does, and reads the rest) against `kubectl exec` of the same;
+// - `shell(id).execute('true')` (Magenta's Shell, agent only) against `kubectl exec -- bash -c true`.
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { mkdtempSync } from 'node:fs'
@@ -75,12 +76,18 @@ try {
     const plainMs = await time(() => plain.exec(id, { command }), n)
     rows.push([name, kubectlMs, agentMs, plainMs])
   }
+  // Magenta's Shell on the Pod (agent only): a command under bash -c, its log written.
+  const shell = agent.shell(id, { cwd: '/', threadId: 'bench', logDir: mkdtempSync(join(tmpdir(), 'kube-bench-logs-')) })
+  let call = 0
+  const shellKubectl = await time(() => kubectl('exec', id, '--', 'bash', '-c', 'true'))
+  const shellMs = await time(() => shell.execute('true', { toolRequestId: `t${call++}` }))
+  rows.push(["shell.execute('true')", shellKubectl, shellMs, undefined])
   await agent.remove(id)
 
   const show = (column, label) =>
     table(`Kubernetes ${d.versions.kubernetes}, two nodes, ${image} (ms, medians): ${label}`, [
       ['ready Pod (create → exec true)', readyKubectl, column === 2 ? readyAgent : readyPlain],
-      ...rows.map((r) => [r[0], r[1], r[column]]),
+      ...rows.filter((r) => r[column] !== undefined).map((r) => [r[0], r[1], r[column]]),
     ], ['kubectl', 'ours'])
   show(2, 'through the session agent')
   show(3, 'plain exec (agent: false)')
