@@ -131,6 +131,9 @@ export interface KubernetesEnvironment<Cwd extends string = string, Home extends
   environmentConfig: PodEnvironmentConfig
 }
 
+// Inside the augmentation, `KubernetesEnvironment` would name the generated (native) one.
+type PodMagentaEnvironment<Cwd extends string, Home extends string> = KubernetesEnvironment<Cwd, Home>
+
 declare module '../index' {
   interface KubernetesRuntime {
     /**
@@ -141,6 +144,6 @@ declare module '../index' {
     environment<Cwd extends string = string, Home extends string = string>(
       containerId: string,
       opts: PodEnvironmentOptions,
-    ): Promise<KubernetesEnvironment<Cwd, Home>>
+    ): Promise<PodMagentaEnvironment<Cwd, Home>>
   }
 }

@@ -82,7 +82,7 @@ pub async fn container_environment(request: EnvironmentRequest) -> Result<Contai
         user: request.user.clone(),
         shell: None,
         host: CommandHost::Engine {
-            engine: request.engine.clone(),
+            engine: Box::new(request.engine.clone()),
             agent: request.agent,
         },
         output_limits: Default::default(),

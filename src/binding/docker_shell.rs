@@ -120,7 +120,7 @@ pub fn shell_options(opts: DockerShellOptions) -> crate::error::Result<shell::Sh
         user: opts.user,
         shell: opts.shell,
         host: shell::CommandHost::Engine {
-            engine: engine_options(opts.engine)?,
+            engine: Box::new(engine_options(opts.engine)?),
             agent: opts.agent.unwrap_or(true),
         },
         output_limits: output_limits(opts.max_output_lines, opts.max_output_bytes)?,

@@ -22,7 +22,10 @@ pub trait AgentSource: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone)]
 pub enum CommandHost {
     /// A container of this engine; through its agent where `agent` and one runs.
-    Engine { engine: EngineOptions, agent: bool },
+    Engine {
+        engine: Box<EngineOptions>,
+        agent: bool,
+    },
     /// A session whose commands only its agent runs.
     Agent(Arc<dyn AgentSource>),
 }
