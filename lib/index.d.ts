@@ -72,16 +72,13 @@ export declare class NoopDiagnosticsProvider {
 }
 
 /**
- * A plain object with writable properties. `Cwd` and `Home` let a host type `cwd` and
- * `homeDir` as its own branded strings (Magenta's `NvimCwd`, `HomeDir`).
+ * What Magenta's `Environment` is on any container or Pod: a plain object with writable
+ * properties. `Cwd` and `Home` let a host type `cwd` and `homeDir` as its own branded
+ * strings (Magenta's `NvimCwd`, `HomeDir`).
  */
-export interface DockerEnvironment<Cwd extends string = string, Home extends string = string> {
-  /** Files of the container, relative paths against `cwd`. */
-  fileIO: DockerFileIO
+export interface ContainerEnvironmentBase<Cwd extends string = string, Home extends string = string> {
   /** Commands in the container, in `cwd`. */
   shell: DockerShell
-  /** Git state of the repository `cwd` is in. */
-  gitClient: ContainerGitClient
   /** No language server runs in the container: every request resolves `[]`. */
   lspClient: NoopLspClient
   /** Reports that there are no diagnostics. */
@@ -90,10 +87,19 @@ export interface DockerEnvironment<Cwd extends string = string, Home extends str
   sandboxViolationHandler: undefined
   /** Absolute container path: the option's, else the container's working directory. */
   cwd: Cwd
-  /** The container user's home directory, from its `/etc/passwd`. */
+  /** The user's home directory, from the container's `/etc/passwd`. */
   homeDir: Home
   /** `file-io`, `shell` and `threads`. */
   availableCapabilities: Set<DockerCapability>
+}
+
+/** Magenta's `Environment` in a container of an engine (`createDockerEnvironment`). */
+export interface DockerEnvironment<Cwd extends string = string, Home extends string = string>
+  extends ContainerEnvironmentBase<Cwd, Home> {
+  /** Files of the container, relative paths against `cwd`. */
+  fileIO: DockerFileIO
+  /** Git state of the repository `cwd` is in. */
+  gitClient: ContainerGitClient
   /** `{ type: 'docker', container, cwd }`. */
   environmentConfig: EnvironmentConfig
 }
@@ -107,26 +113,13 @@ export declare function createDockerEnvironment<Cwd extends string = string, Hom
 ): Promise<DockerEnvironment<Cwd, Home>>
 
 /**
- * Magenta's `Environment` on a session Pod (`KubernetesRuntime.environment`): a plain object
- * with writable properties, as `createDockerEnvironment`'s, without a git client.
+ * Magenta's `Environment` on a session Pod (`KubernetesRuntime.environment`), its files and
+ * commands through the Pod's session agent; no git client.
  */
-export interface KubernetesEnvironment<Cwd extends string = string, Home extends string = string> {
-  /** Files of the Pod, relative paths against `cwd`, through its session agent. */
+export interface KubernetesEnvironment<Cwd extends string = string, Home extends string = string>
+  extends ContainerEnvironmentBase<Cwd, Home> {
+  /** Files of the Pod, relative paths against `cwd`. */
   fileIO: KubernetesFileIO
-  /** Commands (and terminals) in the Pod, in `cwd`, through its session agent. */
-  shell: DockerShell
-  /** No language server runs in the Pod: every request resolves `[]`. */
-  lspClient: NoopLspClient
-  /** Reports that there are no diagnostics. */
-  diagnosticsProvider: NoopDiagnosticsProvider
-  /** No sandbox of Magenta's own: the Pod is the sandbox. */
-  sandboxViolationHandler: undefined
-  /** Absolute container path: the option's, else the container's working directory. */
-  cwd: Cwd
-  /** The user's home directory, from the image's `/etc/passwd`. */
-  homeDir: Home
-  /** `file-io`, `shell` and `threads`. */
-  availableCapabilities: Set<DockerCapability>
   /** `{ type: 'kubernetes', pod, cwd }`. */
   environmentConfig: PodEnvironmentConfig
 }
