@@ -102,7 +102,8 @@ function makeRepository(dir: string): string {
   return git(work, 'rev-parse', 'HEAD')
 }
 
-export async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
+// Bounds a part that never comes up, not its speed: under a full run's load, 10 s once passed.
+export async function until(what: string, probe: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms
   while (!probe()) {
     if (Date.now() > end) throw new Error(`egress test net: ${what} did not come up within ${ms} ms`)

@@ -50,7 +50,9 @@ describe('KubernetesRuntime.environment and shell', () => {
       onOutput: (line) => lines.push(`${line.stream}:${line.text}`),
     })
     expect(result.exitCode).toBe(3)
-    expect(lines).toEqual(['stdout:one', 'stdout:two', 'stderr:err', 'stdout:/tmp'])
+    // In order within each stream (stdout and stderr are two pipes: no order between them).
+    expect(lines.filter((l) => l.startsWith('stdout:'))).toEqual(['stdout:one', 'stdout:two', 'stdout:/tmp'])
+    expect(lines.filter((l) => l.startsWith('stderr:'))).toEqual(['stderr:err'])
     expect(result.logFilePath).toBe(join(logDir, 'threads', 't1', 'tools', 'r1', 'bashCommand.log'))
     expect(readFileSync(result.logFilePath!, 'utf8')).toContain('exit code 3')
 

@@ -12,7 +12,7 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::Api;
 use tokio::sync::OnceCell;
 
-use super::api_errors::from_kube;
+use super::api_errors::{from_kube, stream_cut};
 use super::cluster_check::{check_cluster, ClusterCheck};
 use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::cluster_survey::{survey_cluster, ClusterSurvey};
@@ -323,18 +323,17 @@ impl ContainerRuntime for KubernetesRuntime {
 
     /// Through the Pod's agent where it serves (a user per exec, the command's whole tree
     /// killed at its timeout), else by a plain exec under `env`. A live agent runs it
-    /// without asking the cluster first; an agent lost on the way is then told apart from
-    /// a Pod that stopped by reading the Pod.
+    /// without asking the cluster first; when its stream is cut on the way, reading the Pod
+    /// tells a Pod that stopped or went away from a cluster that did (`stream_cut`).
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
         if let Some(agent) = self.live_agent(id) {
-            let ran = crate::agent::run_buffered(&agent, request).await;
-            if ran
-                .as_ref()
-                .is_err_and(|e| e.code == ErrorCode::EngineError)
-            {
-                let _still_running = self.running_pod(id).await?;
-            }
-            return ran;
+            return match crate::agent::run_buffered(&agent, request).await {
+                Err(err) if err.code == ErrorCode::EngineError && agent.is_closed() => {
+                    let _still_running = self.running_pod(id).await?;
+                    Err(stream_cut(err))
+                }
+                ran => ran,
+            };
         }
         let (pods, _, agent) = self.running_pod(id).await?;
         match agent {
