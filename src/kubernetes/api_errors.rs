@@ -54,20 +54,6 @@ fn from_status(code: u16, reason: &str, message: &str, subject: &str, permission
     Error::new(code, text)
 }
 
-/// A live agent's stream cut during a call while the Pod still runs: the API server or the
-/// node's kubelet went away (a restarting API server closes its streams first and answers
-/// reads a while longer). Unavailable, as a call is while they are down; the next call
-/// starts the agent again.
-pub(super) fn stream_cut(err: Error) -> Error {
-    Error::new(
-        ErrorCode::EngineUnavailable,
-        format!(
-            "{}: its stream through the cluster was cut, and whether the command ran is not known",
-            err.message
-        ),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

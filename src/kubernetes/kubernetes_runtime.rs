@@ -12,7 +12,7 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::Api;
 use tokio::sync::OnceCell;
 
-use super::api_errors::{from_kube, stream_cut};
+use super::api_errors::from_kube;
 use super::cluster_check::{check_cluster, ClusterCheck};
 use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::cluster_survey::{survey_cluster, ClusterSurvey};
@@ -322,19 +322,10 @@ impl ContainerRuntime for KubernetesRuntime {
     }
 
     /// Through the Pod's agent where it serves (a user per exec, the command's whole tree
-    /// killed at its timeout), else by a plain exec under `env`. A live agent runs it
-    /// without asking the cluster first; when its stream is cut on the way, reading the Pod
-    /// tells a Pod that stopped or went away from a cluster that did (`stream_cut`).
+    /// killed at its timeout), else by a plain exec under `env`. The Pod is read first: a
+    /// live agent's stream cut by a lost API server is noticed only by the agent's health
+    /// check (up to 15 s), while the read fails at once.
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecOutcome> {
-        if let Some(agent) = self.live_agent(id) {
-            return match crate::agent::run_buffered(&agent, request).await {
-                Err(err) if err.code == ErrorCode::EngineError && agent.is_closed() => {
-                    let _still_running = self.running_pod(id).await?;
-                    Err(stream_cut(err))
-                }
-                ran => ran,
-            };
-        }
         let (pods, _, agent) = self.running_pod(id).await?;
         match agent {
             Ok(agent) => crate::agent::run_buffered(&agent, request).await,
