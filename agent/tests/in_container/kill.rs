@@ -68,8 +68,10 @@ fn a_daemon_left_behind_by_a_finished_command_is_still_killable() {
     assert_eq!(ran.code, 5);
     wait_for(&container, "sleep 1000", 1);
     agent.send(id, &Message::Kill);
+    // The daemon, and under load the command's `sh` too while its end is not reaped yet
+    // (a fresh-clone run counted 2): what matters is that nothing is left.
     match agent.recv(id) {
-        Message::Signalled { count } => assert_eq!(count, 1),
+        Message::Signalled { count } => assert!((1..=2).contains(&count), "{count}"),
         other => panic!("Kill answered with {other:?}"),
     }
     assert_eq!(container.left("sleep", GONE), Vec::<String>::new());
