@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::kubernetes_runtime::KubernetesRuntime;
 use super::pod_files::PodFiles;
 use super::pod_shell::PodAgentSource;
-use super::serving_agent::{serving_agent, working_dir_of};
+use super::serving_agent::{read_serving_agent, serving_agent};
 use crate::agent::connection_user;
 use crate::container_environment::ShellSettings;
 use crate::error::Result;
@@ -40,11 +40,10 @@ pub async fn pod_environment(
     request: PodEnvironmentRequest,
 ) -> Result<PodEnvironment> {
     let pod = request.pod.as_str();
-    let (agent, working_dir) = serving_agent(&runtime, pod, "files and commands").await?;
-    let cwd = match (request.cwd, working_dir) {
-        (Some(cwd), _) => cwd,
-        (None, Some(dir)) => dir,
-        (None, None) => working_dir_of(&runtime, pod).await?,
+    let what = "files and commands";
+    let (agent, cwd) = match request.cwd {
+        Some(cwd) => (serving_agent(&runtime, pod, what).await?, cwd),
+        None => read_serving_agent(&runtime, pod, what).await?,
     };
     let user = connection_user(&agent, request.user.as_deref()).await?;
     let home_dir = user.home.clone().unwrap_or_else(|| match user.uid {

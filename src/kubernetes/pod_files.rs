@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use super::kubernetes_runtime::KubernetesRuntime;
-use super::serving_agent::{serving_agent, working_dir_of};
+use super::serving_agent::{read_serving_agent, serving_agent};
 use crate::agent::{connection_user, AgentFiles, AgentReply, FileKind, Stat};
 use crate::container_archive::file_error;
 use crate::error::{Error, ErrorCode, Result};
@@ -47,15 +47,11 @@ impl PodFiles {
 
     /// The agent's file operations as the files' user, and `path` made absolute.
     async fn files(&self, path: &str) -> Result<(AgentFiles, String)> {
-        let known = self.working_dir.initialized() || self.cwd.is_some();
-        let agent = match self.runtime.live_agent(&self.pod) {
-            Some(agent) if known => agent,
-            _ => {
-                let (agent, working_dir) = serving_agent(&self.runtime, &self.pod, "files").await?;
-                let working_dir = match working_dir {
-                    Some(dir) => dir,
-                    None => working_dir_of(&self.runtime, &self.pod).await?,
-                };
+        let agent = match self.working_dir.initialized() || self.cwd.is_some() {
+            true => serving_agent(&self.runtime, &self.pod, "files").await?,
+            false => {
+                let (agent, working_dir) =
+                    read_serving_agent(&self.runtime, &self.pod, "files").await?;
                 let _ = self.working_dir.set(working_dir);
                 agent
             }

@@ -32,9 +32,6 @@ impl std::fmt::Debug for PodAgentSource {
 
 impl AgentSource for PodAgentSource {
     fn connection(&self) -> AgentFuture<'_> {
-        Box::pin(async move {
-            let (agent, _) = serving_agent(&self.runtime, &self.pod, "commands").await?;
-            Ok(agent)
-        })
+        Box::pin(serving_agent(&self.runtime, &self.pod, "commands"))
     }
 }

@@ -12,16 +12,28 @@ use super::session_pod::CONTAINER;
 use crate::agent::AgentConnection;
 use crate::error::{Error, ErrorCode, Result};
 
-/// The agent of `pod`, and its container's working directory when the Pod had to be read
-/// for it. `what` names what is reached through it ("files", "commands").
+/// The agent of `pod`: its live connection without asking the cluster, else as
+/// `read_serving_agent` finds it. `what` names what is reached through it ("files",
+/// "commands").
 pub(super) async fn serving_agent(
     runtime: &KubernetesRuntime,
     pod: &str,
     what: &str,
-) -> Result<(Arc<AgentConnection>, Option<String>)> {
-    if let Some(agent) = runtime.live_agent(pod) {
-        return Ok((agent, None));
+) -> Result<Arc<AgentConnection>> {
+    match runtime.live_agent(pod) {
+        Some(agent) => Ok(agent),
+        None => Ok(read_serving_agent(runtime, pod, what).await?.0),
     }
+}
+
+/// The Pod read (running, else why not), its agent started where it is not up, and its
+/// container's working directory; `UNSUPPORTED` with the reason where the agent cannot
+/// serve.
+pub(super) async fn read_serving_agent(
+    runtime: &KubernetesRuntime,
+    pod: &str,
+    what: &str,
+) -> Result<(Arc<AgentConnection>, String)> {
     let (_, read, agent) = runtime.running_pod(pod).await?;
     let agent = agent.map_err(|why| {
         Error::new(
@@ -31,20 +43,14 @@ pub(super) async fn serving_agent(
             ),
         )
     })?;
-    Ok((agent, Some(working_dir(&read))))
+    Ok((agent, working_dir(&read)))
 }
 
 /// The session container's working directory (the image's, unless the Pod names one).
-pub(super) fn working_dir(pod: &Pod) -> String {
+fn working_dir(pod: &Pod) -> String {
     pod.spec
         .as_ref()
         .and_then(|s| s.containers.iter().find(|c| c.name == CONTAINER))
         .and_then(|c| c.working_dir.clone())
         .unwrap_or_else(|| "/".to_string())
-}
-
-/// The working directory of `pod`, read from the cluster.
-pub(super) async fn working_dir_of(runtime: &KubernetesRuntime, pod: &str) -> Result<String> {
-    let (_, read, _) = runtime.running_pod(pod).await?;
-    Ok(working_dir(&read))
 }
