@@ -20,8 +20,11 @@ import { git, isPodman, tempDir } from './helpers'
  */
 export function internetNets(suite: 0 | 1 | 2): Nets & { privateRange: string } {
   const slot = suite + (isPodman ? 3 : 0)
-  // Not 192.0.2.0/24: machines of this kind have their own address there.
-  const publicNet = ['203.0.113', '198.51.100', '198.18.7', '198.19.7', '198.18.8', '198.19.8'][slot]
+  // Only the benchmarking range (198.18.0.0/15): machines of this kind have their own address
+  // in 192.0.2.0/24 and reach their package registries at an address in 203.0.113.0/24, and a
+  // veth with a /24 there would take their route away while a suite runs (and for good when a
+  // killed run leaves it, until scripts/sweep-test-containers.sh removes it).
+  const publicNet = ['198.18.7', '198.19.7', '198.18.8', '198.19.8', '198.18.9', '198.19.9'][slot]
   const privateNet = `10.213.${7 + slot}`
   return {
     public: { host: `${publicNet}.1`, ns: `${publicNet}.2` },
@@ -111,6 +114,18 @@ export async function until(what: string, probe: () => boolean, ms = 30_000): Pr
   }
 }
 
+/** The /24s of `hosts` must be nobody's on this machine: no address in them, no route to them. */
+function refuseRangesInUse(...hosts: string[]): void {
+  const used = execFileSync('ip', ['-4', '-o', 'route', 'show', 'table', 'all'], { encoding: 'utf8' }) +
+    execFileSync('ip', ['-4', '-o', 'addr'], { encoding: 'utf8' })
+  for (const host of hosts) {
+    const prefix = host.slice(0, host.lastIndexOf('.') + 1)
+    if (used.split(/\s+/).some((word) => word.startsWith(prefix))) {
+      throw new Error(`egress test net: ${prefix}0/24 is in use on this machine (an address or a route): not taking it`)
+    }
+  }
+}
+
 export async function startInternet(nets: Nets = DEFAULT_NETS): Promise<Internet> {
   const { public: pub, private: priv } = nets
   const ns = `ci-egress-${process.pid}`
@@ -142,6 +157,7 @@ export async function startInternet(nets: Nets = DEFAULT_NETS): Promise<Internet
     } catch (err) {
       throw new Error(`egress test net: 'ip netns add' is not permitted here: ${(err as Error).message}`)
     }
+    refuseRangesInUse(pub.host, priv.host)
     ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', nsIf)
     ip('link', 'set', nsIf, 'netns', ns)
     ip('addr', 'add', `${pub.host}/24`, 'dev', hostIf)

@@ -404,9 +404,9 @@ describe('container-isolation mcp', () => {
   })
 })
 
-// Names the policy resolves to public (documentation) addresses, so that only its
+// Names the policy resolves to public (benchmarking-range) addresses, so that only its
 // answer decides; a connection allowed then goes nowhere.
-const POLICY = JSON.stringify({ allow: [], hosts: { 'allowed.test': ['203.0.113.7'], 'declined.test': ['203.0.113.8'], 'undecided.test': ['203.0.113.9'] } })
+const POLICY = JSON.stringify({ allow: [], hosts: { 'allowed.test': ['198.18.255.7'], 'declined.test': ['198.18.255.8'], 'undecided.test': ['198.18.255.9'] } })
 const curlCode = (host: string) => `curl -s -o /dev/null -w '%{http_code}' --max-time 3 http://${host}/`
 
 describe('container-isolation mcp killed', () => {

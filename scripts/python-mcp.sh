@@ -36,7 +36,14 @@ rm -rf "$building"
 "$python" -m venv "$building"
 # Moved to its place afterwards: only `bin/python -m ...` is used, which does not depend on
 # the folder's name (the console scripts' shebangs would).
-"$building/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$requirements"
+# A registry that does not answer for a while (seen: minutes) is waited for, three tries apart.
+for attempt in 1 2 3; do
+  "$building/bin/python" -m pip install -q --disable-pip-version-check --no-input --retries 8 \
+    -r "$requirements" && break
+  [ "$attempt" = 3 ] && exit 1
+  log "pip install failed (try $attempt of 3); trying again in 30 s"
+  sleep 30
+done
 printf '%s\n' "$want" >"$building/.stamp"
 rm -rf "$venv"
 mv "$building" "$venv"

@@ -35,3 +35,16 @@ sweep podman "{{.ID}} {{index .Labels \"$LABEL.base-dir\"}}"
 if command -v node >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
   node "$(dirname "$0")/remote-engine.mjs" sweep || echo "[sweep] warning: the remote-engine rig sweep failed" >&2
 fi
+
+# The egress suites' test internets (__test__/egress-net.ts) whose test process is gone: the
+# network namespace `ci-egress-<pid>` and its veth `cie<pid % 100000>h` on the host, whose
+# addresses would otherwise keep their ranges routed here for good.
+if command -v ip >/dev/null 2>&1; then
+  for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^ci-egress-[0-9]+$/ {print $1}'); do
+    pid=${ns#ci-egress-}
+    [ -d "/proc/$pid" ] && continue
+    ip netns delete "$ns" 2>/dev/null || true
+    ip link delete "cie$((pid % 100000))h" 2>/dev/null || true
+    echo "[sweep] removed the egress test net $ns, left by an interrupted test run" >&2
+  done
+fi

@@ -38,6 +38,7 @@ kube_build_pid=$!
 
 # What runs in the background, each in a process group of its own (so that a failed run stops
 # all of it); the darwin checks at the lowest priority.
+python_mcp_pid=""
 darwin_pid=""
 darwin_log=target/darwin-check.log
 clients_pid=""
@@ -48,7 +49,7 @@ kube_pid=""
 dockerd_pid=""
 package_pid=""
 stop_darwin_checks() {
-  for pid in "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid" "$dockerd_pid" "$package_pid"; do
+  for pid in "$python_mcp_pid" "$darwin_pid" "$clients_pid" "$podman_pid" "$checks_pid" "$remote_pid" "$kube_build_pid" "$kube_pid" "$dockerd_pid" "$package_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM -- "-$pid" 2>/dev/null || true; fi
   done
 }
@@ -69,16 +70,25 @@ check_machine_dockerd() {
 }
 trap check_machine_dockerd EXIT
 
+# The MCP client suite drives the server from the official Python SDK too, in a virtualenv
+# of its own, made beside the npm install (both mostly wait on their registries).
+python_mcp_log=target/python-mcp.log
+python_mcp_status=target/python-mcp.status
+rm -f "$python_mcp_status"
+step "the Python MCP SDK for the MCP client suite (.venv-mcp), in the background (log: $python_mcp_log)"
+setsid bash -c 'bash scripts/python-mcp.sh; echo $? >"$0"' "$python_mcp_status" >"$python_mcp_log" 2>&1 &
+python_mcp_pid=$!
+
 if [ ! -x node_modules/.bin/vitest ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step "installing node dev dependencies"
-  npm install --no-audit --no-fund
+  npm install --no-audit --no-fund --prefer-offline
 fi
 
-# The MCP client suite drives the server from the official Python SDK too, in a virtualenv
-# of its own. In CI a failure to make it fails the run; elsewhere that suite fails alone,
-# naming this script.
-step "the Python MCP SDK for the MCP client suite (.venv-mcp)"
-if ! bash scripts/python-mcp.sh; then
+# In CI a failure to make the virtualenv fails the run; elsewhere that suite fails alone,
+# naming the script.
+wait "$python_mcp_pid" || true
+cat "$python_mcp_log" >&2
+if [ "$(cat "$python_mcp_status" 2>/dev/null)" != 0 ]; then
   [ "${CI:-}" != true ] || { echo "[test] FAIL: scripts/python-mcp.sh could not make .venv-mcp" >&2; exit 1; }
   echo "[test] WARNING: scripts/python-mcp.sh could not make .venv-mcp: __test__/mcp-clients.spec.ts will fail" >&2
 fi
