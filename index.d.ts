@@ -1527,6 +1527,11 @@ export interface EngineOptions {
   kind?: 'docker' | 'podman'
   /** Per request, in milliseconds; default 120000. */
   timeoutMs?: number
+  /**
+   * Sessions on a Kubernetes cluster instead of an engine (`Workspaces` only, and no other
+   * field beside it; docs/kubernetes.md).
+   */
+  kubernetes?: KubernetesOptions
 }
 
 /** What the system `ssh` client gets for an `ssh://` host (on top of `~/.ssh/config`). */
@@ -2364,8 +2369,11 @@ export interface WarmPoolStatus {
 
 /** What a host needs to run an agent thread in a session (`Workspaces.environment`). */
 export interface WorkspaceEnvironment {
-  /** Files of the session's container, relative paths against `cwd`. */
-  fileIO: DockerFileIO
+  /**
+   * Files of the session's container (a `KubernetesFileIO`, with the same methods, for a
+   * session on a cluster), relative paths against `cwd`.
+   */
+  fileIO: DockerFileIO | KubernetesFileIO
   /** Commands in the session's container, in `cwd`. */
   shell: DockerShell
   /** Git state of the session's clone, seen from inside the container. */
@@ -2410,10 +2418,11 @@ export interface WorkspaceInfo {
    */
   containerMountPath: string
   /**
-   * Where the repository lives for the container: the host clone bind-mounted, or a
-   * copy in the engine volume `volume` (`clonePath` then holds the copy last read back).
+   * Where the repository lives for the container: the host clone bind-mounted, a copy
+   * in the engine volume `volume`, or (`pod`, a session on Kubernetes) a copy in the Pod's
+   * own file system (`clonePath` then holds the copy last read back).
    */
-  storage: 'bind' | 'volume'
+  storage: 'bind' | 'volume' | 'pod'
   /** With `volume` storage: the engine volume's name. */
   volume?: string
   /** The container's state now; `missing` when it was removed. */

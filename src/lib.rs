@@ -26,6 +26,7 @@ pub mod git_fsck;
 pub mod git_transport;
 pub mod kubernetes;
 pub mod output;
+pub mod pod_workspaces;
 pub mod progress;
 pub mod project_dir;
 pub mod reaper;

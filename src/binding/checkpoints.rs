@@ -71,18 +71,21 @@ impl Workspaces {
         opts: Option<CheckpointOptions>,
     ) -> Outcome<CheckpointInfo> {
         let label = opts.and_then(|o| o.label);
-        self.inner
-            .checkpoint(&session_id, label)
-            .await
-            .map(Into::into)
-            .into()
+        async {
+            self.on_engine("checkpoint")?
+                .checkpoint(&session_id, label)
+                .await
+                .map(Into::into)
+        }
+        .await
+        .into()
     }
 
     /// The session's checkpoints, oldest first.
     #[napi(ts_return_type = "Promise<CheckpointInfo[]>")]
     pub async fn checkpoints(&self, session_id: String) -> Outcome<Vec<CheckpointInfo>> {
-        self.inner
-            .checkpoints(&session_id)
+        self.on_engine("checkpoints")
+            .and_then(|inner| inner.checkpoints(&session_id))
             .map(|all| all.into_iter().map(Into::into).collect())
             .into()
     }
@@ -90,18 +93,27 @@ impl Workspaces {
     /// Deletes a checkpoint and its image; false when there is no such checkpoint.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub async fn delete_checkpoint(&self, session_id: String, id: String) -> Outcome<bool> {
-        self.inner.delete_checkpoint(&session_id, &id).await.into()
+        async {
+            self.on_engine("deleteCheckpoint")?
+                .delete_checkpoint(&session_id, &id)
+                .await
+        }
+        .await
+        .into()
     }
 
     /// The session put back to a checkpoint: what runs in it ended, its clone and its
     /// container as they were then; its id, egress policy and limits kept.
     #[napi(ts_return_type = "Promise<WorkspaceInfo>")]
     pub async fn restore(&self, session_id: String, id: String) -> Outcome<WorkspaceInfo> {
-        self.inner
-            .restore(&session_id, &id)
-            .await
-            .map(Into::into)
-            .into()
+        async {
+            self.on_engine("restore")?
+                .restore(&session_id, &id)
+                .await
+                .map(Into::into)
+        }
+        .await
+        .into()
     }
 
     /// A new, independent session from a checkpoint of this one (or from it as it is now).
@@ -111,10 +123,13 @@ impl Workspaces {
             session_id: opts.session_id,
             checkpoint: opts.checkpoint,
         };
-        self.inner
-            .fork(&session_id, request)
-            .await
-            .map(Into::into)
-            .into()
+        async {
+            self.on_engine("fork")?
+                .fork(&session_id, request)
+                .await
+                .map(Into::into)
+        }
+        .await
+        .into()
     }
 }

@@ -4,6 +4,7 @@
 use napi_derive::napi;
 
 use super::error::Outcome;
+use super::workspace_sessions::Sessions;
 use super::workspaces::Workspaces;
 use crate::delivery::{self, ChangesOptions as CoreOptions, DEFAULT_MAX_PATCH_BYTES};
 use crate::error::Error;
@@ -176,13 +177,13 @@ impl Workspaces {
         session_id: String,
         opts: Option<ChangesOptions>,
     ) -> Outcome<SessionChanges> {
-        let inner = self.inner.clone();
         async move {
             let opts = options(opts)?;
-            inner
-                .changes(&session_id, opts)
-                .await
-                .map(SessionChanges::from)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.changes(&session_id, opts).await,
+                Sessions::Pods(pods) => pods.changes(&session_id, opts).await,
+            }
+            .map(SessionChanges::from)
         }
         .await
         .into()

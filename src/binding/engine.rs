@@ -6,8 +6,9 @@ use napi::Either;
 use napi_derive::napi;
 
 use super::error::Outcome;
+use super::kubernetes_runtime::KubernetesOptions;
 use crate::engine::{self, EngineKind};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// TLS to a `tcp://` host. Each file is a PEM file path, as the docker CLI's `--tlscacert`,
 /// `--tlscert`, `--tlskey`; one not given is taken from `DOCKER_CERT_PATH` (else the docker
@@ -58,6 +59,9 @@ pub struct EngineOptions {
     pub kind: Option<String>,
     /// Per request, in milliseconds; default 120000.
     pub timeout_ms: Option<f64>,
+    /// Sessions on a Kubernetes cluster instead of an engine (`Workspaces` only, and no other
+    /// field beside it; docs/kubernetes.md).
+    pub kubernetes: Option<KubernetesOptions>,
 }
 
 /// What `detectEngine` found.
@@ -88,6 +92,12 @@ pub struct EngineInfo {
 
 pub fn engine_options(opts: Option<EngineOptions>) -> Result<engine::EngineOptions> {
     let opts = opts.unwrap_or_default();
+    if opts.kubernetes.is_some() {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            "engine.kubernetes is taken by Workspaces only (containers on a cluster: KubernetesRuntime)",
+        ));
+    }
     let kind = match opts.kind.as_deref() {
         None => None,
         Some("docker") => Some(EngineKind::Docker),

@@ -4,6 +4,7 @@
 use napi_derive::napi;
 
 use super::error::Outcome;
+use super::workspace_sessions::Sessions;
 use super::workspaces::Workspaces;
 use crate::delivery::Exported;
 use crate::workspace::ExportRequest;
@@ -84,12 +85,12 @@ impl Workspaces {
             message: o.message,
             force: o.force.unwrap_or(false),
         });
-        let inner = self.inner.clone();
         async move {
-            inner
-                .export(&session_id, request)
-                .await
-                .map(SessionExport::from)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.export(&session_id, request).await,
+                Sessions::Pods(pods) => pods.export(&session_id, request).await,
+            }
+            .map(SessionExport::from)
         }
         .await
         .into()

@@ -35,8 +35,9 @@ impl Workspaces {
     /// touches an image without this library's labels or of another base directory.
     #[napi(ts_return_type = "Promise<PruneResult>")]
     pub async fn prune(&self, opts: Option<PruneOptions>) -> Outcome<PruneResult> {
-        let inner = self.inner.clone();
+        let inner = self.on_engine("prune");
         async move {
+            let inner = inner?;
             let (older_than_ms, dry_run) = match opts {
                 Some(o) => (o.older_than_ms, o.dry_run.unwrap_or(false)),
                 None => (None, false),

@@ -18,6 +18,7 @@ use crate::runtime::Direction;
 
 /// Which cluster, namespace and runtime class sessions run in.
 #[napi(object)]
+#[derive(Clone)]
 pub struct KubernetesOptions {
     /// A kubeconfig file; default: `KUBECONFIG`, `~/.kube/config`, then the service account
     /// of the Pod the host runs in.

@@ -43,6 +43,7 @@ mod trust;
 mod warm_pool;
 mod watchdog;
 mod workspace_info;
+mod workspace_sessions;
 mod workspaces;
 mod workspaces_options;
 mod workspaces_pool;

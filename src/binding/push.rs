@@ -74,8 +74,9 @@ impl Workspaces {
     /// and the clone's bounds as for `export`.
     #[napi(ts_return_type = "Promise<SessionPush>")]
     pub async fn push(&self, session_id: String, opts: PushOptions) -> Outcome<SessionPush> {
-        let inner = self.inner.clone();
+        let inner = self.on_engine("push");
         async move {
+            let inner = inner?;
             let url = opts.url.clone();
             let request = PushRequest {
                 transfer: transfer_from(

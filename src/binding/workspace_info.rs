@@ -77,9 +77,10 @@ pub struct WorkspaceInfo {
     /// Where the clone is mounted in the container (`/workspace` unless devcontainer.json
     /// says otherwise).
     pub container_mount_path: String,
-    /// Where the repository lives for the container: the host clone bind-mounted, or a
-    /// copy in the engine volume `volume` (`clonePath` then holds the copy last read back).
-    #[napi(ts_type = "'bind' | 'volume'")]
+    /// Where the repository lives for the container: the host clone bind-mounted, a copy
+    /// in the engine volume `volume`, or (`pod`, a session on Kubernetes) a copy in the Pod's
+    /// own file system (`clonePath` then holds the copy last read back).
+    #[napi(ts_type = "'bind' | 'volume' | 'pod'")]
     pub storage: String,
     /// With `volume` storage: the engine volume's name.
     pub volume: Option<String>,
@@ -141,7 +142,7 @@ impl From<workspace::WorkspaceInfo> for WorkspaceInfo {
                     limits.memory = s.effective_memory();
                     Resources::from(limits)
                 })
-                .unwrap_or_else(|| Resources::from(crate::runtime::ResourceLimits::default())),
+                .unwrap_or_else(|| Resources::from(r.pod_resources)),
             warnings: r.settings.map(|s| s.warnings).unwrap_or_default(),
             ports: info
                 .ports

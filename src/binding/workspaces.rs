@@ -15,12 +15,14 @@ use super::egress::{egress_from_js, EgressOption};
 use super::engine::{engine_options, ContainerAccess};
 use super::environment_options::{shell_settings, EnvironmentOptions};
 use super::error::{sync_error, Code, Outcome};
+use super::kubernetes_file_io::KubernetesFileIO;
 use super::port_forward::{ForwardPortOptions, PortForward};
 use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
 use super::terminal::{terminal_request, Terminal, TerminalOptions};
 use super::warm_pool::pool_options;
 use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
+use super::workspace_sessions::{pod_create, pod_sessions, Sessions};
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
 use super::{exit_hooks, watchdog};
 use crate::base_dir::resolve_base_dir;
@@ -33,9 +35,10 @@ use crate::workspace;
 /// What a host needs to run an agent thread in a session (`Workspaces.environment`).
 #[napi(object, object_from_js = false)]
 pub struct WorkspaceEnvironment {
-    /// Files of the session's container, relative paths against `cwd`.
-    #[napi(js_name = "fileIO")]
-    pub file_io: DockerFileIO,
+    /// Files of the session's container (a `KubernetesFileIO`, with the same methods, for a
+    /// session on a cluster), relative paths against `cwd`.
+    #[napi(js_name = "fileIO", ts_type = "DockerFileIO | KubernetesFileIO")]
+    pub file_io: Either<DockerFileIO, KubernetesFileIO>,
     /// Commands in the session's container, in `cwd`.
     pub shell: DockerShell,
     /// Git state of the session's clone, seen from inside the container.
@@ -51,7 +54,7 @@ pub struct WorkspaceEnvironment {
 /// same workspaces.
 #[napi]
 pub struct Workspaces {
-    pub(super) inner: Arc<workspace::Workspaces>,
+    pub(super) sessions: Sessions,
 }
 
 #[napi]
@@ -78,6 +81,12 @@ impl Workspaces {
             pool: None,
             max_checkpoints: None,
         });
+        if let Some(cluster) = opts.engine.as_ref().and_then(|e| e.kubernetes.clone()) {
+            let pods = pod_sessions(opts, cluster)?;
+            return Ok(Workspaces {
+                sessions: Sessions::Pods(Arc::new(pods)),
+            });
+        }
         let egress = match opts.egress {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
             None => Egress::default(),
@@ -105,62 +114,35 @@ impl Workspaces {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }
         Ok(Workspaces {
-            inner: Arc::new(workspace::Workspaces::new(workspace::WorkspacesOptions {
-                base_dir: resolve_base_dir(opts.base_dir.as_deref()),
-                engine,
-                image: opts.image,
-                trust,
-                idle_timeout,
-                agent: opts.agent.unwrap_or(true),
-                egress,
-                resources,
-                pull: pull.unwrap_or_default(),
-                progress: progress_target(opts.on_progress),
-                storage,
-                pool,
-                max_checkpoints: opts.max_checkpoints.map(|n| n as usize),
-            })),
+            sessions: Sessions::Engine(Arc::new(workspace::Workspaces::new(
+                workspace::WorkspacesOptions {
+                    base_dir: resolve_base_dir(opts.base_dir.as_deref()),
+                    engine,
+                    image: opts.image,
+                    trust,
+                    idle_timeout,
+                    agent: opts.agent.unwrap_or(true),
+                    egress,
+                    resources,
+                    pull: pull.unwrap_or_default(),
+                    progress: progress_target(opts.on_progress),
+                    storage,
+                    pool,
+                    max_checkpoints: opts.max_checkpoints.map(|n| n as usize),
+                },
+            ))),
         })
     }
 
     /// Clone + container for a session, in one call; idempotent per session id.
     #[napi(ts_return_type = "Promise<WorkspaceInfo>")]
     pub async fn create(&self, opts: CreateWorkspaceOptions) -> Outcome<WorkspaceInfo> {
-        let inner = self.inner.clone();
         async move {
-            let lifetime = match opts.lifetime.as_deref() {
-                None => Lifetime::Session,
-                Some(text) => Lifetime::parse(text).ok_or_else(|| {
-                    Error::invalid_argument(format!(
-                        "lifetime '{text}' is not 'process' or 'session'"
-                    ))
-                })?,
-            };
-            let start_ref = start_ref(opts.start_ref, opts.repository.as_ref())?;
-            let request = workspace::CreateWorkspace {
-                repository: opts
-                    .repository
-                    .map(RepositoryOptions::transfer)
-                    .transpose()?,
-                project_dir: opts.project_dir.unwrap_or_default(),
-                plain_folder: match opts.plain_folder.as_deref() {
-                    Some(text) => workspace::PlainFolder::parse(text)?,
-                    None => workspace::PlainFolder::default(),
-                },
-                session_id: opts.session_id,
-                start_ref,
-                image: opts.image,
-                devcontainer: opts.devcontainer.unwrap_or(true),
-                env: opts.env.unwrap_or_default().into_iter().collect(),
-                network: opts.network,
-                lifetime,
-                trust: opts.trust.map(Trust::from),
-                egress: opts.egress.map(egress_from_js).transpose()?,
-                resources: resources_from_js(opts.resources, "resources")?,
-                pull: pull_policy(opts.pull)?,
-                progress: progress_target(opts.on_progress),
-            };
-            inner.create(request).await.map(WorkspaceInfo::from)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.create(engine_create(opts)?).await,
+                Sessions::Pods(pods) => pods.create(pod_create(opts)?).await,
+            }
+            .map(WorkspaceInfo::from)
         }
         .await
         .into()
@@ -169,24 +151,26 @@ impl Workspaces {
     /// The session's workspace, or `undefined` when there is none.
     #[napi(ts_return_type = "Promise<WorkspaceInfo | undefined>")]
     pub async fn get(&self, session_id: String) -> Outcome<Either<WorkspaceInfo, Undefined>> {
-        self.inner
-            .get(&session_id)
-            .await
-            .map(|found| match found {
-                Some(info) => Either::A(info.into()),
-                None => Either::B(()),
-            })
-            .into()
+        match &self.sessions {
+            Sessions::Engine(inner) => inner.get(&session_id).await,
+            Sessions::Pods(pods) => pods.get(&session_id).await,
+        }
+        .map(|found| match found {
+            Some(info) => Either::A(info.into()),
+            None => Either::B(()),
+        })
+        .into()
     }
 
     /// Every workspace recorded under this base directory.
     #[napi(ts_return_type = "Promise<WorkspaceInfo[]>")]
     pub async fn list(&self) -> Outcome<Vec<WorkspaceInfo>> {
-        self.inner
-            .list()
-            .await
-            .map(|all| all.into_iter().map(WorkspaceInfo::from).collect())
-            .into()
+        match &self.sessions {
+            Sessions::Engine(inner) => inner.list().await,
+            Sessions::Pods(pods) => pods.list().await,
+        }
+        .map(|all| all.into_iter().map(WorkspaceInfo::from).collect())
+        .into()
     }
 
     /// Changes a running or stopped session's egress for the connections it makes from now
@@ -197,10 +181,14 @@ impl Workspaces {
         session_id: String,
         #[napi(ts_arg_type = "'none' | 'public' | 'bridge' | EgressPolicy")] egress: EgressOption,
     ) -> Outcome<()> {
-        let inner = self.inner.clone();
-        async move { inner.set_egress(&session_id, egress_from_js(egress)?).await }
-            .await
-            .into()
+        let inner = self.on_engine("setEgress");
+        async move {
+            inner?
+                .set_egress(&session_id, egress_from_js(egress)?)
+                .await
+        }
+        .await
+        .into()
     }
 
     /// Serves the session container's `containerPort` on the host (`127.0.0.1` and a free
@@ -213,8 +201,9 @@ impl Workspaces {
         container_port: u32,
         opts: Option<ForwardPortOptions>,
     ) -> Outcome<PortForward> {
-        let inner = self.inner.clone();
+        let inner = self.on_engine("forwardPort");
         async move {
+            let inner = inner?;
             let port = |n: u32, what: &str| {
                 u16::try_from(n).map_err(|_| {
                     Error::invalid_argument(format!("forwardPort: {what} {n} is not a port"))
@@ -248,8 +237,9 @@ impl Workspaces {
     #[napi(ts_return_type = "Promise<ContainerAccess>")]
     pub async fn container_access(&self, session_id: String) -> Outcome<ContainerAccess> {
         async {
-            let access = self.inner.container_access(&session_id).await?;
-            let relay = self.inner.relay_line(&session_id).await?;
+            let inner = self.on_engine("containerAccess")?;
+            let access = inner.container_access(&session_id).await?;
+            let relay = inner.relay_line(&session_id).await?;
             Ok(ContainerAccess::from(access).with_relay(relay))
         }
         .await
@@ -260,8 +250,9 @@ impl Workspaces {
     /// run (docs/contract.md §9); `destroy` ends it.
     #[napi(ts_return_type = "Promise<Terminal>")]
     pub async fn terminal(&self, session_id: String, opts: TerminalOptions) -> Outcome<Terminal> {
-        let inner = self.inner.clone();
+        let inner = self.on_engine("terminal");
         async move {
+            let inner = inner?;
             let request = terminal_request(opts)?;
             let (input, output, guard) = inner.terminal(&session_id, request).await?;
             Ok(Terminal::new(input, output, Some(guard)))
@@ -273,13 +264,21 @@ impl Workspaces {
     /// Container stopped, clone kept.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn stop(&self, session_id: String) -> Outcome<()> {
-        self.inner.stop(&session_id).await.into()
+        match &self.sessions {
+            Sessions::Engine(inner) => inner.stop(&session_id).await,
+            Sessions::Pods(pods) => pods.stop(&session_id).await,
+        }
+        .into()
     }
 
     /// Container removed, clone (with its branch) moved to trash.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn destroy(&self, session_id: String) -> Outcome<()> {
-        self.inner.destroy(&session_id).await.into()
+        match &self.sessions {
+            Sessions::Engine(inner) => inner.destroy(&session_id).await,
+            Sessions::Pods(pods) => pods.destroy(&session_id).await,
+        }
+        .into()
     }
 
     /// FileIO, Shell and git client bound to the session's container, `cwd` = its mount path.
@@ -292,21 +291,66 @@ impl Workspaces {
         thread_id: String,
         opts: Option<EnvironmentOptions>,
     ) -> Outcome<WorkspaceEnvironment> {
-        let inner = self.inner.clone();
         async move {
             let shell = shell_settings(opts)?;
-            inner
-                .environment(&session_id, &thread_id, shell)
-                .await
-                .map(|env| WorkspaceEnvironment {
-                    file_io: DockerFileIO::from_core(env.file_io),
-                    shell: DockerShell::from_core(env.shell),
-                    git_client: ContainerGitClient::from_core(env.git_client),
-                    cwd: env.cwd,
-                    home_dir: env.home_dir,
-                })
+            Ok(match &self.sessions {
+                Sessions::Engine(inner) => {
+                    let env = inner.environment(&session_id, &thread_id, shell).await?;
+                    WorkspaceEnvironment {
+                        file_io: Either::A(DockerFileIO::from_core(env.file_io)),
+                        shell: DockerShell::from_core(env.shell),
+                        git_client: ContainerGitClient::from_core(env.git_client),
+                        cwd: env.cwd,
+                        home_dir: env.home_dir,
+                    }
+                }
+                Sessions::Pods(pods) => {
+                    let env = pods.environment(&session_id, &thread_id, shell).await?;
+                    WorkspaceEnvironment {
+                        file_io: Either::B(KubernetesFileIO::from_core(env.files)),
+                        shell: DockerShell::from_core(env.shell),
+                        git_client: ContainerGitClient::from_core(env.git_client),
+                        cwd: env.cwd,
+                        home_dir: env.home_dir,
+                    }
+                }
+            })
         }
         .await
         .into()
     }
+}
+
+/// `create`'s options for a session on an engine.
+fn engine_create(opts: CreateWorkspaceOptions) -> Result<workspace::CreateWorkspace, Error> {
+    let lifetime = match opts.lifetime.as_deref() {
+        None => Lifetime::Session,
+        Some(text) => Lifetime::parse(text).ok_or_else(|| {
+            Error::invalid_argument(format!("lifetime '{text}' is not 'process' or 'session'"))
+        })?,
+    };
+    let start_ref = start_ref(opts.start_ref, opts.repository.as_ref())?;
+    Ok(workspace::CreateWorkspace {
+        repository: opts
+            .repository
+            .map(RepositoryOptions::transfer)
+            .transpose()?,
+        project_dir: opts.project_dir.unwrap_or_default(),
+        plain_folder: match opts.plain_folder.as_deref() {
+            Some(text) => workspace::PlainFolder::parse(text)?,
+            None => workspace::PlainFolder::default(),
+        },
+        session_id: opts.session_id,
+        start_ref,
+        image: opts.image,
+        devcontainer: opts.devcontainer.unwrap_or(true),
+        env: opts.env.unwrap_or_default().into_iter().collect(),
+        network: opts.network,
+        lifetime,
+        trust: opts.trust.map(Trust::from),
+        egress: opts.egress.map(egress_from_js).transpose()?,
+        resources: resources_from_js(opts.resources, "resources")?,
+        pull: pull_policy(opts.pull)?,
+        progress: progress_target(opts.on_progress),
+    })
 }

@@ -12,7 +12,10 @@ impl Workspaces {
     /// The warm pool as it is now; `undefined` without the `pool` option.
     #[napi(ts_return_type = "WarmPoolStatus | undefined")]
     pub fn pool_status(&self) -> Either<WarmPoolStatus, Undefined> {
-        match self.inner.pool_status() {
+        let Ok(inner) = self.on_engine("poolStatus") else {
+            return Either::B(());
+        };
+        match inner.pool_status() {
             Some(status) => Either::A(status.into()),
             None => Either::B(()),
         }
@@ -24,8 +27,8 @@ impl Workspaces {
     /// `undefined` without the `pool` option.
     #[napi(ts_return_type = "Promise<WarmPoolStatus | undefined>")]
     pub async fn pool_ready(&self) -> Outcome<Option<WarmPoolStatus>> {
-        let inner = self.inner.clone();
-        async move { inner.pool_ready().await }
+        let inner = self.on_engine("poolReady");
+        async move { inner?.pool_ready().await }
             .await
             .map(|status| status.map(WarmPoolStatus::from))
             .into()

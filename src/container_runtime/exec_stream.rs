@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 
 use crate::agent::{spawn_for, AgentConnection, AgentProcess, ProcessControl, ProcessEvent};
 use crate::engine::{from_bollard, Engine, FrameDemux};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::output::StreamKind;
 use crate::runtime::exec::{self, ExecRequest, StartedExec};
 use crate::runtime::process_kill::{ExecTree, Signal};
@@ -54,7 +54,7 @@ pub enum StreamOutput {
 
 /// Starts `request` (its `stdin` field is ignored: stdin stays open for `write`).
 pub async fn start_stream(
-    engine: &Engine,
+    engine: Option<&Engine>,
     container: &str,
     agent: Option<&Arc<AgentConnection>>,
     mut request: ExecRequest,
@@ -69,6 +69,15 @@ pub async fn start_stream(
             StreamOutput::Agent(process),
         ));
     }
+    let Some(engine) = engine else {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            format!(
+                "{}: no session agent serves this container and there is no engine exec to fall back on",
+                exec::subject(container, &request.command)
+            ),
+        ));
+    };
     request.stdin = Some(Vec::new());
     let mut started = exec::start_attached(engine, container, &request).await?;
     let input = EngineInput {
@@ -192,5 +201,5 @@ pub async fn open_stream(
 ) -> Result<(StreamInput, StreamOutput)> {
     let engine = runtime.engine().await?;
     let agent = crate::agent::agent_if(runtime.uses_agent(), &engine, container).await?;
-    start_stream(&engine, container, agent.as_ref(), request).await
+    start_stream(Some(&engine), container, agent.as_ref(), request).await
 }

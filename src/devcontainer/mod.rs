@@ -17,6 +17,7 @@ mod image_metadata;
 mod jsonc;
 mod lifecycle;
 mod lookup;
+pub use lookup::find_config;
 mod mount_spec;
 mod oci_reference;
 mod port_requests;

@@ -13,6 +13,7 @@ use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, Result};
 use crate::runtime::exec::ExecRequest;
 use crate::runtime::{begin_use, ContainerUse};
+use crate::shell::AgentSource;
 
 /// How much of the output of `rev-parse`, `symbolic-ref` and `log -1` is kept.
 const SMALL_OUTPUT: usize = 64 * 1024;
@@ -37,6 +38,8 @@ pub struct GitClient {
     options: GitClientOptions,
     usage: Option<Arc<dyn ContainerUse>>,
     timeout: Duration,
+    /// Where the container has no engine exec (a Pod): its agent runs git.
+    agent_source: Option<Arc<dyn AgentSource>>,
 }
 
 /// `git` with the options every command gets: a clone owned by another user still answers,
@@ -61,12 +64,19 @@ impl GitClient {
             options,
             usage: None,
             timeout: GIT_TIMEOUT,
+            agent_source: None,
         })
     }
 
     /// Runs `usage` before every `state()`, held until it ends (a workspace's idle tracking).
     pub fn with_usage(mut self, usage: Arc<dyn ContainerUse>) -> Self {
         self.usage = Some(usage);
+        self
+    }
+
+    /// Runs git through the agent `source` gives, with no engine (a Pod's).
+    pub fn on_agent(mut self, source: Arc<dyn AgentSource>) -> Self {
+        self.agent_source = Some(source);
         self
     }
 
@@ -97,11 +107,17 @@ impl GitClient {
 
     async fn try_state(&self) -> Result<Option<GitState>> {
         let _use = begin_use(self.usage.as_ref()).await?;
-        let engine = Engine::connect(&self.options.engine).await?;
         let container = self.options.container.as_str();
-        let agent = agent_if(self.options.agent, &engine, container).await?;
+        let (engine, agent) = match &self.agent_source {
+            Some(source) => (None, Some(source.connection().await?)),
+            None => {
+                let engine = Engine::connect(&self.options.engine).await?;
+                let agent = agent_if(self.options.agent, &engine, container).await?;
+                (Some(engine), agent)
+            }
+        };
         let runner = GitRunner {
-            engine: &engine,
+            engine: engine.as_ref(),
             container,
             agent,
             base: ExecRequest {

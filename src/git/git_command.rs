@@ -14,7 +14,8 @@ use crate::runtime::exec::{self, ExecRequest};
 
 /// Where and how the commands of one `getState()` run.
 pub struct GitRunner<'a> {
-    pub engine: &'a Engine,
+    /// `None` where only the agent runs commands (a Pod).
+    pub engine: Option<&'a Engine>,
     pub container: &'a str,
     pub agent: Option<Arc<AgentConnection>>,
     /// Its command is replaced by each call's; the rest (cwd, user, env) is kept.

@@ -1,5 +1,5 @@
-//! What an agent thread uses on a session Pod — its FileIO, its Shell, the directory it
-//! works in and its user's home — all through the Pod's session agent: the Kubernetes
+//! What an agent thread uses on a session Pod — its FileIO, its Shell, its git client, the
+//! directory it works in and its user's home — all through the Pod's session agent: the Kubernetes
 //! counterpart of `container_environment`.
 
 use std::collections::BTreeMap;
@@ -12,6 +12,7 @@ use super::serving_agent::{read_serving_agent, serving_agent};
 use crate::agent::connection_user;
 use crate::container_environment::ShellSettings;
 use crate::error::Result;
+use crate::git::{GitClient, GitClientOptions};
 use crate::shell::{default_log_dir, CommandHost, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
 pub struct PodEnvironmentRequest {
@@ -29,6 +30,7 @@ pub struct PodEnvironmentRequest {
 pub struct PodEnvironment {
     pub files: PodFiles,
     pub shell: DockerShell,
+    pub git_client: GitClient,
     pub cwd: String,
     pub home_dir: String,
 }
@@ -50,6 +52,16 @@ pub async fn pod_environment(
         0 => "/root".to_string(),
         _ => "/".to_string(),
     });
+    let source = Arc::new(PodAgentSource::new(runtime.clone(), pod));
+    let git_client = GitClient::new(GitClientOptions {
+        container: pod.to_string(),
+        cwd: cwd.clone(),
+        user: request.user.clone(),
+        env: request.env.clone(),
+        engine: Default::default(),
+        agent: true,
+    })?
+    .on_agent(source.clone());
     let shell = DockerShell::new(ShellOptions {
         container: pod.to_string(),
         cwd: cwd.clone(),
@@ -60,13 +72,14 @@ pub async fn pod_environment(
         replace_env: false,
         user: request.user.clone(),
         shell: None,
-        host: CommandHost::Agent(Arc::new(PodAgentSource::new(runtime.clone(), pod))),
+        host: CommandHost::Agent(source),
         output_limits: Default::default(),
     })?;
     let files = PodFiles::new(runtime, pod, request.user, Some(cwd.clone()));
     Ok(PodEnvironment {
         files,
         shell,
+        git_client,
         cwd,
         home_dir,
     })

@@ -29,10 +29,12 @@ mod workspaces;
 
 pub use plain_folder::PlainFolder;
 pub use session_checkpoints::{ForkWorkspace, KEEP_CHECKPOINTS};
-pub use session_export::ExportRequest;
+pub use session_export::{author_for, default_branch, default_message, ExportRequest};
 pub use session_push::PushRequest;
+pub(crate) use volume_readback::{fresh_beside, replace_clone};
 pub use workspace_record::{
-    load as load_record, remove as remove_record, session_ids, WorkspaceRecord,
+    load as load_record, owner_for, remove as remove_record, save as save_record, session_ids,
+    WorkspaceRecord,
 };
 pub use workspace_storage::{Storage, StorageChoice};
 pub use workspaces::{

@@ -121,6 +121,7 @@ impl Workspaces {
                 let _ = std::fs::remove_dir(&member.folder);
                 Claimed::Volume(volume_name(&member.name))
             }
+            Storage::Pod => return give_up("a pool member is not a Pod".into()).await,
             Storage::Bind => {
                 let (clone, folder) = (PathBuf::from(&record.clone_path), member.folder.clone());
                 let placed = tokio::task::spawn_blocking(move || place_clone(&clone, &folder))

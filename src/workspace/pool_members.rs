@@ -142,6 +142,8 @@ impl MemberFactory for SessionMembers {
             compose: None,
             checkpoint_image: None,
             owner: None,
+            pod_env: Default::default(),
+            pod_resources: Default::default(),
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with
         // this process: its exit hooks must look for it.

@@ -23,6 +23,10 @@ use crate::workspace_volume::{create_volume, remove_volume, upload_tree};
 pub fn session_volume(record: &WorkspaceRecord) -> Result<Option<&str>> {
     match record.storage {
         Storage::Bind => Ok(None),
+        Storage::Pod => Err(Error::invalid_argument(format!(
+            "workspace '{}' is a session on Kubernetes: open it with `engine: {{ kubernetes }}`",
+            record.session_id
+        ))),
         Storage::Volume => record.volume.as_deref().map(Some).ok_or_else(|| {
             Error::invalid_argument(format!(
                 "workspace '{}' has volume storage but no volume",

@@ -60,14 +60,7 @@ impl Workspaces {
             return Ok(());
         };
         let clone = PathBuf::from(&record.clone_path);
-        let parent = clone.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let fresh = parent.join(format!(
-            ".readback-{}-{}",
-            record.session_id,
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
-        std::fs::create_dir(&fresh).map_err(|e| io_error(&fresh, e))?;
+        let fresh = fresh_beside(&clone, &record.session_id)?;
         let engine = self.runtime.engine().await?;
         let mount = record
             .settings
@@ -94,18 +87,36 @@ impl Workspaces {
                 read_volume(&engine, read, fresh.clone(), limits).await
             }
         };
-        let swapped = tokio::task::spawn_blocking(move || {
-            let result = match downloaded {
-                Ok(_) => exchange(&fresh, &clone).map_err(|e| io_error(&clone, e)),
-                Err(err) => Err(err),
-            };
-            remove_tree(fresh);
-            result
+        let swapped = tokio::task::spawn_blocking(move || match downloaded {
+            Ok(_) => replace_clone(fresh, &clone),
+            Err(err) => {
+                remove_tree(fresh);
+                Err(err)
+            }
         })
         .await
         .map_err(blocking_error)?;
         swapped
     }
+}
+
+/// A fresh folder beside `clone` (where a read-back is extracted); made empty.
+pub(crate) fn fresh_beside(clone: &Path, session_id: &str) -> Result<PathBuf> {
+    let parent = clone.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let fresh = parent.join(format!(
+        ".readback-{session_id}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
+    std::fs::create_dir(&fresh).map_err(|e| io_error(&fresh, e))?;
+    Ok(fresh)
+}
+
+/// Puts the read-back `fresh` at `clone` in one rename and removes what was there (blocking).
+pub(crate) fn replace_clone(fresh: PathBuf, clone: &Path) -> Result<()> {
+    let result = exchange(&fresh, clone).map_err(|e| io_error(clone, e));
+    remove_tree(fresh);
+    result
 }
 
 #[cfg(test)]

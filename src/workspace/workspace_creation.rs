@@ -115,6 +115,8 @@ impl Workspaces {
             compose,
             checkpoint_image: None,
             owner: record::owner_for(request.lifetime),
+            pod_env: Default::default(),
+            pod_resources: Default::default(),
         };
         let mut container = self.session_container(&engine, &record)?;
         container.supply = supply;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::workspace_storage::Storage;
 use crate::compose_services::StoredServices;
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::{labels, Lifetime, OwnerIdentity};
+use crate::runtime::{labels, Lifetime, OwnerIdentity, ResourceLimits};
 use crate::session_settings::SessionSettings;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +61,16 @@ pub struct WorkspaceRecord {
     /// gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<BTreeMap<String, String>>,
+    /// A session on Kubernetes: its Pod's variables and limits, with which the Pod is made
+    /// again when it went (engine sessions keep theirs in `settings`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pod_env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "is_unlimited")]
+    pub pod_resources: ResourceLimits,
+}
+
+fn is_unlimited(limits: &ResourceLimits) -> bool {
+    *limits == ResourceLimits::default()
 }
 
 /// The owner labels a workspace of `lifetime` records: this process's, for `process`.

@@ -15,6 +15,8 @@ pub enum Storage {
     #[default]
     Bind,
     Volume,
+    /// A session on Kubernetes: the Pod's own file system, given the clone at every start.
+    Pod,
 }
 
 /// What the host asks for: a storage, or the engine's natural one.
@@ -31,6 +33,7 @@ impl Storage {
         match self {
             Storage::Bind => "bind",
             Storage::Volume => "volume",
+            Storage::Pod => "pod",
         }
     }
 }

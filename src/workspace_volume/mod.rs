@@ -12,7 +12,7 @@ mod volume_store;
 pub use member_volume::remove_member_volume;
 pub use reader_container::{read_volume, VolumeRead};
 pub use tree_download::download_tree;
-pub use tree_upload::upload_tree;
+pub use tree_upload::{tree_tar, upload_tree};
 pub use volume_store::{
     create_volume, labelled_volumes, remove_volume, volume_exists, volume_labels_of, volume_name,
 };

@@ -12,7 +12,7 @@ use bollard::query_parameters::UploadToContainerOptionsBuilder;
 use tar::{EntryType, Header};
 
 use crate::container_archive::EntryOwner;
-use crate::engine::{chunk_channel, from_bollard, ChunkSender, Engine};
+use crate::engine::{chunk_channel, from_bollard, Engine};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Directories deeper than this are not uploaded.
@@ -29,8 +29,8 @@ fn header(meta: &Metadata, kind: EntryType, owner: EntryOwner) -> Header {
     h
 }
 
-fn add_tree(
-    tar: &mut tar::Builder<ChunkSender>,
+fn add_tree<W: Write>(
+    tar: &mut tar::Builder<W>,
     dir: &Path,
     name: &Path,
     owner: EntryOwner,
@@ -67,6 +67,15 @@ fn add_tree(
         }
     }
     Ok(())
+}
+
+/// `host_dir`'s tree as a tar whose one top directory is `name`, every entry owned by
+/// `owner` (for a container reached without the archive endpoint, which unpacks it itself).
+pub fn tree_tar(host_dir: &Path, name: &str, owner: EntryOwner) -> std::io::Result<Vec<u8>> {
+    let mut tar = tar::Builder::new(Vec::new());
+    tar.follow_symlinks(false);
+    add_tree(&mut tar, host_dir, Path::new(name), owner, 0)?;
+    tar.into_inner()
 }
 
 /// Uploads `host_dir`'s tree as the directory `container_dir` (whose parent must exist in

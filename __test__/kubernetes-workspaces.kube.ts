@@ -1,0 +1,121 @@
+// Workspaces on a Kubernetes cluster (docs/kubernetes.md): `new Workspaces({ engine: {
+// kubernetes } })` — the session's clone on the host copied into its Pod, the environment's
+// FileIO, Shell and git client through the Pod's agent, the work read back for `changes` and
+// `export` and before `stop`, a stopped session started again from its clone, `destroy`
+// leaving no Pod; what a cluster session cannot have yet refused by name.
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
+import { KubernetesRuntime, Workspaces } from '../lib/index.js'
+
+const cluster: ClusterDescription = JSON.parse(readFileSync(process.env.TEST_KUBE_CLUSTER_JSON!, 'utf8'))
+const kubernetes = { kubeconfig: cluster.kubeconfig.session, namespace: cluster.namespace }
+const baseDir = mkdtempSync(join(tmpdir(), 'kube-ws-'))
+const logDir = mkdtempSync(join(tmpdir(), 'kube-ws-logs-'))
+const image = 'container-isolation-test:debian'
+const workspaces = new Workspaces({ baseDir, engine: { kubernetes }, image, pull: 'never' })
+const runtime = new KubernetesRuntime({ kubernetes, baseDir: join(baseDir, 'kubernetes') })
+const made: string[] = []
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
+
+function project(files: Record<string, string> = { 'README.md': '# project\n' }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kube-ws-project-'))
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true })
+    writeFileSync(join(dir, name), text)
+  }
+  git(dir, 'init', '-q', '-b', 'main')
+  git(dir, 'add', '.')
+  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first')
+  return dir
+}
+
+async function create(sessionId: string, dir: string, extra: Record<string, unknown> = {}) {
+  made.push(sessionId)
+  return workspaces.create({ projectDir: dir, sessionId, devcontainer: false, ...extra })
+}
+
+afterAll(async () => {
+  await Promise.all(made.map((id) => workspaces.destroy(id).catch(() => {})))
+})
+
+describe('Workspaces on Kubernetes', () => {
+  it("a session: its clone in the Pod, Magenta's environment on it, its work read back, exported, kept across stop", async () => {
+    const dir = project({ 'README.md': '# project\n', 'src/main.txt': 'main\n' })
+    const info = await create('kube-one', dir, { env: { GREETING: 'hello' } })
+    expect(info.state).toBe('running')
+    expect(info.storage).toBe('pod')
+    expect(info.containerId).toMatch(/^cis-kube-one-[0-9a-f]{8}$/)
+    expect(info.containerMountPath).toBe('/workspace')
+
+    const env = await workspaces.environment('kube-one', 't1', { logDir })
+    expect(env.cwd).toBe('/workspace')
+    expect(await env.fileIO.readFile('src/main.txt')).toBe('main\n')
+    const branch = await env.shell.execute('git branch --show-current; echo "$GREETING"', { toolRequestId: 'r1' })
+    expect(branch.output.map((l) => l.text)).toEqual(['session-kube-one', 'hello'])
+    await env.fileIO.writeFile('added.txt', 'from the agent\n')
+    await env.shell.execute('git -c user.name=a -c user.email=a@a commit -q -m agent --allow-empty && echo more >> README.md', { toolRequestId: 'r2' })
+    const state = await env.gitClient.getState()
+    expect(state?.branch).toBe('session-kube-one')
+    expect(state?.headSubject).toBe('agent')
+
+    const changes = await workspaces.changes('kube-one')
+    expect(changes.commits.map((c) => c.summary)).toEqual(['agent'])
+    expect(changes.uncommitted.map((f) => f.path).sort()).toEqual(['README.md', 'added.txt'])
+
+    const exported = await workspaces.export('kube-one', { uncommitted: true })
+    expect(exported.branch).toBe('session/kube-one')
+    expect(git(dir, 'show', `${exported.commit}:added.txt`)).toBe('from the agent')
+    expect(git(dir, 'fsck', '--strict')).toBe('')
+
+    // Stop reads the work back; the next start gives the fresh Pod the clone again.
+    await env.fileIO.writeFile('late.txt', 'before the stop\n')
+    await workspaces.stop('kube-one')
+    expect((await workspaces.get('kube-one'))?.state).toBe('stopped')
+    const again = await workspaces.create({ projectDir: dir, sessionId: 'kube-one', devcontainer: false })
+    expect(again.state).toBe('running')
+    const after = await workspaces.environment('kube-one', 't2', { logDir })
+    expect(await after.fileIO.readFile('late.txt')).toBe('before the stop\n')
+    expect((await after.shell.execute('git log -1 --format=%s', { toolRequestId: 'r3' })).output[0].text).toBe('agent')
+
+    expect((await workspaces.list()).map((w) => w.sessionId)).toContain('kube-one')
+    await workspaces.destroy('kube-one')
+    expect(await workspaces.get('kube-one')).toBeUndefined()
+    await expect(runtime.inspect(info.containerId)).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND' })
+  })
+
+  it('what the session writes is hostile input: a symlink out of the workspace comes back as a link, nothing is written outside the clone', async () => {
+    const dir = project()
+    const info = await create('kube-hostile', dir)
+    const env = await workspaces.environment('kube-hostile', 't1', { logDir })
+    const outside = join(baseDir, 'outside-canary')
+    await env.shell.execute(`ln -s ${outside} escape && mkdir -p d && ln -s / d/root`, { toolRequestId: 'r1' })
+    const changes = await workspaces.changes('kube-hostile')
+    // An untracked folder is one entry, as git status shows it.
+    expect(changes.uncommitted.map((f) => f.path).sort()).toEqual(['d/', 'escape'])
+    expect(readlinkSync(join(info.clonePath, 'escape'))).toBe(outside)
+    expect(readlinkSync(join(info.clonePath, 'd', 'root'))).toBe('/')
+    expect(existsSync(outside)).toBe(false)
+  })
+
+  it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {
+    const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': '{ "image": "x" }' })
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dev' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      message: expect.stringContaining('devcontainer.json is not read for sessions on Kubernetes yet'),
+    })
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, egress: 'none' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      message: expect.stringContaining("create's egress"),
+    })
+    expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
+    expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)
+    await expect(workspaces.checkpoint('kube-dev')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
+    expect(workspaces.poolStatus()).toBeUndefined()
+    expect(await workspaces.get('kube-dev')).toBeUndefined()
+  })
+})

@@ -1,0 +1,371 @@
+//! `PodWorkspaces`: the session layer on a cluster. A session is its clone on the host,
+//! its record (`${baseDir}/kubernetes/workspaces/<id>.json`, as the engines' records) and its
+//! Pod; the host clone is the lasting copy, the Pod's workspace folder the working one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::pod_names::pod_name;
+use super::pod_tree::{copy_in, read_back};
+use crate::clone::{branch_name, validate_session_id, CloneManager};
+use crate::container_environment::ShellSettings;
+use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::delivery::{self, Changes, ChangesOptions, ExportOptions, Exported, Limits};
+use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
+use crate::error::{Error, ErrorCode, Result};
+use crate::kubernetes::{
+    pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
+    PodEnvironmentRequest,
+};
+use crate::runtime::{ContainerState, Lifetime, ResourceLimits};
+use crate::workspace::{
+    author_for, default_branch, default_message, load_record, remove_record, session_ids,
+    ExportRequest, Storage, WorkspaceInfo, WorkspaceRecord,
+};
+
+#[derive(Debug, Clone, Default)]
+pub struct PodWorkspacesOptions {
+    /// The library's folder; sessions on a cluster keep theirs under `kubernetes/` in it.
+    pub base_dir: PathBuf,
+    /// The cluster, the default image, the pull policy, the agent.
+    pub runtime: KubernetesRuntimeOptions,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CreatePodWorkspace {
+    pub project_dir: String,
+    pub session_id: String,
+    pub start_ref: Option<String>,
+    pub image: Option<String>,
+    /// Honour the project's devcontainer.json: not yet on a cluster, so a project that has
+    /// one is refused unless this is false.
+    pub devcontainer: bool,
+    pub env: BTreeMap<String, String>,
+    pub lifetime: Lifetime,
+    pub resources: ResourceLimits,
+}
+
+pub struct PodWorkspaces {
+    base: PathBuf,
+    image: Option<String>,
+    runtime: Arc<KubernetesRuntime>,
+    clones: Arc<CloneManager>,
+    /// One create, start, read-back or removal at a time per session in this process.
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+fn blocking_error(err: tokio::task::JoinError) -> Error {
+    Error::new(ErrorCode::EngineError, format!("blocking task: {err}"))
+}
+
+impl PodWorkspaces {
+    pub fn new(options: PodWorkspacesOptions) -> PodWorkspaces {
+        let base = options.base_dir.join("kubernetes");
+        let mut runtime = options.runtime;
+        let image = runtime.image.clone().filter(|i| !i.is_empty());
+        runtime.base_dir = Some(base.to_string_lossy().into_owned());
+        PodWorkspaces {
+            clones: Arc::new(CloneManager::new(base.clone())),
+            runtime: Arc::new(KubernetesRuntime::new(runtime)),
+            image,
+            base,
+            locks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.entry(session_id.to_string()).or_default().clone()
+    }
+
+    fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
+        validate_session_id(session_id)?;
+        load_record(&self.base, session_id)?.ok_or_else(|| {
+            Error::new(
+                ErrorCode::ContainerNotFound,
+                format!("no workspace for session '{session_id}'"),
+            )
+        })
+    }
+
+    /// The Pod's state, or `missing`.
+    async fn state_of(&self, pod: &str) -> Result<String> {
+        match self.runtime.inspect(pod).await {
+            Ok(info) => Ok(info.state.as_str().to_string()),
+            Err(err) if err.code == ErrorCode::ContainerNotFound => Ok("missing".into()),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
+        let state = self.state_of(&record.container_id).await?;
+        Ok(WorkspaceInfo {
+            record,
+            state,
+            ports: Vec::new(),
+        })
+    }
+
+    /// Clone and Pod for a session, the clone copied in; idempotent per session id (an
+    /// existing session's Pod is started, or made again, and given the clone).
+    pub async fn create(&self, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
+        validate_session_id(&request.session_id)?;
+        request.resources.validate("resources")?;
+        let lock = self.lock_for(&request.session_id);
+        let _guard = lock.lock().await;
+        if let Some(existing) = load_record(&self.base, &request.session_id)? {
+            self.ensure_running(&existing).await?;
+            return self.info(existing).await;
+        }
+        if let Some(text) = &request.start_ref {
+            delivery::validate_ref(text)?;
+        }
+        let image = request.image.clone().or_else(|| self.image.clone());
+        let Some(image) = image.filter(|i| !i.is_empty()) else {
+            return Err(Error::invalid_argument(
+                "a session on Kubernetes needs an image (create's `image` or the constructor's)",
+            ));
+        };
+        let project = PathBuf::from(&request.project_dir);
+        if request.devcontainer {
+            if let Some(config) = find_config(&project) {
+                return Err(Error::new(
+                    ErrorCode::Unsupported,
+                    format!(
+                        "{}: devcontainer.json is not read for sessions on Kubernetes yet; create with `devcontainer: false` and an `image`",
+                        config.display()
+                    ),
+                ));
+            }
+        }
+        let (clones, id, start) = (
+            self.clones.clone(),
+            request.session_id.clone(),
+            request.start_ref.clone(),
+        );
+        let at = project.clone();
+        let (clone_path, start_commit) = tokio::task::spawn_blocking(move || {
+            clones.create_session_clone_at(&at, &id, start.as_deref())
+        })
+        .await
+        .map_err(blocking_error)??;
+        let record = WorkspaceRecord {
+            session_id: request.session_id.clone(),
+            project_dir: project.to_string_lossy().into_owned(),
+            clone_path: clone_path.to_string_lossy().into_owned(),
+            branch_name: branch_name(&request.session_id),
+            base_commit: Some(start_commit.to_string()),
+            repository_url: None,
+            snapshot_of: None,
+            container_id: pod_name(&self.base, &request.session_id),
+            container_mount_path: DEFAULT_WORKSPACE_FOLDER.to_string(),
+            storage: Storage::Pod,
+            volume: None,
+            image,
+            lifetime: request.lifetime.as_str().to_string(),
+            devcontainer: false,
+            created_at_ms: chrono::Utc::now().timestamp_millis(),
+            settings: None,
+            compose: None,
+            checkpoint_image: None,
+            owner: crate::workspace::owner_for(request.lifetime),
+            pod_env: request.env,
+            pod_resources: request.resources,
+        };
+        if let Err(err) = self.make_pod(&record).await {
+            let _ = self.runtime.remove(&record.container_id).await;
+            let (clones, id) = (self.clones.clone(), record.session_id.clone());
+            let _ = tokio::task::spawn_blocking(move || clones.remove_session_clone(&id)).await;
+            return Err(err);
+        }
+        crate::workspace::save_record(&self.base, &record)?;
+        self.info(record).await
+    }
+
+    /// A new Pod for the record, given the host clone.
+    async fn make_pod(&self, record: &WorkspaceRecord) -> Result<()> {
+        let config = ContainerConfig {
+            name: Some(record.container_id.clone()),
+            image: Some(record.image.clone()),
+            working_directory: record.container_mount_path.clone(),
+            environment: record.pod_env.clone(),
+            resources: record.pod_resources,
+            lifetime: Lifetime::parse(&record.lifetime).unwrap_or_default(),
+            ..Default::default()
+        };
+        self.runtime.create(config).await?;
+        let clone = PathBuf::from(&record.clone_path);
+        copy_in(
+            &self.runtime,
+            &record.container_id,
+            &clone,
+            &record.container_mount_path,
+        )
+        .await
+    }
+
+    /// The session's Pod running with its workspace: started again (a fresh file system,
+    /// given the host clone) or made again where it went.
+    async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
+        let pod = &record.container_id;
+        match self.runtime.inspect(pod).await {
+            Ok(info) if info.state == ContainerState::Running => Ok(()),
+            Ok(_) => {
+                self.runtime.start(pod).await?;
+                let clone = PathBuf::from(&record.clone_path);
+                copy_in(&self.runtime, pod, &clone, &record.container_mount_path).await
+            }
+            Err(err) if err.code == ErrorCode::ContainerNotFound => self.make_pod(record).await,
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The Pod's workspace as the host clone, where the Pod runs (a stopped or missing Pod's
+    /// work was read back when it stopped).
+    async fn read_back_running(&self, record: &WorkspaceRecord) -> Result<()> {
+        if self.state_of(&record.container_id).await? != "running" {
+            return Ok(());
+        }
+        read_back(
+            &self.runtime,
+            &record.container_id,
+            &record.container_mount_path,
+            &PathBuf::from(&record.clone_path),
+            &record.session_id,
+        )
+        .await
+    }
+
+    pub async fn get(&self, session_id: &str) -> Result<Option<WorkspaceInfo>> {
+        validate_session_id(session_id)?;
+        match load_record(&self.base, session_id)? {
+            Some(record) => self.info(record).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub async fn list(&self) -> Result<Vec<WorkspaceInfo>> {
+        let mut all = Vec::new();
+        for id in session_ids(&self.base)? {
+            if let Some(record) = load_record(&self.base, &id)? {
+                all.push(self.info(record).await?);
+            }
+        }
+        Ok(all)
+    }
+
+    /// FileIO and Shell in the session's Pod (started if stopped), in its workspace folder.
+    pub async fn environment(
+        &self,
+        session_id: &str,
+        thread_id: &str,
+        shell: ShellSettings,
+    ) -> Result<PodEnvironment> {
+        let record = self.required(session_id)?;
+        {
+            let lock = self.lock_for(session_id);
+            let _guard = lock.lock().await;
+            self.ensure_running(&record).await?;
+        }
+        pod_environment(
+            self.runtime.clone(),
+            PodEnvironmentRequest {
+                pod: record.container_id.clone(),
+                cwd: Some(record.container_mount_path.clone()),
+                thread_id: thread_id.to_string(),
+                user: None,
+                env: BTreeMap::new(),
+                shell,
+            },
+        )
+        .await
+    }
+
+    /// The session's commits, changed files and uncommitted work since its base.
+    pub async fn changes(&self, session_id: &str, opts: ChangesOptions) -> Result<Changes> {
+        let record = self.read_session(session_id).await?;
+        let base = recorded_base(&record)?;
+        let clone = PathBuf::from(&record.clone_path);
+        tokio::task::spawn_blocking(move || delivery::changes(clone, base, opts, Limits::default()))
+            .await
+            .map_err(blocking_error)?
+    }
+
+    /// The session's work as a branch of its project (`session/<id>` by default).
+    pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
+        let record = self.read_session(session_id).await?;
+        let opts = ExportOptions {
+            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
+            uncommitted: request.uncommitted,
+            message: request
+                .message
+                .unwrap_or_else(|| default_message(session_id)),
+            force: request.force,
+        };
+        let staging = self.base.join("delivery");
+        tokio::task::spawn_blocking(move || {
+            let project = PathBuf::from(&record.project_dir);
+            let author = author_for(&project);
+            let clone = PathBuf::from(&record.clone_path);
+            delivery::export(clone, project, staging, opts, author, Limits::default())
+        })
+        .await
+        .map_err(blocking_error)?
+    }
+
+    /// The record, its Pod's workspace read back first.
+    async fn read_session(&self, session_id: &str) -> Result<WorkspaceRecord> {
+        let record = self.required(session_id)?;
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        self.read_back_running(&record).await?;
+        Ok(record)
+    }
+
+    /// Reads the work back, then stops the Pod (its next start begins from the clone).
+    pub async fn stop(&self, session_id: &str) -> Result<()> {
+        let record = self.required(session_id)?;
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        self.read_back_running(&record).await?;
+        match self.runtime.stop(&record.container_id, None).await {
+            Err(err) if err.code != ErrorCode::ContainerNotFound => Err(err),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the work back where it can, removes the Pod, moves the clone to the trash and
+    /// forgets the session.
+    pub async fn destroy(&self, session_id: &str) -> Result<()> {
+        let record = self.required(session_id)?;
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        if let Err(err) = self.read_back_running(&record).await {
+            tracing::warn!("session '{session_id}': its last work was not read back: {err}");
+        }
+        match self.runtime.remove(&record.container_id).await {
+            Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
+            _ => {}
+        }
+        let (clones, id) = (self.clones.clone(), session_id.to_string());
+        tokio::task::spawn_blocking(move || clones.remove_session_clone(&id))
+            .await
+            .map_err(blocking_error)??;
+        remove_record(&self.base, session_id)
+    }
+}
+
+fn recorded_base(record: &WorkspaceRecord) -> Result<git2::Oid> {
+    let text = record.base_commit.as_deref().unwrap_or_default();
+    git2::Oid::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorCode::Git,
+            format!(
+                "session '{}': recorded base {text:?}: {}",
+                record.session_id,
+                e.message()
+            ),
+        )
+    })
+}
