@@ -47,7 +47,7 @@ describe('KubernetesRuntime.check() and doctor --kubernetes', () => {
     expect((await podNames()).filter((n) => n.startsWith('container-isolation-probe-'))).toEqual([])
   })
 
-  it('doctor --kubernetes prints the cluster and exits 0 with the Role; other commands refuse the Kubernetes options', async () => {
+  it('doctor --kubernetes prints the cluster and exits 0 with the Role; commands a cluster session lacks refuse the Kubernetes options', async () => {
     const args = [CLI, 'doctor', '--kubernetes', '--kubeconfig', cluster.kubeconfig.session, '--namespace', namespace, '--base-dir', baseDir]
     const { stdout } = await run(process.execPath, args)
     expect(stdout).toContain(`namespace ${namespace}`)
@@ -56,8 +56,11 @@ describe('KubernetesRuntime.check() and doctor --kubernetes', () => {
     expect(stdout).toContain('not visible to these credentials: list nodes, list runtimeclasses')
     const json = JSON.parse((await run(process.execPath, [...args, '--json'])).stdout)
     expect(json).toMatchObject({ namespace, missing: [], unseen: ['list nodes', 'list runtimeclasses'] })
-    const refused = await run(process.execPath, [CLI, 'ls', '--kubernetes']).catch((e) => e)
+    const refused = await run(process.execPath, [CLI, 'reap', '--kubernetes']).catch((e) => e)
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toContain('doctor --kubernetes')
+    expect(refused.stderr).toContain('reap is not available for sessions on Kubernetes yet')
+    const both = await run(process.execPath, [CLI, 'ls', '--kubernetes', '--host', 'tcp://127.0.0.1:1']).catch((e) => e)
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain('not both')
   })
 })

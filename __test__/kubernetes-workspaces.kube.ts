@@ -19,6 +19,7 @@ const image = 'container-isolation-test:debian'
 const workspaces = new Workspaces({ baseDir, engine: { kubernetes }, image, pull: 'never' })
 const runtime = new KubernetesRuntime({ kubernetes, baseDir: join(baseDir, 'kubernetes') })
 const made: string[] = []
+const CLI = join(__dirname, '..', 'bin', 'container-isolation.js')
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
 
@@ -90,7 +91,7 @@ describe('Workspaces on Kubernetes', () => {
 
   it('what the session writes is hostile input: a symlink out of the workspace comes back as a link, nothing is written outside the clone', async () => {
     const dir = project()
-    const info = await create('kube-hostile', dir)
+    const info = await create('kube-hostile', dir, { egress: 'none' })
     const env = await workspaces.environment('kube-hostile', 't1', { logDir })
     const outside = join(baseDir, 'outside-canary')
     await env.shell.execute(`ln -s ${outside} escape && mkdir -p d && ln -s / d/root`, { toolRequestId: 'r1' })
@@ -102,15 +103,30 @@ describe('Workspaces on Kubernetes', () => {
     expect(existsSync(outside)).toBe(false)
   })
 
+  it('the CLI: up, exec, diff, export, ls and down with --kubernetes', async () => {
+    const dir = project()
+    const cluster = ['--kubernetes', '--kubeconfig', kubernetes.kubeconfig, '--namespace', kubernetes.namespace, '--base-dir', baseDir]
+    const cli = (command: string, ...args: string[]) => execFileSync(process.execPath, [CLI, command, ...cluster, ...args], { encoding: 'utf8' })
+    made.push('kube-cli')
+    expect(cli('up', dir, '--session', 'kube-cli', '--image', image, '--no-devcontainer')).toMatch(/^kube-cli: running, cis-kube-cli-[0-9a-f]{8} /)
+    expect(cli('exec', 'kube-cli', '--', 'sh', '-c', 'echo made > made.txt && cat README.md')).toBe('# project\n')
+    expect(cli('diff', 'kube-cli', '--stat')).toContain('made.txt')
+    cli('export', 'kube-cli', '--uncommitted')
+    expect(git(dir, 'show', 'session/kube-cli:made.txt')).toBe('made')
+    expect(JSON.parse(cli('ls', '--json')).map((s: { sessionId: string }) => s.sessionId)).toContain('kube-cli')
+    cli('down', 'kube-cli')
+    expect(await workspaces.get('kube-cli')).toBeUndefined()
+  })
+
   it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {
     const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': '{ "image": "x" }' })
     await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dev' })).rejects.toMatchObject({
       code: 'UNSUPPORTED',
       message: expect.stringContaining('devcontainer.json is not read for sessions on Kubernetes yet'),
     })
-    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, egress: 'none' })).rejects.toMatchObject({
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, egress: 'public' })).rejects.toMatchObject({
       code: 'UNSUPPORTED',
-      message: expect.stringContaining("create's egress"),
+      message: expect.stringContaining("create's egress other than 'none'"),
     })
     expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
     expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)

@@ -79,6 +79,11 @@ const USAGE = `usage: container-isolation <command> [options]
                 is given
   --ssh-key F, --ssh-known-hosts F
                 for ssh:// hosts (ssh -i F -o IdentitiesOnly=yes, -o UserKnownHostsFile=F)
+  --kubernetes, --kubeconfig F, --kube-context C, --namespace N
+                sessions on a Kubernetes cluster instead of an engine (up, exec, ls, diff, log,
+                export, push, down; default: as kubectl finds the cluster): each session a Pod
+                with no route out, given its clone and read back (up needs --no-devcontainer
+                and --image there)
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
   up's image: --image, else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE
 
@@ -153,7 +158,7 @@ const commands = {
     return found.some((f) => !f.error) ? 0 : 1
   },
 
-  async up(args, workspaces) {
+  async up(args, workspaces, baseDir, engine) {
     const [projectDir] = args._
     if (!projectDir === !args.repo) throw new UsageError('up needs a project directory, or --repo URL')
     if (args.repo && !args.session) throw new UsageError('up --repo needs --session')
@@ -180,8 +185,8 @@ const commands = {
       }
     }
     if (args.pull !== undefined && !['missing', 'always', 'never'].includes(args.pull)) throw new UsageError('--pull must be missing, always or never')
-    // Nothing on stderr with --json.
-    const progress = args.json ? undefined : progressReporter()
+    // Nothing on stderr with --json; a session on a cluster reports no progress yet.
+    const progress = args.json || engine?.kubernetes ? undefined : progressReporter()
     let info
     try {
       info = await workspaces.create({
@@ -218,10 +223,11 @@ const commands = {
   },
 
   async ls(args, workspaces, baseDir, engine) {
-    const runtime = new addon.DockerRuntime({ baseDir, engine })
+    // Sessions on a cluster: their Pods' owner is their host Lease, not read here.
+    const runtime = engine?.kubernetes ? undefined : new addon.DockerRuntime({ baseDir, engine })
     const rows = []
     for (const ws of await workspaces.list()) {
-      const labels = ws.state === 'missing' ? {} : (await runtime.inspect(ws.containerId)).labels ?? {}
+      const labels = ws.state === 'missing' || !runtime ? {} : (await runtime.inspect(ws.containerId)).labels ?? {}
       const pid = labels['dev.container-isolation.owner-pid']
       // The same judgement reapOrphans makes (pid, start time, boot id).
       const owner = pid ? addon.ownerStatus(labels) : 'unknown'
@@ -289,8 +295,8 @@ async function main(argv) {
   const baseDir = args['base-dir']
   let engine
   try {
-    kube.refuseKubernetes(name, kube.kubernetesOptions(args))
-    engine = engineOptions(args)
+    const cluster = name === 'doctor' ? undefined : kube.kubernetesOptions(args)
+    engine = cluster ? kube.clusterEngine(name, cluster, engineOptions(args)) : engineOptions(args)
   } catch (err) {
     console.error(`${err.message}\n\n${USAGE}`)
     return 2

@@ -1,6 +1,7 @@
 // The CLI's Kubernetes side: `doctor --kubernetes` shows the cluster (API server, version,
 // namespace, the permissions the credentials lack, nodes, RuntimeClasses and, with
-// --network-policy, whether NetworkPolicy is enforced, measured with two probe Pods).
+// --network-policy, whether NetworkPolicy is enforced, measured with two probe Pods); the
+// session commands that Workspaces has on a cluster run there with the same options.
 'use strict'
 
 const addon = require('../lib/index.js')
@@ -45,11 +46,16 @@ async function doctorKubernetes(args, cluster, baseDir) {
   return check.missing.length ? 1 : 0
 }
 
-/** Every command but doctor refuses the Kubernetes options: its sessions run on an engine. */
-function refuseKubernetes(name, cluster) {
-  if (cluster && name !== 'doctor') {
-    throw new UsageError(`${name} runs sessions on an engine; on Kubernetes, doctor --kubernetes checks a cluster and the KubernetesRuntime class runs containers`)
+/** The commands whose sessions may run on a cluster (Workspaces on Kubernetes). */
+const ON_CLUSTER = new Set(['up', 'exec', 'ls', 'diff', 'log', 'export', 'push', 'down'])
+
+/** The engine option of a session command given the Kubernetes options. */
+function clusterEngine(name, cluster, engine) {
+  if (!ON_CLUSTER.has(name)) {
+    throw new UsageError(`${name} is not available for sessions on Kubernetes yet (on a cluster: ${[...ON_CLUSTER].join(', ')}, and doctor --kubernetes)`)
   }
+  if (engine) throw new UsageError('give the engine options or the Kubernetes ones, not both')
+  return { kubernetes: cluster }
 }
 
-module.exports = { KUBE_FLAGS, KUBE_VALUED, kubernetesOptions, doctorKubernetes, refuseKubernetes }
+module.exports = { KUBE_FLAGS, KUBE_VALUED, kubernetesOptions, doctorKubernetes, clusterEngine }

@@ -5,6 +5,7 @@ use napi_derive::napi;
 
 use super::error::Outcome;
 use super::git_remote::{transfer_from, GitCredentials};
+use super::workspace_sessions::Sessions;
 use super::workspaces::Workspaces;
 use crate::delivery::Pushed;
 use crate::workspace::PushRequest;
@@ -74,9 +75,7 @@ impl Workspaces {
     /// and the clone's bounds as for `export`.
     #[napi(ts_return_type = "Promise<SessionPush>")]
     pub async fn push(&self, session_id: String, opts: PushOptions) -> Outcome<SessionPush> {
-        let inner = self.on_engine("push");
         async move {
-            let inner = inner?;
             let url = opts.url.clone();
             let request = PushRequest {
                 transfer: transfer_from(
@@ -90,10 +89,11 @@ impl Workspaces {
                 message: opts.message,
                 force: opts.force.unwrap_or(false),
             };
-            inner
-                .push(&session_id, request)
-                .await
-                .map(|p| result(url, p))
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.push(&session_id, request).await,
+                Sessions::Pods(pods) => pods.push(&session_id, request).await,
+            }
+            .map(|p| result(url, p))
         }
         .await
         .into()

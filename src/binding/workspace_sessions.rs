@@ -4,6 +4,9 @@
 
 use std::sync::Arc;
 
+use napi::Either;
+
+use super::egress::EgressOption;
 use super::error::{sync_error, Code};
 use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use super::progress::pull_policy;
@@ -28,6 +31,12 @@ fn not_on_a_cluster(what: &str) -> Error {
         ErrorCode::Unsupported,
         format!("{what} is not available for sessions on Kubernetes yet (docs/kubernetes.md)"),
     )
+}
+
+/// Whether an egress option asks for more than a session on a cluster has (`'none'`).
+fn egress_beyond_none(egress: &Option<EgressOption>) -> bool {
+    !matches!(egress, None | Some(Either::A(_)))
+        || matches!(egress, Some(Either::A(kind)) if kind != "none")
 }
 
 /// `UNSUPPORTED` for the first option given that a cluster session cannot have.
@@ -73,7 +82,7 @@ pub fn pod_sessions(
         ("trust", opts.trust.is_some()),
         ("allowHostCommands", opts.allow_host_commands.is_some()),
         ("idleTimeoutMs", opts.idle_timeout_ms.is_some()),
-        ("egress", opts.egress.is_some()),
+        ("egress other than 'none'", egress_beyond_none(&opts.egress)),
         ("resources", opts.resources.is_some()),
         ("onProgress", opts.on_progress.is_some()),
         ("storage", opts.storage.is_some()),
@@ -101,7 +110,10 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         ("create's plainFolder", opts.plain_folder.is_some()),
         ("create's network", opts.network.is_some()),
         ("create's trust", opts.trust.is_some()),
-        ("create's egress", opts.egress.is_some()),
+        (
+            "create's egress other than 'none'",
+            egress_beyond_none(&opts.egress),
+        ),
         ("create's pull", opts.pull.is_some()),
         ("create's onProgress", opts.on_progress.is_some()),
     ])?;

@@ -3,6 +3,7 @@
 //! fresh file system, and read back before the host reads it (`changes`, `export`, `stop`,
 //! `destroy`).
 
+mod pod_delivery;
 mod pod_names;
 mod pod_sessions;
 mod pod_tree;

@@ -11,7 +11,7 @@ use super::pod_tree::{copy_in, read_back};
 use crate::clone::{branch_name, validate_session_id, CloneManager};
 use crate::container_environment::ShellSettings;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
-use crate::delivery::{self, Changes, ChangesOptions, ExportOptions, Exported, Limits};
+use crate::delivery;
 use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::{
@@ -20,8 +20,7 @@ use crate::kubernetes::{
 };
 use crate::runtime::{ContainerState, Lifetime, ResourceLimits};
 use crate::workspace::{
-    author_for, default_branch, default_message, load_record, remove_record, session_ids,
-    ExportRequest, Storage, WorkspaceInfo, WorkspaceRecord,
+    load_record, remove_record, session_ids, Storage, WorkspaceInfo, WorkspaceRecord,
 };
 
 #[derive(Debug, Clone, Default)]
@@ -47,7 +46,7 @@ pub struct CreatePodWorkspace {
 }
 
 pub struct PodWorkspaces {
-    base: PathBuf,
+    pub(super) base: PathBuf,
     image: Option<String>,
     runtime: Arc<KubernetesRuntime>,
     clones: Arc<CloneManager>,
@@ -55,7 +54,7 @@ pub struct PodWorkspaces {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
-fn blocking_error(err: tokio::task::JoinError) -> Error {
+pub(super) fn blocking_error(err: tokio::task::JoinError) -> Error {
     Error::new(ErrorCode::EngineError, format!("blocking task: {err}"))
 }
 
@@ -189,6 +188,9 @@ impl PodWorkspaces {
             name: Some(record.container_id.clone()),
             image: Some(record.image.clone()),
             working_directory: record.container_mount_path.clone(),
+            // No route out until the egress relay reaches the cluster: the deny-all
+            // NetworkPolicy selects the Pod.
+            network: Some("none".to_string()),
             environment: record.pod_env.clone(),
             resources: record.pod_resources,
             lifetime: Lifetime::parse(&record.lifetime).unwrap_or_default(),
@@ -282,40 +284,8 @@ impl PodWorkspaces {
         .await
     }
 
-    /// The session's commits, changed files and uncommitted work since its base.
-    pub async fn changes(&self, session_id: &str, opts: ChangesOptions) -> Result<Changes> {
-        let record = self.read_session(session_id).await?;
-        let base = recorded_base(&record)?;
-        let clone = PathBuf::from(&record.clone_path);
-        tokio::task::spawn_blocking(move || delivery::changes(clone, base, opts, Limits::default()))
-            .await
-            .map_err(blocking_error)?
-    }
-
-    /// The session's work as a branch of its project (`session/<id>` by default).
-    pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
-        let record = self.read_session(session_id).await?;
-        let opts = ExportOptions {
-            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
-            uncommitted: request.uncommitted,
-            message: request
-                .message
-                .unwrap_or_else(|| default_message(session_id)),
-            force: request.force,
-        };
-        let staging = self.base.join("delivery");
-        tokio::task::spawn_blocking(move || {
-            let project = PathBuf::from(&record.project_dir);
-            let author = author_for(&project);
-            let clone = PathBuf::from(&record.clone_path);
-            delivery::export(clone, project, staging, opts, author, Limits::default())
-        })
-        .await
-        .map_err(blocking_error)?
-    }
-
     /// The record, its Pod's workspace read back first.
-    async fn read_session(&self, session_id: &str) -> Result<WorkspaceRecord> {
+    pub(super) async fn read_session(&self, session_id: &str) -> Result<WorkspaceRecord> {
         let record = self.required(session_id)?;
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
@@ -354,18 +324,4 @@ impl PodWorkspaces {
             .map_err(blocking_error)??;
         remove_record(&self.base, session_id)
     }
-}
-
-fn recorded_base(record: &WorkspaceRecord) -> Result<git2::Oid> {
-    let text = record.base_commit.as_deref().unwrap_or_default();
-    git2::Oid::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorCode::Git,
-            format!(
-                "session '{}': recorded base {text:?}: {}",
-                record.session_id,
-                e.message()
-            ),
-        )
-    })
 }
