@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
 import { KubernetesRuntime, Workspaces } from '../lib/index.js'
+import { closeServers, startServer, text } from './mcp-harness'
 
 const cluster: ClusterDescription = JSON.parse(readFileSync(process.env.TEST_KUBE_CLUSTER_JSON!, 'utf8'))
 const kubernetes = { kubeconfig: cluster.kubeconfig.session, namespace: cluster.namespace }
@@ -116,6 +117,22 @@ describe('Workspaces on Kubernetes', () => {
     expect(JSON.parse(cli('ls', '--json')).map((s: { sessionId: string }) => s.sessionId)).toContain('kube-cli')
     cli('down', 'kube-cli')
     expect(await workspaces.get('kube-cli')).toBeUndefined()
+  })
+
+  it('the MCP server with --kubernetes: a session opened by a tool call, its files, commands and search in the Pod, exported, gone at the end', async () => {
+    const dir = project({ 'README.md': '# project\n', 'src/app.txt': 'needle here\n' })
+    const server = await startServer(dir, ['--kubernetes', '--kubeconfig', kubernetes.kubeconfig, '--namespace', kubernetes.namespace, '--image', image, '--auto-session'])
+    expect((await server.call('write_file', { path: 'notes.txt', content: 'from mcp\n' })).isError).toBeFalsy()
+    const ran = await server.call('run_command', { command: 'cat notes.txt && git branch --show-current' })
+    expect(ran.structuredContent.output.map((l: { text: string }) => l.text)).toEqual(['from mcp', expect.stringMatching(/^session-/)])
+    expect(text(await server.call('find_files', { pattern: '**/*.txt' }))).toContain('src/app.txt')
+    expect(text(await server.call('search_text', { pattern: 'needle' }))).toContain('src/app.txt')
+    expect(text(await server.call('session_changes', {}))).toContain('notes.txt')
+    expect((await server.call('session_export', {})).isError).toBeFalsy()
+    expect(git(dir, 'log', '--all', '--format=%s', '-1')).toContain('Uncommitted work of session')
+    expect(text(await server.call('session_checkpoint', {}))).toMatch(/^UNSUPPORTED: /)
+    await closeServers()
+    expect(await new Workspaces({ baseDir: server.base, engine: { kubernetes } }).list()).toEqual([])
   })
 
   it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {

@@ -9,6 +9,7 @@ const { homedir, tmpdir } = require('node:os')
 const USAGE = `usage: container-isolation mcp [--project DIR] [--image IMG] [--egress none|public|JSON]
                              [--trust JSON] [--export-prefix P] [--allow-force-export]
                              [--keep] [--auto-session] [--pool N] [--base-dir D]
+                             [--kubernetes [--kubeconfig F] [--kube-context C] [--namespace N]]
 
 An MCP server over stdio: every tool acts inside an isolated session (a git clone of the
 project in its own container), never on the project's files. Nothing is ever written into
@@ -39,12 +40,17 @@ go to the snapshot's repository under the base directory).
   --pool N        keep N containers (1..16) created and started for the settings of the
                   latest session_open, so that the next one is ready at once
   --base-dir D    state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
+  --kubernetes, --kubeconfig F, --kube-context C, --namespace N
+                  sessions as Pods of a Kubernetes cluster (default: as kubectl finds it), each
+                  given its clone and read back, with no route out; needs --image (the
+                  project's devcontainer.json is not read there), no --pool, --trust or egress
+                  but none; the checkpoint tools answer UNSUPPORTED there
 
 Register with Claude Code: claude mcp add container-isolation -- npx container-isolation mcp --project .`
 
 class McpUsageError extends Error {}
 
-const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir', '--export-prefix', '--pool']
+const VALUED = ['--project', '--image', '--egress', '--trust', '--base-dir', '--export-prefix', '--pool', '--kubeconfig', '--kube-context', '--namespace']
 const DEFAULT_EXPORT_PREFIX = 'session/'
 
 /** A JSON option that must be an object. */
@@ -85,6 +91,22 @@ function defaultBaseDir() {
 }
 
 /**
+ * The cluster of `--kubernetes` (or any of its options), where what only an engine session
+ * has is a usage error; `undefined` without them.
+ */
+function clusterOptions(raw, { egress, pool }) {
+  if (!raw.kubernetes && ['kubeconfig', 'kube-context', 'namespace'].every((k) => raw[k] === undefined)) return undefined
+  if (pool !== undefined) throw new McpUsageError('--pool is not available for sessions on Kubernetes yet')
+  if (raw.trust !== undefined) throw new McpUsageError('--trust is not used on Kubernetes: devcontainer.json is not read there yet')
+  if (egress !== undefined && egress !== 'none') throw new McpUsageError('on Kubernetes a session has no route out yet: --egress none or nothing')
+  const cluster = {}
+  if (raw.kubeconfig !== undefined) cluster.kubeconfig = raw.kubeconfig
+  if (raw['kube-context'] !== undefined) cluster.context = raw['kube-context']
+  if (raw.namespace !== undefined) cluster.namespace = raw.namespace
+  return cluster
+}
+
+/**
  * @param {string[]} argv the arguments after `mcp`
  * @returns {{ help?: boolean, projectDir: string, image?: string, egress?: 'none' | 'public' | object,
  *   trust?: object, keep: boolean, autoSession: boolean, pool?: number, baseDir: string, exportPrefix: string, allowForceExport: boolean }}
@@ -98,6 +120,7 @@ function parseMcpArgs(argv) {
     const a = argv[i]
     if (a === '-h' || a === '--help') return { help: true, projectDir: '', keep, autoSession, baseDir: '', exportPrefix: DEFAULT_EXPORT_PREFIX, allowForceExport }
     if (a === '--keep') keep = true
+    else if (a === '--kubernetes') raw.kubernetes = true
     else if (a === '--auto-session') autoSession = true
     else if (a === '--allow-force-export') allowForceExport = true
     else if (VALUED.includes(a)) {
@@ -116,10 +139,14 @@ function parseMcpArgs(argv) {
     pool = Number(raw.pool)
     if (!/^[0-9]+$/.test(raw.pool) || pool < 1 || pool > 16) throw new McpUsageError('--pool is a number of containers from 1 to 16')
   }
+  const kubernetes = clusterOptions(raw, { egress, pool })
+  const image = raw.image ?? process.env.CONTAINER_ISOLATION_IMAGE ?? undefined
+  if (kubernetes && !image) throw new McpUsageError('sessions on Kubernetes need --image (or CONTAINER_ISOLATION_IMAGE): devcontainer.json is not read there yet')
   return {
     projectDir: path.resolve(raw.project ?? '.'),
+    kubernetes,
     pool,
-    image: raw.image ?? process.env.CONTAINER_ISOLATION_IMAGE ?? undefined,
+    image,
     egress,
     trust: raw.trust === undefined ? undefined : jsonObject('--trust', raw.trust),
     keep,

@@ -5,7 +5,8 @@
 'use strict'
 
 const { existsSync, statSync } = require('node:fs')
-const { DockerRuntime, Workspaces } = require('../index.js')
+const { join } = require('node:path')
+const { DockerRuntime, KubernetesRuntime, Workspaces } = require('../index.js')
 const { parseMcpArgs, McpUsageError, USAGE } = require('./args.js')
 const { createServer } = require('./server.js')
 const { Sessions } = require('./sessions.js')
@@ -47,9 +48,14 @@ async function main(argv) {
   // watchdog on SIGKILL. Kept sessions outlive the server by design.
   // With --pool, containers for the latest session's settings are made ahead (removed at
   // exit like `process` sessions): a session_open after the first claims one.
+  // On a cluster, a `process` session's Pod goes with its host Lease instead of a watchdog.
   const pool = opts.pool ? { pool: { size: opts.pool } } : {}
-  const workspaces = new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep, ...pool })
-  const runtime = new DockerRuntime({ baseDir: opts.baseDir })
+  const workspaces = opts.kubernetes
+    ? new Workspaces({ baseDir: opts.baseDir, engine: { kubernetes: opts.kubernetes } })
+    : new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep, ...pool })
+  const runtime = opts.kubernetes
+    ? new KubernetesRuntime({ kubernetes: opts.kubernetes, baseDir: join(opts.baseDir, 'kubernetes') })
+    : new DockerRuntime({ baseDir: opts.baseDir })
   const { server, provide } = createServer({ exportPrefix: opts.exportPrefix, autoSession: opts.autoSession })
   const ask = new AskUser(server)
   const exportPolicy = new ExportPolicy({ prefix: opts.exportPrefix, allowForce: opts.allowForceExport, ask })

@@ -71,9 +71,14 @@ class Sessions {
       throw invalid(`the project ${projectDir} has no devcontainer.json and the server no image: start it with --image IMG (or set CONTAINER_ISOLATION_IMAGE)`)
     }
     const id = newSessionId(title)
-    const create = (trust) =>
-      // A folder without a commit is snapshotted, never initialised: nothing is written into it.
-      workspaces.create({ projectDir, plainFolder: 'snapshot', sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime: keep ? 'session' : 'process' })
+    const lifetime = keep ? 'session' : 'process'
+    // On a cluster: a git project, the server's image, no devcontainer.json, no route out.
+    const onCluster = () => workspaces.create({ projectDir, sessionId: id, ref, image, devcontainer: false, egress: 'none', lifetime })
+    const create = this.opts.kubernetes
+      ? onCluster
+      : (trust) =>
+          // A folder without a commit is snapshotted, never initialised: nothing is written into it.
+          workspaces.create({ projectDir, plainFolder: 'snapshot', sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime })
     let info
     try {
       info = await this.createAsking(create)
