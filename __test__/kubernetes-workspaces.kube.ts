@@ -84,6 +84,15 @@ describe('Workspaces on Kubernetes', () => {
     expect(await after.fileIO.readFile('late.txt')).toBe('before the stop\n')
     expect((await after.shell.execute('git log -1 --format=%s', { toolRequestId: 'r3' })).output[0].text).toBe('agent')
 
+    // A terminal in the session's Pod, in its workspace folder.
+    const terminal = await workspaces.terminal('kube-one', { cols: 90, rows: 20, command: ['bash', '--norc', '-i'] })
+    let seen = ''
+    terminal.onData((chunk) => (seen += chunk.toString('utf8')))
+    await terminal.write('stty size; pwd; cat late.txt\n')
+    await expect.poll(() => seen, { timeout: 10_000 }).toMatch(/20 90[\s\S]*\/workspace[\s\S]*before the stop/)
+    await terminal.write('exit 5\n')
+    expect(await terminal.wait()).toMatchObject({ exitCode: 5 })
+
     expect((await workspaces.list()).map((w) => w.sessionId)).toContain('kube-one')
     await workspaces.destroy('kube-one')
     expect(await workspaces.get('kube-one')).toBeUndefined()

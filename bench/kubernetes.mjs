@@ -8,17 +8,21 @@
 //   (removal not timed on either side);
 // - exec('true'), a 1 KB read and a 100 MB read (`cat`; ours keeps the first 64 MiB of
 //   the output, as every exec does, and reads the rest) against `kubectl exec` of the same;
-// - `shell(id).execute('true')` (Magenta's Shell, agent only) against `kubectl exec -- bash -c true`.
+// - `shell(id).execute('true')` (Magenta's Shell, agent only) against `kubectl exec -- bash -c true`;
+// - a ready session (`Workspaces` on the cluster: create from a small git project → environment
+//   → shell.execute('true'), the clone copied in), against the ready Pod of kubectl above, and
+//   `changes()` of that session (its workspace read back) against `kubectl exec -- tar -c`.
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { run, table, time } from './common.mjs'
 import { KubeCluster } from '../scripts/kube-cluster.mjs'
 
 const require = createRequire(import.meta.url)
-const { KubernetesRuntime } = require('../lib/index.js')
+const { KubernetesRuntime, Workspaces } = require('../lib/index.js')
 const image = process.env.IMAGE ?? 'container-isolation-test:debian'
 const readyN = Number(process.env.KUBE_READY_N ?? 5)
 const BIG_MB = 100
@@ -84,11 +88,38 @@ try {
   rows.push(["shell.execute('true')", shellKubectl, shellMs, undefined])
   await agent.remove(id)
 
+  // Sessions: a small project (a few files, one commit), each create a new session.
+  const project = mkdtempSync(join(tmpdir(), 'kube-bench-project-'))
+  writeFileSync(join(project, 'README.md'), '# bench\n')
+  writeFileSync(join(project, 'main.js'), 'console.log(1)\n')
+  const git = (...args) => execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', ...args], { cwd: project })
+  git('init', '-q', '-b', 'main')
+  git('add', '.')
+  git('commit', '-q', '-m', 'bench')
+  const { kubernetes, baseDir } = options(true)
+  const workspaces = new Workspaces({ engine: { kubernetes }, baseDir, image, pull: 'never' })
+  const sessions = []
+  const readySession = await time(async () => {
+    const sessionId = `bench${n++}`
+    await workspaces.create({ projectDir: project, sessionId, devcontainer: false })
+    const env = await workspaces.environment(sessionId, 'bench')
+    await env.shell.execute('true', { toolRequestId: 'ready' })
+    sessions.push(sessionId)
+  }, readyN)
+  const podOf = (await workspaces.get(sessions[0])).containerId
+  const readBackKubectl = await time(() => kubectl('exec', podOf, '--', 'tar', '-c', '-f', '-', '-C', '/', 'workspace'))
+  const readBack = await time(() => workspaces.changes(sessions[0]))
+  for (const sessionId of sessions) await workspaces.destroy(sessionId)
+
   const show = (column, label) =>
     table(`Kubernetes ${d.versions.kubernetes}, two nodes, ${image} (ms, medians): ${label}`, [
       ['ready Pod (create → exec true)', readyKubectl, column === 2 ? readyAgent : readyPlain],
       ...rows.filter((r) => r[column] !== undefined).map((r) => [r[0], r[1], r[column]]),
     ], ['kubectl', 'ours'])
+  table(`Kubernetes ${d.versions.kubernetes}: Workspaces sessions (ms, medians)`, [
+    ['ready session (create → environment → execute true)', readyKubectl, readySession],
+    ['changes() (workspace read back) vs kubectl exec tar -c', readBackKubectl, readBack],
+  ], ['kubectl', 'ours'])
   show(2, 'through the session agent')
   show(3, 'plain exec (agent: false)')
   const big = rows[2]

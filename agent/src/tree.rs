@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// How long `kill_all` may go on at most, and its stopping pass of that (a process in
-/// uninterruptible sleep never shows as stopped).
+/// How long `kill_all` may go on at most, and its stopping passes of that. A stopped
+/// process shows as stopped only once it has run again to take the signal: a fork bomb's
+/// thousands of processes on a busy machine took more than 5 s (a CI run's fork bomb then
+/// refilled its pids as fast as the kill passes freed them, for 30 s).
 const KILL_BOUND: Duration = Duration::from_secs(30);
-const STOP_BOUND: Duration = Duration::from_secs(5);
+const STOP_BOUND: Duration = Duration::from_secs(20);
 
 /// Parent and state letter of every living process visible in `/proc` (zombies are dead
 /// already; their parent or the reaper collects them).
@@ -45,9 +47,10 @@ pub fn descendants(root: i32) -> Vec<i32> {
     below(root, |_| true)
 }
 
-/// Every process below `root` that is not stopped.
+/// Every process below `root` that may still fork: not stopped, nor in uninterruptible
+/// sleep (which takes the stop when it wakes, and never shows as stopped before).
 fn running_below(root: i32) -> Vec<i32> {
-    below(root, |state| state != 'T' && state != 't')
+    below(root, |state| !matches!(state, 'T' | 't' | 'D'))
 }
 
 fn below(root: i32, keep: impl Fn(char) -> bool) -> Vec<i32> {

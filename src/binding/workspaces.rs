@@ -250,11 +250,12 @@ impl Workspaces {
     /// run (docs/contract.md §9); `destroy` ends it.
     #[napi(ts_return_type = "Promise<Terminal>")]
     pub async fn terminal(&self, session_id: String, opts: TerminalOptions) -> Outcome<Terminal> {
-        let inner = self.on_engine("terminal");
         async move {
-            let inner = inner?;
             let request = terminal_request(opts)?;
-            let (input, output, guard) = inner.terminal(&session_id, request).await?;
+            let (input, output, guard) = match &self.sessions {
+                Sessions::Engine(inner) => inner.terminal(&session_id, request).await?,
+                Sessions::Pods(pods) => pods.terminal(&session_id, request).await?,
+            };
             Ok(Terminal::new(input, output, Some(guard)))
         }
         .await

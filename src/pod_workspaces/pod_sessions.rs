@@ -18,7 +18,8 @@ use crate::kubernetes::{
     pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
     PodEnvironmentRequest,
 };
-use crate::runtime::{ContainerState, Lifetime, ResourceLimits};
+use crate::runtime::{ContainerState, Lifetime, ResourceLimits, UseGuard};
+use crate::terminal::{TerminalInput, TerminalOutput, TerminalRequest};
 use crate::workspace::{
     load_record, remove_record, session_ids, Storage, WorkspaceInfo, WorkspaceRecord,
 };
@@ -282,6 +283,18 @@ impl PodWorkspaces {
             },
         )
         .await
+    }
+
+    /// A terminal in the session's Pod, where and as its commands run (through its agent).
+    pub async fn terminal(
+        &self,
+        session_id: &str,
+        request: TerminalRequest,
+    ) -> Result<(TerminalInput, TerminalOutput, UseGuard)> {
+        let env = self
+            .environment(session_id, "terminal", ShellSettings::default())
+            .await?;
+        env.shell.open_terminal(request).await
     }
 
     /// The record, its Pod's workspace read back first.
