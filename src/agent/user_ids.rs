@@ -126,6 +126,13 @@ pub async fn resolve_user(files: &impl AccountReader, spec: &str) -> Result<User
     if spec.is_empty() || spec == "root" || spec == "0" {
         return Ok(UserIds::root());
     }
+    // No account name holds either (a line ends at a newline, a C string at a NUL): a
+    // container's own lookups would never match a line a hostile file writes with one.
+    if spec.contains(['\0', '\n']) {
+        return Err(Error::invalid_argument(format!(
+            "user {spec:?}: a NUL or a newline is in no user or group name"
+        )));
+    }
     let (user, group) = match spec.split_once(':') {
         Some((u, g)) => (u, Some(g)),
         None => (spec, None),
@@ -208,3 +215,7 @@ mod tests {
         assert_eq!(groups[1].members, vec!["agent", "other"]);
     }
 }
+
+#[cfg(test)]
+#[path = "user_ids_props.rs"]
+mod props;

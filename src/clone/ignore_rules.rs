@@ -130,3 +130,7 @@ mod tests {
         assert_eq!(rooted("new\nline", "f\n"), "new?line/**/f\n");
     }
 }
+
+#[cfg(test)]
+#[path = "ignore_rules_props.rs"]
+mod props;

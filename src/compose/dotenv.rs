@@ -138,3 +138,7 @@ mod tests {
         assert!(parse_dotenv("A=\"open\n").is_err());
     }
 }
+
+#[cfg(test)]
+#[path = "dotenv_props.rs"]
+mod props;

@@ -261,3 +261,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "interpolation_props.rs"]
+mod props;

@@ -99,3 +99,7 @@ mod tests {
         assert_eq!(strip_base("/x", "/"), Some("x"));
     }
 }
+
+#[cfg(test)]
+#[path = "container_path_props.rs"]
+mod props;

@@ -107,3 +107,7 @@ mod tests {
         assert_eq!(v["a"], "q\"// x");
     }
 }
+
+#[cfg(test)]
+#[path = "jsonc_props.rs"]
+mod props;

@@ -47,4 +47,4 @@ pub use mount_spec::{MountKind, MountSpec};
 pub use oci_reference::{parse_oci_ref, OciRef};
 pub use port_requests::PortRequest;
 pub use run_args::RunArgs;
-pub use variables::substitute_with;
+pub use variables::{env_value, substitute_with};

@@ -19,19 +19,33 @@ pub fn basename(path: &str) -> &str {
         .unwrap_or(path)
 }
 
-/// Every `${name}` in `text` replaced by `lookup(name)`; a name it does not know, and an
-/// unclosed `${`, stay verbatim.
-pub fn substitute_with(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+/// What JavaScript's `.` does not match: the reference CLI's `\$\{(.*?)\}` finds no
+/// `${…}` across a line end.
+fn ends_line(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// Every `${…}` in `text` (up to its first `}`, on the same line) replaced by
+/// `lookup(name, args)`, its `:`-separated parts, as the reference CLI splits them; one it
+/// does not know (`None`), and a `${` unclosed on its line, stay verbatim.
+pub fn substitute_with(text: &str, lookup: impl Fn(&str, &[&str]) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return out;
+        let end = after
+            .find(|c| c == '}' || ends_line(c))
+            .filter(|&end| after[end..].starts_with('}'));
+        let Some(end) = end else {
+            out.push_str("${");
+            rest = after;
+            continue;
         };
-        match lookup(&after[..end]) {
+        let mut parts = after[..end].split(':');
+        let name = parts.next().unwrap_or_default();
+        let args: Vec<&str> = parts.collect();
+        match lookup(name, &args) {
             Some(value) => out.push_str(&value),
             None => out.push_str(&rest[start..start + 2 + end + 1]),
         }
@@ -41,25 +55,23 @@ pub fn substitute_with(text: &str, lookup: impl Fn(&str) -> Option<String>) -> S
     out
 }
 
+/// `${…Env:NAME}` and `${…Env:NAME:default}` as the reference reads them: the variable,
+/// else the default (up to a further `:`), else empty; verbatim (`None`) without a name.
+pub fn env_value(args: &[&str], get: impl FnOnce(&str) -> Option<String>) -> Option<String> {
+    let name = args.first()?;
+    Some(
+        get(name)
+            .or_else(|| args.get(1).map(|d| d.to_string()))
+            .unwrap_or_default(),
+    )
+}
+
 impl Variables<'_> {
-    fn lookup(&self, name: &str) -> Option<String> {
-        if let Some(rest) = name
-            .strip_prefix("localEnv:")
-            .or_else(|| name.strip_prefix("env:"))
-        {
-            let (var, default) = match rest.split_once(':') {
-                Some((v, d)) => (v, Some(d)),
-                None => (rest, None),
-            };
-            return Some(
-                self.local_env
-                    .get(var)
-                    .or(default)
-                    .unwrap_or_default()
-                    .to_string(),
-            );
-        }
+    fn lookup(&self, name: &str, args: &[&str]) -> Option<String> {
         match name {
+            "localEnv" | "env" => {
+                env_value(args, |var| self.local_env.get(var).map(str::to_string))
+            }
             "localWorkspaceFolder" => Some(self.local_workspace_folder.clone()),
             "localWorkspaceFolderBasename" => Some(self.local_workspace_folder_basename.clone()),
             "containerWorkspaceFolder" => Some(self.container_workspace_folder.clone()),
@@ -72,7 +84,7 @@ impl Variables<'_> {
     }
 
     pub fn substitute(&self, text: &str) -> String {
-        substitute_with(text, |name| self.lookup(name))
+        substitute_with(text, |name, args| self.lookup(name, args))
     }
 
     /// Substitutes in every string of a JSON value.
@@ -122,3 +134,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "variables_props.rs"]
+mod props;

@@ -11,9 +11,20 @@ use super::output_line::{OutputLine, StreamKind};
 /// newlines cannot grow the buffer without bound.
 const MAX_PENDING: usize = 1 << 20;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LineDecoder {
     pending: Vec<u8>,
+    /// `MAX_PENDING` but in tests.
+    limit: usize,
+}
+
+impl Default for LineDecoder {
+    fn default() -> Self {
+        Self {
+            pending: Vec::new(),
+            limit: MAX_PENDING,
+        }
+    }
 }
 
 impl LineDecoder {
@@ -21,20 +32,40 @@ impl LineDecoder {
         Self::default()
     }
 
-    /// Feeds a chunk; calls `emit` for every complete, non-blank line.
+    /// A decoder that cuts an endless line every `limit` bytes (at least 4, the longest
+    /// UTF-8 sequence).
+    #[cfg(test)]
+    fn with_limit(limit: usize) -> Self {
+        assert!(limit >= 4);
+        Self {
+            pending: Vec::new(),
+            limit,
+        }
+    }
+
+    /// Feeds a chunk; calls `emit` for every complete, non-blank line. A line is cut
+    /// wherever it first passes `limit` bytes, whether or not its end is in the same chunk,
+    /// so that the lines do not depend on how the bytes arrive.
     pub fn push(&mut self, chunk: &[u8], mut emit: impl FnMut(String)) {
         let mut rest = chunk;
-        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-            self.pending.extend_from_slice(&rest[..pos]);
-            rest = &rest[pos + 1..];
+        loop {
+            let end = rest.iter().position(|&b| b == b'\n');
+            let mut part = &rest[..end.unwrap_or(rest.len())];
+            while !part.is_empty() {
+                let room = (self.limit + 1).saturating_sub(self.pending.len());
+                let (taken, left) = part.split_at(room.min(part.len()));
+                self.pending.extend_from_slice(taken);
+                part = left;
+                if self.pending.len() > self.limit {
+                    let cut = utf8_boundary(&self.pending, self.limit);
+                    let head: Vec<u8> = self.pending.drain(..cut).collect();
+                    emit_line(&head, &mut emit);
+                }
+            }
+            let Some(end) = end else { break };
             let line = std::mem::take(&mut self.pending);
             emit_line(&line, &mut emit);
-        }
-        self.pending.extend_from_slice(rest);
-        if self.pending.len() >= MAX_PENDING {
-            let cut = utf8_boundary(&self.pending, MAX_PENDING);
-            let head: Vec<u8> = self.pending.drain(..cut).collect();
-            emit_line(&head, &mut emit);
+            rest = &rest[end + 1..];
         }
     }
 
@@ -157,6 +188,10 @@ pub fn strip_ansi(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[path = "line_decoder_props.rs"]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -220,6 +255,15 @@ mod tests {
         assert!(out.len() >= 2);
         assert!(out.iter().all(|l| !l.contains('\u{fffd}')));
         assert_eq!(out.concat(), big);
+    }
+
+    #[test]
+    fn a_long_line_is_cut_alike_however_it_arrives() {
+        let mut data = vec![b'x'; MAX_PENDING + 2];
+        data.push(b'\n');
+        let whole = lines(&[&data]);
+        assert_eq!(whole.len(), 2);
+        assert_eq!(lines(&[&data[..MAX_PENDING], &data[MAX_PENDING..]]), whole);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::devcontainer::{substitute_with, Command, LifecycleCommand};
+use crate::devcontainer::{env_value, substitute_with, Command, LifecycleCommand};
 
 /// What a command runs with. `replace`: `env` is the whole environment (some variable is
 /// unset, which an addition cannot do); otherwise it is added to the container's.
@@ -45,20 +45,9 @@ pub fn env_list(list: Option<Vec<String>>) -> BTreeMap<String, String> {
 /// `${containerEnv:NAME}` and `${containerEnv:NAME:default}` in `text` from `env`
 /// (unset and no default: empty); other `${…}` stay as they are.
 pub fn substitute_container_env(text: &str, env: &BTreeMap<String, String>) -> String {
-    substitute_with(text, |name| {
-        let (var, default) =
-            name.strip_prefix("containerEnv:")
-                .map(|rest| match rest.split_once(':') {
-                    Some((v, d)) => (v, Some(d)),
-                    None => (rest, None),
-                })?;
-        Some(
-            env.get(var)
-                .map(String::as_str)
-                .or(default)
-                .unwrap_or_default()
-                .to_string(),
-        )
+    substitute_with(text, |name, args| match name {
+        "containerEnv" => env_value(args, |var| env.get(var).cloned()),
+        _ => None,
     })
 }
 
@@ -165,9 +154,10 @@ mod tests {
             substitute_container_env("${containerEnv:PATH}:/opt/bin", &env),
             "/usr/bin:/opt/bin"
         );
+        // As the reference CLI reads it: the default ends at the next `:`.
         assert_eq!(
             substitute_container_env("${containerEnv:NO:d:e}", &env),
-            "d:e"
+            "d"
         );
         assert_eq!(substitute_container_env("${containerEnv:NO}x", &env), "x");
         assert_eq!(substitute_container_env("${containerEnv:E:d}", &env), "");
