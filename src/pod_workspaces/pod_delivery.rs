@@ -5,19 +5,15 @@
 use std::path::PathBuf;
 
 use super::pod_sessions::{blocking_error, PodWorkspaces};
-use crate::delivery::{
-    self, Changes, ChangesOptions, ExportOptions, Exported, Limits, PushOptions, Pushed,
-};
-use crate::error::{Error, ErrorCode, Result};
-use crate::workspace::{
-    author_for, default_branch, default_message, ExportRequest, PushRequest, WorkspaceRecord,
-};
+use crate::delivery::{self, Changes, ChangesOptions, Exported, Limits, Pushed};
+use crate::error::Result;
+use crate::workspace::{author_for, base_of, ExportRequest, PushRequest};
 
 impl PodWorkspaces {
     /// The session's commits, changed files and uncommitted work since its base.
     pub async fn changes(&self, session_id: &str, opts: ChangesOptions) -> Result<Changes> {
         let record = self.read_session(session_id).await?;
-        let base = recorded_base(&record)?;
+        let base = base_of(&record)?;
         let clone = PathBuf::from(&record.clone_path);
         tokio::task::spawn_blocking(move || delivery::changes(clone, base, opts, Limits::default()))
             .await
@@ -27,14 +23,7 @@ impl PodWorkspaces {
     /// The session's work as a branch of its project (`session/<id>` by default).
     pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
         let record = self.read_session(session_id).await?;
-        let opts = ExportOptions {
-            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
-            uncommitted: request.uncommitted,
-            message: request
-                .message
-                .unwrap_or_else(|| default_message(session_id)),
-            force: request.force,
-        };
+        let opts = request.options(session_id);
         let staging = self.base.join("delivery");
         tokio::task::spawn_blocking(move || {
             let project = PathBuf::from(&record.project_dir);
@@ -49,15 +38,7 @@ impl PodWorkspaces {
     /// The session's HEAD, or a snapshot of its work tree on top, pushed to the remote.
     pub async fn push(&self, session_id: &str, request: PushRequest) -> Result<Pushed> {
         let record = self.read_session(session_id).await?;
-        let opts = PushOptions {
-            transfer: request.transfer,
-            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
-            force: request.force,
-            uncommitted: request.uncommitted,
-            message: request
-                .message
-                .unwrap_or_else(|| default_message(session_id)),
-        };
+        let opts = request.options(session_id);
         let staging = self.base.join("delivery");
         tokio::task::spawn_blocking(move || {
             let project = PathBuf::from(&record.project_dir);
@@ -68,18 +49,4 @@ impl PodWorkspaces {
         .await
         .map_err(blocking_error)?
     }
-}
-
-fn recorded_base(record: &WorkspaceRecord) -> Result<git2::Oid> {
-    let text = record.base_commit.as_deref().unwrap_or_default();
-    git2::Oid::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorCode::Git,
-            format!(
-                "session '{}': recorded base {text:?}: {}",
-                record.session_id,
-                e.message()
-            ),
-        )
-    })
 }

@@ -28,6 +28,7 @@ mod workspace_storage;
 mod workspaces;
 
 pub use plain_folder::PlainFolder;
+pub use session_changes::base_of;
 pub use session_checkpoints::{ForkWorkspace, KEEP_CHECKPOINTS};
 pub use session_export::{author_for, default_branch, default_message, ExportRequest};
 pub use session_push::PushRequest;

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The recorded base; a record from before bases were kept counts from the project's
 /// HEAD now (the project is the host's, not the agent's).
-fn base_of(record: &WorkspaceRecord) -> Result<git2::Oid> {
+pub fn base_of(record: &WorkspaceRecord) -> Result<git2::Oid> {
     if let Some(text) = &record.base_commit {
         return git2::Oid::from_str(text).map_err(|e| {
             Error::new(

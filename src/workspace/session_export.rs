@@ -17,6 +17,18 @@ pub struct ExportRequest {
     pub force: bool,
 }
 
+impl ExportRequest {
+    /// What `delivery::export` is given for `session_id`: the caller's, else the defaults.
+    pub fn options(self, session_id: &str) -> ExportOptions {
+        ExportOptions {
+            branch: self.branch.unwrap_or_else(|| default_branch(session_id)),
+            uncommitted: self.uncommitted,
+            message: self.message.unwrap_or_else(|| default_message(session_id)),
+            force: self.force,
+        }
+    }
+}
+
 /// The branch a session's work goes to when the caller names none.
 pub fn default_branch(session_id: &str) -> String {
     format!("session/{session_id}")
@@ -79,14 +91,7 @@ impl Workspaces {
     /// The session's HEAD, or a snapshot of its work tree on top, as a branch of its
     /// project.
     pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
-        let opts = ExportOptions {
-            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
-            uncommitted: request.uncommitted,
-            message: request
-                .message
-                .unwrap_or_else(|| default_message(session_id)),
-            force: request.force,
-        };
+        let opts = request.options(session_id);
         self.deliver(session_id, move |d| {
             delivery::export(
                 d.clone,

@@ -18,18 +18,23 @@ pub struct PushRequest {
     pub force: bool,
 }
 
+impl PushRequest {
+    /// What `delivery::push` is given for `session_id`: the caller's, else the defaults.
+    pub fn options(self, session_id: &str) -> PushOptions {
+        PushOptions {
+            transfer: self.transfer,
+            branch: self.branch.unwrap_or_else(|| default_branch(session_id)),
+            force: self.force,
+            uncommitted: self.uncommitted,
+            message: self.message.unwrap_or_else(|| default_message(session_id)),
+        }
+    }
+}
+
 impl Workspaces {
     /// The session's HEAD, or a snapshot of its work tree on top, pushed to the remote.
     pub async fn push(&self, session_id: &str, request: PushRequest) -> Result<Pushed> {
-        let opts = PushOptions {
-            transfer: request.transfer,
-            branch: request.branch.unwrap_or_else(|| default_branch(session_id)),
-            force: request.force,
-            uncommitted: request.uncommitted,
-            message: request
-                .message
-                .unwrap_or_else(|| default_message(session_id)),
-        };
+        let opts = request.options(session_id);
         self.deliver(session_id, move |d| {
             delivery::push(
                 d.clone,
