@@ -11,7 +11,6 @@ use super::error::{sync_error, Code};
 use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use super::progress::pull_policy;
 use super::resources::resources_from_js;
-use super::workspaces::Workspaces;
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
 use crate::base_dir::resolve_base_dir;
 use crate::error::{Error, ErrorCode, Result};
@@ -47,10 +46,10 @@ fn refuse_given(given: &[(&str, bool)]) -> Result<()> {
     }
 }
 
-impl Workspaces {
+impl Sessions {
     /// The engine's sessions; `UNSUPPORTED` naming `what` for sessions on a cluster.
-    pub(super) fn on_engine(&self, what: &str) -> Result<Arc<workspace::Workspaces>> {
-        match &self.sessions {
+    pub fn on_engine(&self, what: &str) -> Result<Arc<workspace::Workspaces>> {
+        match self {
             Sessions::Engine(sessions) => Ok(sessions.clone()),
             Sessions::Pods(_) => Err(not_on_a_cluster(what)),
         }

@@ -57,6 +57,13 @@ pub struct Workspaces {
     pub(super) sessions: Sessions,
 }
 
+impl Workspaces {
+    /// The engine's sessions; `UNSUPPORTED` naming `what` for sessions on a cluster.
+    pub(super) fn on_engine(&self, what: &str) -> crate::error::Result<Arc<workspace::Workspaces>> {
+        self.sessions.on_engine(what)
+    }
+}
+
 #[napi]
 impl Workspaces {
     /// Connects lazily and installs the exit hooks that remove `process`-lifetime
