@@ -197,6 +197,8 @@ host_triple=$(rustc -vV | sed -n 's/^host: //p')
 step "cargo test ($host_triple)"
 # Without backtraces: a failure's message stays at the end of the output, where a CI log shows it.
 RUST_BACKTRACE=0 CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --workspace --all-targets
+# The .gitignore property test against git, alone (src/clone/ignore_rules_props.rs says why).
+RUST_BACKTRACE=0 CONTAINER_ISOLATION_AGENT="$PWD/container-isolation-agent.linux-x64" cargo test --target "$host_triple" --lib ignore_rules::props -- --ignored --test-threads=1
 
 step "waiting for the conformance run, the type tests and the doc comments"
 checks_status=0

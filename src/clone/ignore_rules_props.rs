@@ -128,7 +128,12 @@ fn ignored_by_git(folder: &Path, excludes: &Path, files: &BTreeSet<String>) -> B
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(64) })]
 
+    // Alone: beside the rest of the lib tests, libgit2 crashed twice (SIGSEGV, a NULL vector
+    // in vector.c's compute_new_size, on this test's thread) in a full `cargo test`; 13 runs
+    // of it alone did not. `npm test` runs it by itself (`-- --ignored`) until that is
+    // understood.
     #[test]
+    #[ignore = "run alone: see the comment above"]
     fn the_files_taken_are_those_git_does_not_ignore(
         paths in file_paths(),
         ignores in ignore_files(),
