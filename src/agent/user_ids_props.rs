@@ -2,12 +2,14 @@
 //! panic, numeric specs are taken as written, and a name picks the line the engine would
 //! (the first whose name or uid matches), each line read as glibc's `fgetpwent_r` reads it.
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::ffi::{CStr, CString};
 
 use futures_util::FutureExt;
 use proptest::prelude::*;
 
 use super::*;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use crate::scratch_dir::Scratch;
 
 struct Files {
@@ -36,6 +38,7 @@ fn resolve(files: &Files, spec: &str) -> Result<UserIds> {
 }
 
 /// `(name, uid, gid, home)` of every entry glibc reads from `text`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn glibc_passwd(text: &str) -> Vec<(String, u32, u32, String)> {
     let scratch = Scratch::new("passwd-props");
     let path = scratch.path("passwd");
@@ -121,6 +124,8 @@ proptest! {
         prop_assert!(resolve(&files, &as_group).is_err(), "{:?} resolved", as_group);
     }
 
+    // Against glibc's own reader: on Linux with glibc only.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn a_user_resolves_to_the_first_line_matching_its_name_or_uid(
         lines in proptest::collection::vec(passwd_line(), 1..8),
