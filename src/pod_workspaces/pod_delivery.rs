@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::pod_sessions::{blocking_error, PodWorkspaces};
-use crate::delivery::{self, Changes, ChangesOptions, Exported, Limits, Pushed};
+use crate::delivery::{self, Author, Changes, ChangesOptions, Exported, Limits, Pushed};
 use crate::error::Result;
 use crate::workspace::{author_for, base_of, ExportRequest, PushRequest};
 
@@ -22,29 +22,35 @@ impl PodWorkspaces {
 
     /// The session's work as a branch of its project (`session/<id>` by default).
     pub async fn export(&self, session_id: &str, request: ExportRequest) -> Result<Exported> {
-        let record = self.read_session(session_id).await?;
         let opts = request.options(session_id);
-        let staging = self.base.join("delivery");
-        tokio::task::spawn_blocking(move || {
-            let project = PathBuf::from(&record.project_dir);
-            let author = author_for(&project);
-            let clone = PathBuf::from(&record.clone_path);
+        self.deliver(session_id, move |clone, project, staging, author| {
             delivery::export(clone, project, staging, opts, author, Limits::default())
         })
         .await
-        .map_err(blocking_error)?
     }
 
     /// The session's HEAD, or a snapshot of its work tree on top, pushed to the remote.
     pub async fn push(&self, session_id: &str, request: PushRequest) -> Result<Pushed> {
-        let record = self.read_session(session_id).await?;
         let opts = request.options(session_id);
+        self.deliver(session_id, move |clone, project, staging, author| {
+            delivery::push(clone, project, staging, opts, author, Limits::default())
+        })
+        .await
+    }
+
+    /// Runs `work` on a blocking thread with the session's clone (read back first), its
+    /// project, the staging root and the project's author.
+    async fn deliver<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        work: impl FnOnce(PathBuf, PathBuf, PathBuf, Author) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let record = self.read_session(session_id).await?;
         let staging = self.base.join("delivery");
         tokio::task::spawn_blocking(move || {
             let project = PathBuf::from(&record.project_dir);
             let author = author_for(&project);
-            let clone = PathBuf::from(&record.clone_path);
-            delivery::push(clone, project, staging, opts, author, Limits::default())
+            work(PathBuf::from(&record.clone_path), project, staging, author)
         })
         .await
         .map_err(blocking_error)?

@@ -53,7 +53,8 @@ fn tar_failed(what: &str, code: i64, stderr: &[u8]) -> Error {
     }
 }
 
-/// Writes the host `clone` as `folder` in the Pod (its parent made first), owned by root.
+/// Writes the host `clone` as `folder` in the Pod, owned by root, in one exec: the tar's
+/// top directory is the whole path below `/`, whose missing parents `tar` makes.
 pub async fn copy_in(
     runtime: &KubernetesRuntime,
     pod: &str,
@@ -61,8 +62,9 @@ pub async fn copy_in(
     folder: &str,
 ) -> Result<()> {
     let what = format!("pod '{pod}': copying the workspace into {folder}");
-    let (parent, name) = split_folder(folder)?;
-    let (source, top) = (clone.to_path_buf(), name.to_string());
+    split_folder(folder)?;
+    let top = folder.trim_matches('/').to_string();
+    let source = clone.to_path_buf();
     let tar =
         tokio::task::spawn_blocking(move || tree_tar(&source, &top, EntryOwner { uid: 0, gid: 0 }))
             .await
@@ -78,16 +80,7 @@ pub async fn copy_in(
         ));
     }
     let request = ExecRequest {
-        command: ["mkdir", "-p", parent]
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        timeout: Some(COPY_TIMEOUT),
-        ..Default::default()
-    };
-    runtime.exec(pod, request).await?;
-    let request = ExecRequest {
-        command: ["tar", "-x", "-f", "-", "-C", parent]
+        command: ["tar", "-x", "-f", "-", "-C", "/"]
             .into_iter()
             .map(String::from)
             .collect(),
