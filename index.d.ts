@@ -530,7 +530,8 @@ export declare class Workspaces {
   list(): Promise<WorkspaceInfo[]>
   /**
    * Changes a running or stopped session's egress for the connections it makes from now
-   * on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`).
+   * on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`);
+   * on Kubernetes `'bridge'` is `UNSUPPORTED`.
    */
   setEgress(sessionId: string, egress: 'none' | 'public' | 'bridge' | EgressPolicy): Promise<void>
   /**

@@ -33,6 +33,12 @@ export function internetNets(suite: 0 | 1 | 2): Nets & { privateRange: string } 
   }
 }
 
+/** The Kubernetes pass's ranges (beside the engines' six): its egress suite's internet. */
+export const KUBERNETES_NETS: Nets = {
+  public: { host: '198.18.10.1', ns: '198.18.10.2' },
+  private: { host: '10.213.13.1', ns: '10.213.13.2' },
+}
+
 const DEFAULT_NETS = internetNets(0)
 export const PUBLIC = DEFAULT_NETS.public
 export const PRIVATE = DEFAULT_NETS.private

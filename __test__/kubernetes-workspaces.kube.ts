@@ -150,9 +150,9 @@ describe('Workspaces on Kubernetes', () => {
       code: 'UNSUPPORTED',
       message: expect.stringContaining('devcontainer.json is not read for sessions on Kubernetes yet'),
     })
-    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, egress: 'public' })).rejects.toMatchObject({
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, network: 'bridge' })).rejects.toMatchObject({
       code: 'UNSUPPORTED',
-      message: expect.stringContaining("create's egress other than 'none'"),
+      message: expect.stringContaining("create's network"),
     })
     expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
     expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)

@@ -148,7 +148,7 @@ ENGINE_SUITES=(__test__/engine.spec.ts __test__/runtime.spec.ts __test__/shell.s
 podman_log=target/vitest-podman.log
 if podman_answers; then
   step "vitest on podman, in the background (log: $podman_log)"
-  TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run --maxWorkers=2 "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
+  TEST_ENGINE_SOCKET=/run/podman/podman.sock setsid npx vitest run "${ENGINE_SUITES[@]}" >"$podman_log" 2>&1 &
   podman_pid=$!
 elif [ "${CI:-}" = true ]; then
   echo "[test] podman's service does not answer: the podman pass cannot run" >&2
@@ -186,11 +186,9 @@ setsid bash -c 'set -e
 package_pid=$!
 
 # The dockerd pass, the longest, beside the others and cargo test (whose build it overlaps).
-# Two files at a time in it and in the Podman pass: on two cores vitest runs one (cores - 1),
-# and the files mostly wait on the engine, a registry or a timer (each pass took 24 min so).
 dockerd_log=target/vitest-dockerd.log
 step "vitest on dockerd, in the background (log: $dockerd_log)"
-setsid npx vitest run --maxWorkers=2 --exclude __test__/mcp-clients.spec.ts "$@" >"$dockerd_log" 2>&1 &
+setsid npx vitest run --exclude __test__/mcp-clients.spec.ts "$@" >"$dockerd_log" 2>&1 &
 dockerd_pid=$!
 
 # For the host's triple, as `napi build --platform` builds: the addon's dependencies, compiled

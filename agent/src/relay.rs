@@ -217,6 +217,9 @@ fn failure(e: &std::io::Error, port: u16) -> Message {
 
 /// Ends the relay a pid file names, if that process is a relay of ours.
 fn replace_running_relay() {
+    let own_path = std::env::args_os()
+        .next()
+        .map(|a| std::os::unix::ffi::OsStrExt::as_bytes(a.as_os_str()).to_vec());
     for file in PID_FILES {
         let Ok(text) = std::fs::read_to_string(file) else {
             continue;
@@ -229,9 +232,10 @@ fn replace_running_relay() {
         }
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let mut args = cmdline.split(|b| *b == 0);
-        let ours = args
-            .next()
-            .is_some_and(|a| a.windows(AGENT_NAME.len()).any(|w| w == AGENT_NAME));
+        // Named so where the engines mount it; a Pod's delivered copy goes by our own path.
+        let ours = args.next().is_some_and(|a| {
+            a.windows(AGENT_NAME.len()).any(|w| w == AGENT_NAME) || own_path.as_deref() == Some(a)
+        });
         let is_relay = ours && args.next() == Some(b"relay".as_slice());
         if is_relay {
             // SAFETY: kill has no memory-safety preconditions.

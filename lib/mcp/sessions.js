@@ -73,7 +73,7 @@ class Sessions {
     const id = newSessionId(title)
     const lifetime = keep ? 'session' : 'process'
     // On a cluster: a git project, the server's image, no devcontainer.json, no route out.
-    const onCluster = () => workspaces.create({ projectDir, sessionId: id, ref, image, devcontainer: false, egress: 'none', lifetime })
+    const onCluster = () => workspaces.create({ projectDir, sessionId: id, ref, image, devcontainer: false, egress: this.egressFor(), lifetime })
     const create = this.opts.kubernetes
       ? onCluster
       : (trust) =>

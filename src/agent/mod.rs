@@ -33,7 +33,7 @@ mod user_ids;
 
 pub use agent_accounts::{agent_account_file, connection_user};
 pub use agent_binary::{agent_binary, disabled, AgentBinary};
-pub use agent_channel::{exec_output, AgentChannel, AgentOutput};
+pub use agent_channel::{exec_output, AgentChannel, AgentOutput, AgentStop};
 pub use agent_choice::{agent_for_new_container, image_arch, platform_arch};
 pub use agent_connection::AgentConnection;
 pub use agent_errors::errno_code;

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use napi::Either;
-
-use super::egress::EgressOption;
+use super::egress::egress_from_js;
 use super::error::{sync_error, Code};
 use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use super::progress::pull_policy;
@@ -30,12 +28,6 @@ fn not_on_a_cluster(what: &str) -> Error {
         ErrorCode::Unsupported,
         format!("{what} is not available for sessions on Kubernetes yet (docs/kubernetes.md)"),
     )
-}
-
-/// Whether an egress option asks for more than a session on a cluster has (`'none'`).
-fn egress_beyond_none(egress: &Option<EgressOption>) -> bool {
-    !matches!(egress, None | Some(Either::A(_)))
-        || matches!(egress, Some(Either::A(kind)) if kind != "none")
 }
 
 /// `UNSUPPORTED` for the first option given that a cluster session cannot have.
@@ -81,7 +73,6 @@ pub fn pod_sessions(
         ("trust", opts.trust.is_some()),
         ("allowHostCommands", opts.allow_host_commands.is_some()),
         ("idleTimeoutMs", opts.idle_timeout_ms.is_some()),
-        ("egress other than 'none'", egress_beyond_none(&opts.egress)),
         ("resources", opts.resources.is_some()),
         ("onProgress", opts.on_progress.is_some()),
         ("storage", opts.storage.is_some()),
@@ -90,7 +81,9 @@ pub fn pod_sessions(
     ])
     .map_err(sync_error)?;
     let pull = pull_policy(opts.pull).map_err(sync_error)?;
+    let egress = opts.egress.map(egress_from_js).transpose();
     Ok(PodWorkspaces::new(PodWorkspacesOptions {
+        egress: egress.map_err(sync_error)?.unwrap_or_default(),
         base_dir: resolve_base_dir(opts.base_dir.as_deref()),
         runtime: KubernetesRuntimeOptions {
             cluster: kubernetes_options(Some(cluster))?,
@@ -109,10 +102,6 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         ("create's plainFolder", opts.plain_folder.is_some()),
         ("create's network", opts.network.is_some()),
         ("create's trust", opts.trust.is_some()),
-        (
-            "create's egress other than 'none'",
-            egress_beyond_none(&opts.egress),
-        ),
         ("create's pull", opts.pull.is_some()),
         ("create's onProgress", opts.on_progress.is_some()),
     ])?;
@@ -131,5 +120,6 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         env: opts.env.unwrap_or_default().into_iter().collect(),
         lifetime,
         resources: resources_from_js(opts.resources, "resources")?,
+        egress: opts.egress.map(egress_from_js).transpose()?,
     })
 }

@@ -181,18 +181,20 @@ impl Workspaces {
     }
 
     /// Changes a running or stopped session's egress for the connections it makes from now
-    /// on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`).
+    /// on. Between `'bridge'` and the relayed kinds it cannot change (`INVALID_ARGUMENT`);
+    /// on Kubernetes `'bridge'` is `UNSUPPORTED`.
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn set_egress(
         &self,
         session_id: String,
         #[napi(ts_arg_type = "'none' | 'public' | 'bridge' | EgressPolicy")] egress: EgressOption,
     ) -> Outcome<()> {
-        let inner = self.on_engine("setEgress");
         async move {
-            inner?
-                .set_egress(&session_id, egress_from_js(egress)?)
-                .await
+            let egress = egress_from_js(egress)?;
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.set_egress(&session_id, egress).await,
+                Sessions::Pods(pods) => pods.set_egress(&session_id, egress).await,
+            }
         }
         .await
         .into()

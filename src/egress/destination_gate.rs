@@ -38,12 +38,23 @@ pub struct Gate {
     policy: RwLock<Arc<Policy>>,
     /// The host's answers, per destination, for the session's life.
     answers: Answers,
-    /// Gateways of the engine's networks: the host as containers see it.
-    gateways: Vec<IpAddr>,
+    /// The host as the session sees it (an engine network's gateways), or its cluster's API
+    /// server: refused whatever the policy.
+    gateways: Gateways,
+}
+
+/// Addresses the gate refuses besides the host's own, and what they are. An allow entry
+/// naming their address opens them, unless they are refused `always` (a cluster's control
+/// plane: no policy reaches it).
+#[derive(Debug, Clone, Default)]
+pub struct Gateways {
+    pub addresses: Vec<IpAddr>,
+    pub what: &'static str,
+    pub always: bool,
 }
 
 impl Gate {
-    pub fn new(session_id: &str, policy: Policy, gateways: Vec<IpAddr>) -> Gate {
+    pub fn new(session_id: &str, policy: Policy, gateways: Gateways) -> Gate {
         Gate {
             session_id: RwLock::new(session_id.to_string()),
             policy: RwLock::new(Arc::new(policy)),
@@ -104,10 +115,31 @@ impl Gate {
         {
             return Some("an address of this host".into());
         }
-        if self.gateways.iter().any(|g| canonical(*g) == plain) {
-            return Some("an engine network's gateway".into());
+        if self
+            .gateways
+            .addresses
+            .iter()
+            .any(|g| canonical(*g) == plain)
+        {
+            return Some(self.gateways.what.into());
         }
         None
+    }
+
+    /// Why one of `ips` is refused whatever the policy.
+    fn refused_always(&self, ips: &[IpAddr]) -> Option<String> {
+        let gateways = &self.gateways;
+        let found = ips.iter().find(|ip| {
+            gateways.always
+                && gateways
+                    .addresses
+                    .iter()
+                    .any(|g| canonical(*g) == canonical(**ip))
+        })?;
+        Some(format!(
+            "{found} is {}, refused whatever the policy",
+            gateways.what
+        ))
     }
 
     /// The addresses to connect to, or why not.
@@ -152,6 +184,9 @@ impl Gate {
             }
         };
         let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
+        if let Some(reason) = self.refused_always(&ips) {
+            return Err(Denied::Refused(reason));
+        }
         let reason = match policy.rules.decide(host, port, &ips, &|a| self.special(a)) {
             Decision::Allow => "allowed by the session's policy".to_string(),
             Decision::Refuse(reason) => return Err(Denied::Refused(reason)),

@@ -32,7 +32,7 @@ fn gate(mode: EgressMode, allow: &[&str], asker: Option<Arc<Asker>>) -> Gate {
         asker: asker.map(|a| a as Arc<dyn EgressAsker>),
         events: None,
     };
-    Gate::new("s", egress.compile().unwrap(), Vec::new())
+    Gate::new("s", egress.compile().unwrap(), Default::default())
 }
 
 async fn refusal(gate: &Gate, host: &str, port: u16) -> String {
@@ -127,7 +127,7 @@ async fn an_on_request_silent_past_ask_timeout_ms_means_no_and_the_default_wait_
     };
     let default = egress(None).compile().unwrap();
     assert_eq!(default.ask_wait, std::time::Duration::from_secs(30));
-    let quick = Gate::new("s", egress(Some(50)).compile().unwrap(), Vec::new());
+    let quick = Gate::new("s", egress(Some(50)).compile().unwrap(), Default::default());
     let started = std::time::Instant::now();
     assert_eq!(
         refusal(&quick, "localhost", 80).await,
@@ -155,4 +155,28 @@ async fn a_request_over_an_open_connection_is_decided_on_its_address_without_a_l
         none.recheck("localhost", 80, public).await,
         Err(Denied::Refused(_))
     ));
+}
+
+#[tokio::test]
+async fn a_gateway_refused_always_stays_refused_where_an_allow_entry_names_it() {
+    let allow = ["127.0.0.2/32", "127.0.0.3/32"];
+    let spec = EgressSpec {
+        mode: EgressMode::Policy,
+        allow: allow.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let policy = || Egress::of(spec.clone()).compile().unwrap();
+    let gateways = |always| Gateways {
+        addresses: vec!["127.0.0.2".parse().unwrap()],
+        what: "the cluster's API server",
+        always,
+    };
+    let cluster = Gate::new("s", policy(), gateways(true));
+    assert_eq!(
+        refusal(&cluster, "127.0.0.2", 6443).await,
+        "127.0.0.2 is the cluster's API server, refused whatever the policy"
+    );
+    assert!(cluster.check("127.0.0.3", 6443).await.is_ok());
+    let engine = Gate::new("s", policy(), gateways(false));
+    assert!(engine.check("127.0.0.2", 6443).await.is_ok());
 }

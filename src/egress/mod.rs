@@ -8,7 +8,8 @@
 //! (that decision with the lookup and the host's answer), `http_proxy` (every request on a
 //! proxy connection, its heads checked first by `request_guard`, `http_head` and
 //! `chunked_body`), `socks5` and `client_hello` (what a client in the container says
-//! first), `tunnel` and `origin_connection` (the host's own connections), and the relay.
+//! first), `tunnel` and `origin_connection` (the host's own connections), and the relay,
+//! which runs wherever a `RelayPlace` can start it (an engine, a cluster's Pods).
 
 pub(crate) mod address_class;
 pub(crate) mod chunked_body;
@@ -29,6 +30,7 @@ mod relay_channel;
 mod relay_dispatch;
 mod relay_line;
 mod relay_outcome;
+mod relay_place;
 mod relay_stream;
 mod relay_transport;
 mod reported_body;
@@ -37,12 +39,14 @@ mod session_relay;
 pub(crate) mod socks5;
 mod tunnel;
 
+pub use destination_gate::Gateways;
 pub use egress_settings::{
     AskFuture, Egress, EgressAsker, EgressEvent, EgressEvents, EgressMode, EgressRequest,
     EgressSpec,
 };
 pub use port_forward::{forward_port, PortForward};
-pub use relay_channel::RelayChannel;
+pub use relay_channel::{Accepted, RelayChannel};
+pub use relay_place::{OpenedRelay, RelayPlace};
 pub use session_relay::{
     add_no_proxy, ensure_relay, forget_relay, move_relay, proxy_environment, relay_line,
     set_egress, HTTP_PROXY_PORT, SOCKS_PORT,

@@ -21,7 +21,7 @@ use tokio::task::AbortHandle;
 use super::relay_line::{switch_to_line, Switch, Welcomed};
 use super::relay_stream::{Inbound, RelayStream, StreamParts, StreamShared};
 use super::relay_transport::{read_frames, write_frames, Outbound};
-use crate::agent::{exec_output, AgentFrames, Line, LineFrames};
+use crate::agent::{exec_output, AgentChannel, AgentFrames, AgentStop, Line, LineFrames};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::exec::{self, ExecRequest};
@@ -57,6 +57,8 @@ pub struct RelayChannel {
     line: Mutex<Line>,
     /// The writer and reader tasks.
     tasks: Mutex<Vec<AbortHandle>>,
+    /// Ends the relay's carrier (a Pod's exec stream) when the channel closes.
+    stop: Mutex<Option<AgentStop>>,
     /// The streams open, by id: as many as `max_streams`.
     pub(super) slots: Mutex<HashMap<u32, Slot>>,
     pub(super) dials: Mutex<HashMap<u32, oneshot::Sender<Message>>>,
@@ -80,6 +82,7 @@ impl RelayChannel {
             outgoing,
             line: Mutex::new(Line::Exec(String::new())),
             tasks: Mutex::default(),
+            stop: Mutex::default(),
             slots: Mutex::default(),
             dials: Mutex::default(),
             next_dial: AtomicU32::new(CONTROL + 1),
@@ -129,13 +132,27 @@ impl RelayChannel {
         Ok((again, accepted))
     }
 
-    /// Starts the relay's exec, its writer and reader, and has it say `Welcome`.
+    /// Starts a relay already running at the other end of `channel` (`agent relay <ports>`,
+    /// started by the caller), its frames on that channel for good: `no_line` says why.
+    pub async fn over(
+        channel: AgentChannel,
+        container: &str,
+        limits: (usize, Duration),
+        no_line: String,
+    ) -> Result<(Arc<RelayChannel>, mpsc::UnboundedReceiver<Accepted>)> {
+        let (relay, accepted, switch, _) = Self::start_on(channel, container, limits).await?;
+        let _ = switch.writer.send(None);
+        *relay.line.lock().unwrap() = Line::Exec(no_line);
+        Ok((relay, accepted))
+    }
+
+    /// Starts the relay's exec on the engine, then as `start_on`.
     async fn start_exec(
         engine: &Engine,
         container: &str,
         agent: &str,
         ports: &[u16],
-        (max_streams, idle): (usize, Duration),
+        limits: (usize, Duration),
     ) -> Result<Started> {
         let mut command = vec![agent.to_string(), "relay".to_string()];
         command.extend(ports.iter().map(u16::to_string));
@@ -149,6 +166,26 @@ impl RelayChannel {
         let Some(input) = started.input else {
             return Err(unavailable(container, "its exec has no stdin".into()));
         };
+        // Its stdin's end, when the writer goes, ends the relay.
+        let channel = AgentChannel {
+            input,
+            output: exec_output(started.output),
+            stop: Box::new(|| {}),
+        };
+        Self::start_on(channel, container, limits).await
+    }
+
+    /// The relay's writer and reader on `channel`, and its `Welcome`.
+    async fn start_on(
+        channel: AgentChannel,
+        container: &str,
+        (max_streams, idle): (usize, Duration),
+    ) -> Result<Started> {
+        let AgentChannel {
+            input,
+            output,
+            stop,
+        } = channel;
         let (outgoing, queue) = mpsc::channel::<Vec<u8>>(SEND_QUEUE);
         let (offer, offers) = mpsc::channel::<Vec<u8>>(1);
         let (writer_line, writer_handover) = oneshot::channel();
@@ -160,11 +197,12 @@ impl RelayChannel {
         };
         let writer = tokio::spawn(write_frames(input, outbound));
         let channel = Arc::new(RelayChannel::new(outgoing, container, (max_streams, idle)));
+        *channel.stop.lock().unwrap() = Some(stop);
         channel.tasks.lock().unwrap().push(writer.abort_handle());
         let (welcome_tx, welcome_rx) = oneshot::channel();
         channel.dials.lock().unwrap().insert(CONTROL, welcome_tx);
         let (accepted_tx, accepted) = mpsc::unbounded_channel();
-        let frames = AgentFrames::new(exec_output(started.output));
+        let frames = AgentFrames::new(output);
         let stderr = frames.stderr.clone();
         let reader = tokio::spawn(serve_frames(
             frames,
@@ -214,6 +252,9 @@ impl RelayChannel {
     pub fn close(&self) {
         for task in self.tasks.lock().unwrap().drain(..) {
             task.abort();
+        }
+        if let Some(stop) = self.stop.lock().unwrap().take() {
+            stop();
         }
         self.closed.store(true, Ordering::Release);
         let slots: Vec<_> = self.slots.lock().unwrap().drain().collect();

@@ -8,13 +8,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::destination_gate::Gate;
 use super::egress_settings::Egress;
-use super::engine_gateways::engine_gateways;
 use super::proxy_connection;
 use super::relay_channel::RelayChannel;
+use super::relay_place::RelayPlace;
 use crate::agent::Line;
-use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::runtime::AGENT_MOUNT;
 
 /// The relay's ports on the container's loopback: the HTTP proxy, then SOCKS5.
 pub const HTTP_PROXY_PORT: u16 = 3128;
@@ -32,11 +30,11 @@ fn relays() -> &'static Mutex<HashMap<(String, String), Cell>> {
     RELAYS.get_or_init(Default::default)
 }
 
-fn cell(engine: &Engine, container: &str) -> Cell {
+fn cell(place: &dyn RelayPlace, container: &str) -> Cell {
     relays()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .entry((engine.endpoint().to_string(), container.to_string()))
+        .entry((place.place(), container.to_string()))
         .or_default()
         .clone()
 }
@@ -88,13 +86,13 @@ pub fn add_no_proxy<'a>(
 /// Starts `container`'s relay under `egress` unless it runs already, in which case its
 /// policy becomes `egress`. `EGRESS_UNAVAILABLE` when the agent cannot run the relay there.
 pub async fn ensure_relay(
-    engine: &Engine,
+    place: &dyn RelayPlace,
     container: &str,
     session_id: &str,
     egress: &Egress,
 ) -> Result<Arc<RelayChannel>> {
     let policy = egress.compile()?;
-    let cell = cell(engine, container);
+    let cell = cell(place, container);
     let mut slot = cell.lock().await;
     // A relay started with other bounds (a pool member's, for other settings) is replaced.
     let same_bounds = |r: &&SessionRelay| {
@@ -111,22 +109,14 @@ pub async fn ensure_relay(
     }
     // A relay without listeners (forwarded ports only) never puts anything to its gate.
     let (ports, gateways) = match egress.spec.relayed() {
-        true => (
-            vec![HTTP_PROXY_PORT, SOCKS_PORT],
-            engine_gateways(engine).await?,
-        ),
-        false => (Vec::new(), Vec::new()),
+        true => (vec![HTTP_PROXY_PORT, SOCKS_PORT], place.gateways().await?),
+        false => (Vec::new(), Default::default()),
     };
-    let (channel, mut accepted) = RelayChannel::start(
-        engine,
-        container,
-        AGENT_MOUNT,
-        &ports,
-        egress.max_connections(),
-        egress.idle(),
-    )
-    .await
-    .map_err(|e| Error::new(ErrorCode::EgressUnavailable, e.message))?;
+    let limits = (egress.max_connections(), egress.idle());
+    let (channel, mut accepted) = place
+        .open(container, &ports, limits)
+        .await
+        .map_err(|e| Error::new(ErrorCode::EgressUnavailable, e.message))?;
     let gate = Arc::new(Gate::new(session_id, policy, gateways));
     let serving = gate.clone();
     tokio::spawn(async move {
@@ -142,9 +132,9 @@ pub async fn ensure_relay(
 }
 
 /// Replaces the policy of `container`'s running relay; false when none runs here.
-pub async fn set_egress(engine: &Engine, container: &str, egress: &Egress) -> Result<bool> {
+pub async fn set_egress(place: &dyn RelayPlace, container: &str, egress: &Egress) -> Result<bool> {
     let policy = egress.compile()?;
-    let cell = cell(engine, container);
+    let cell = cell(place, container);
     let slot = cell.lock().await;
     match slot.as_ref().filter(|r| !r.channel.is_closed()) {
         Some(relay) => {
@@ -157,8 +147,8 @@ pub async fn set_egress(engine: &Engine, container: &str, egress: &Egress) -> Re
 
 /// Files `from`'s relay under `to`: a warm pool member, renamed to the session that claimed
 /// it, keeps the relay started with it (its policy then given by `ensure_relay`).
-pub fn move_relay(engine: &Engine, from: &str, to: &str) {
-    let endpoint = engine.endpoint().to_string();
+pub fn move_relay(place: &dyn RelayPlace, from: &str, to: &str) {
+    let endpoint = place.place();
     let mut relays = relays().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cell) = relays.remove(&(endpoint.clone(), from.to_string())) {
         // Uncontended at a claim: the member's relay has served nothing yet.
@@ -173,11 +163,11 @@ pub fn move_relay(engine: &Engine, from: &str, to: &str) {
 
 /// Forgets `container`'s relay (its container is being removed), closing its channel (and
 /// its line's socket) now.
-pub fn forget_relay(engine: &Engine, container: &str) {
+pub fn forget_relay(place: &dyn RelayPlace, container: &str) {
     let cell = relays()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .remove(&(engine.endpoint().to_string(), container.to_string()));
+        .remove(&(place.place(), container.to_string()));
     let Some(cell) = cell else { return };
     if let Ok(slot) = cell.try_lock() {
         if let Some(relay) = slot.as_ref() {
@@ -187,11 +177,11 @@ pub fn forget_relay(engine: &Engine, container: &str) {
 }
 
 /// Which way the frames of `container`'s running relay travel; `None` when none runs here.
-pub async fn relay_line(engine: &Engine, container: &str) -> Option<Line> {
+pub async fn relay_line(place: &dyn RelayPlace, container: &str) -> Option<Line> {
     let cell = relays()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get(&(engine.endpoint().to_string(), container.to_string()))
+        .get(&(place.place(), container.to_string()))
         .cloned()?;
     let slot = cell.lock().await;
     slot.as_ref()

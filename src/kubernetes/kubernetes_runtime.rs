@@ -23,11 +23,13 @@ use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
 use super::pod_logs::follow_logs;
+use super::pod_relay::PodRelays;
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
 use super::session_pod::{session_pod, PodPlacement};
 use crate::agent::AgentConnection;
 use crate::base_dir::resolve_base_dir;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::egress::{ensure_relay, forget_relay, Egress, RelayChannel};
 use crate::engine::PullPolicy;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
@@ -135,7 +137,7 @@ impl KubernetesRuntime {
         let pods = self.pods().await?;
         let pod = read_pod(&pods, id).await?;
         if info_from_pod(&pod).state != crate::runtime::ContainerState::Running {
-            self.agents.forget(id);
+            self.forget_pod(id);
             return Err(Error::new(
                 ErrorCode::ContainerNotRunning,
                 format!("container '{id}' is not running"),
@@ -150,6 +152,42 @@ impl KubernetesRuntime {
             false => Err("the runtime runs no session agent".to_string()),
         };
         Ok((pods, pod, agent))
+    }
+
+    /// The namespace's Pods as the place their network relays run.
+    async fn relay_place(&self) -> Result<PodRelays<'_>> {
+        Ok(self.relays_on(self.cluster().await?))
+    }
+
+    fn relays_on<'a>(&'a self, cluster: &'a Cluster) -> PodRelays<'a> {
+        PodRelays {
+            cluster,
+            pods: Api::namespaced(cluster.client.clone(), &cluster.namespace),
+            agents: &self.agents,
+        }
+    }
+
+    /// Starts Pod `id`'s network relay under `egress` (or gives a running one that policy).
+    pub async fn attach_relay(
+        &self,
+        id: &str,
+        session_id: &str,
+        egress: &Egress,
+    ) -> Result<Arc<RelayChannel>> {
+        ensure_relay(&self.relay_place().await?, id, session_id, egress).await
+    }
+
+    /// Gives Pod `id`'s running relay `egress` for new connections; false when none runs here.
+    pub async fn set_egress(&self, id: &str, egress: &Egress) -> Result<bool> {
+        crate::egress::set_egress(&self.relay_place().await?, id, egress).await
+    }
+
+    /// Forgets what this process holds on a Pod that stopped or is gone: its agent, its relay.
+    fn forget_pod(&self, id: &str) {
+        self.agents.forget(id);
+        if let Some(cluster) = self.cluster.get() {
+            forget_relay(&self.relays_on(cluster), id);
+        }
     }
 
     /// The Pod's agent while its connection is up, without asking the cluster.
@@ -262,7 +300,7 @@ impl ContainerRuntime for KubernetesRuntime {
             _ => {}
         }
         let again = made_again(&pod);
-        self.agents.forget(id);
+        self.forget_pod(id);
         let _ = pods
             .delete(id, &DeleteParams::default().grace_period(0))
             .await;
@@ -274,7 +312,7 @@ impl ContainerRuntime for KubernetesRuntime {
     /// `grace`; the Pod stays, stopped, until removed.
     async fn stop(&self, id: &str, grace: Option<Duration>) -> Result<()> {
         let pods = self.pods().await?;
-        self.agents.forget(id);
+        self.forget_pod(id);
         let info = info_from_pod(&read_pod(&pods, id).await?);
         if info.state != crate::runtime::ContainerState::Running {
             return Ok(());
@@ -306,7 +344,7 @@ impl ContainerRuntime for KubernetesRuntime {
 
     async fn remove(&self, id: &str) -> Result<()> {
         let pods = self.pods().await?;
-        self.agents.forget(id);
+        self.forget_pod(id);
         let subject = format!("remove Pod '{id}'");
         pods.delete(id, &DeleteParams::default().grace_period(1))
             .await

@@ -17,6 +17,7 @@ mod pod_files;
 mod pod_info;
 mod pod_labels;
 mod pod_logs;
+mod pod_relay;
 mod pod_shell;
 mod pod_wait;
 mod policy_probe;

@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::output::StreamKind;
 
 /// The agent, in the Pod's agent folder (`session_pod::AGENT_DIR`).
-const AGENT_PATH: &str = "/.container-isolation/agent";
+pub(super) const AGENT_PATH: &str = "/.container-isolation/agent";
 /// Writes stdin to `$1` whole before it replaces what is there (arguments, never text in
 /// the script).
 const RECEIVE: &str = r#"umask 077; cat > "$1.new" && chmod 0700 "$1.new" && mv -f "$1.new" "$1""#;
@@ -33,7 +33,7 @@ const RECEIVE: &str = r#"umask 077; cat > "$1.new" && chmod 0700 "$1.new" && mv 
 const STREAM_BUFFER: usize = 1 << 20;
 /// How long the agent's delivery may take.
 const DELIVERY_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
-const NO_LINE: &str = "a Pod's agent speaks over the exec stream";
+pub(super) const NO_LINE: &str = "a Pod's agent speaks over the exec stream";
 
 enum PodAgent {
     Up(Arc<AgentConnection>),
@@ -41,10 +41,14 @@ enum PodAgent {
     Unusable(String),
 }
 
-/// One runtime's agents, one per Pod, started on first use.
+/// Whether the agent's binary is in a Pod's agent folder, or why it cannot be.
+type Delivery = std::result::Result<(), String>;
+
+/// One runtime's agents, one per Pod, started on first use, and their deliveries.
 #[derive(Default)]
 pub struct PodAgents {
     pods: Mutex<HashMap<String, Arc<OnceCell<PodAgent>>>>,
+    deliveries: Mutex<HashMap<String, Arc<OnceCell<Delivery>>>>,
 }
 
 impl PodAgents {
@@ -65,7 +69,7 @@ impl PodAgents {
                 .or_default()
                 .clone();
             let agent = cell
-                .get_or_try_init(|| start_agent(pods, name, user))
+                .get_or_try_init(|| self.start_agent(pods, name, user))
                 .await?;
             match agent {
                 PodAgent::Up(connection) if !connection.is_closed() => {
@@ -86,8 +90,22 @@ impl PodAgents {
         }
     }
 
+    /// The agent's binary delivered into Pod `name` (once per Pod), or why it cannot be; an
+    /// error is the cluster's.
+    pub async fn delivered(&self, pods: &Api<Pod>, name: &str) -> Result<Delivery> {
+        let cell = self
+            .deliveries
+            .lock()
+            .unwrap()
+            .entry(name.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| deliver(pods, name)).await.cloned()
+    }
+
     /// Closes and forgets the agent of a Pod that stopped or is gone.
     pub fn forget(&self, name: &str) {
+        self.deliveries.lock().unwrap().remove(name);
         let cell = self.pods.lock().unwrap().remove(name);
         if let Some(PodAgent::Up(connection)) = cell.as_deref().and_then(OnceCell::get) {
             connection.close();
@@ -102,64 +120,82 @@ impl PodAgents {
     }
 }
 
-async fn start_agent(pods: &Api<Pod>, name: &str, user: &str) -> Result<PodAgent> {
-    let unusable = |why: String| {
-        tracing::info!("Pod '{name}': no session agent ({why}); commands run by plain exec");
-        Ok(PodAgent::Unusable(why))
-    };
-    let binary = match agent_binary(std::env::consts::ARCH) {
-        Ok(binary) => binary,
-        Err(why) => return unusable(why),
-    };
-    let receive = ["/bin/sh", "-c", RECEIVE, "sh", AGENT_PATH].map(str::to_string);
-    let delivery = run_plain_with(pods, name, receive.to_vec(), Some(binary.bytes.clone()));
-    let Ok(received) = tokio::time::timeout(DELIVERY_LIMIT, delivery).await else {
-        return unusable(format!(
-            "its delivery through /bin/sh did not finish within {} s",
-            DELIVERY_LIMIT.as_secs()
-        ));
-    };
-    match received {
-        Ok(outcome) if outcome.exit_code == 0 => {}
-        Ok(outcome) => {
-            let said = String::from_utf8_lossy(&outcome.stderr).trim().to_string();
-            return unusable(format!(
-                "its delivery through /bin/sh exited {}: {said}",
-                outcome.exit_code
-            ));
+impl PodAgents {
+    async fn start_agent(&self, pods: &Api<Pod>, name: &str, user: &str) -> Result<PodAgent> {
+        let unusable = |why: String| {
+            tracing::info!("Pod '{name}': no session agent ({why}); commands run by plain exec");
+            Ok(PodAgent::Unusable(why))
+        };
+        if let Err(why) = self.delivered(pods, name).await? {
+            return unusable(why);
         }
-        Err(err) if err.code == crate::error::ErrorCode::Forbidden => return Err(err),
-        Err(err) => {
-            return unusable(format!(
-                "its delivery through /bin/sh failed: {}",
-                err.message
-            ))
-        }
-    }
-    let channel = open_channel(pods, name).await?;
-    let configured = ConfiguredUser::Known(user.to_string());
-    let connection =
-        match AgentConnection::over(channel, name, AGENT_PATH, configured, NO_LINE.into()).await {
+        let argv = vec![AGENT_PATH.to_string(), "serve".to_string()];
+        let what = format!("start the session agent in Pod '{name}'");
+        let channel = open_exec_channel(pods, name, argv, &what).await?;
+        let configured = ConfiguredUser::Known(user.to_string());
+        let connection = match AgentConnection::over(
+            channel,
+            name,
+            AGENT_PATH,
+            configured,
+            NO_LINE.into(),
+        )
+        .await
+        {
             Ok(connection) => Arc::new(connection),
             Err(err) => return unusable(err.message),
         };
-    match agent_uid(&connection).await {
-        Some(0) => Ok(PodAgent::Up(connection)),
-        uid => {
-            connection.close();
-            let uid = uid.map_or("an unknown uid".to_string(), |u| format!("uid {u}"));
-            unusable(format!(
-                "it runs as {uid}, the Pod's user, and acts as each caller's user only as root"
-            ))
+        match agent_uid(&connection).await {
+            Some(0) => Ok(PodAgent::Up(connection)),
+            uid => {
+                connection.close();
+                let uid = uid.map_or("an unknown uid".to_string(), |u| format!("uid {u}"));
+                unusable(format!(
+                    "it runs as {uid}, the Pod's user, and acts as each caller's user only as root"
+                ))
+            }
         }
     }
 }
 
-/// `AGENT_PATH serve` on an exec of its own, its stdin and output as the agent's channel;
-/// stopping it ends the exec stream.
-async fn open_channel(pods: &Api<Pod>, name: &str) -> Result<AgentChannel> {
-    let argv = vec![AGENT_PATH.to_string(), "serve".to_string()];
-    let what = format!("start the session agent in Pod '{name}'");
+/// Writes the agent's binary into the Pod's agent folder through its `/bin/sh`.
+async fn deliver(pods: &Api<Pod>, name: &str) -> Result<Delivery> {
+    let binary = match agent_binary(std::env::consts::ARCH) {
+        Ok(binary) => binary,
+        Err(why) => return Ok(Err(why)),
+    };
+    let receive = ["/bin/sh", "-c", RECEIVE, "sh", AGENT_PATH].map(str::to_string);
+    let delivery = run_plain_with(pods, name, receive.to_vec(), Some(binary.bytes.clone()));
+    let Ok(received) = tokio::time::timeout(DELIVERY_LIMIT, delivery).await else {
+        return Ok(Err(format!(
+            "its delivery through /bin/sh did not finish within {} s",
+            DELIVERY_LIMIT.as_secs()
+        )));
+    };
+    match received {
+        Ok(outcome) if outcome.exit_code == 0 => Ok(Ok(())),
+        Ok(outcome) => {
+            let said = String::from_utf8_lossy(&outcome.stderr).trim().to_string();
+            Ok(Err(format!(
+                "its delivery through /bin/sh exited {}: {said}",
+                outcome.exit_code
+            )))
+        }
+        Err(err) if err.code == crate::error::ErrorCode::Forbidden => Err(err),
+        Err(err) => Ok(Err(format!(
+            "its delivery through /bin/sh failed: {}",
+            err.message
+        ))),
+    }
+}
+/// `argv` on an exec of its own in Pod `name`, its stdin and output as an agent's channel;
+/// stopping it ends the exec stream. `what` names it in errors.
+pub(super) async fn open_exec_channel(
+    pods: &Api<Pod>,
+    name: &str,
+    argv: Vec<String>,
+    what: &str,
+) -> Result<AgentChannel> {
     let params = AttachParams::default()
         .container(CONTAINER)
         .stdin(true)
@@ -171,7 +207,7 @@ async fn open_channel(pods: &Api<Pod>, name: &str) -> Result<AgentChannel> {
     let mut process = pods
         .exec(name, argv, &params)
         .await
-        .map_err(|err| from_kube(err, &what, "create pods/exec"))?;
+        .map_err(|err| from_kube(err, what, "create pods/exec"))?;
     let (Some(input), Some(stdout), Some(stderr)) =
         (process.stdin(), process.stdout(), process.stderr())
     else {

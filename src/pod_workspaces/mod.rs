@@ -1,9 +1,10 @@
 //! Session workspaces on a Kubernetes cluster (docs/kubernetes.md): each session its git
 //! clone on the host and its Pod, the clone copied into the Pod whenever the Pod starts with a
 //! fresh file system, and read back before the host reads it (`changes`, `export`, `stop`,
-//! `destroy`).
+//! `destroy`). Their network is the egress relay's, as on the engines.
 
 mod pod_delivery;
+mod pod_egress;
 mod pod_names;
 mod pod_sessions;
 mod pod_tree;

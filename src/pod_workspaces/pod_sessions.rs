@@ -13,6 +13,7 @@ use crate::container_environment::ShellSettings;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::delivery;
 use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
+use crate::egress::Egress;
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::{
     pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
@@ -30,6 +31,8 @@ pub struct PodWorkspacesOptions {
     pub base_dir: PathBuf,
     /// The cluster, the default image, the pull policy, the agent.
     pub runtime: KubernetesRuntimeOptions,
+    /// The egress of sessions created without one (default `'public'`, as on the engines).
+    pub egress: Egress,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -44,12 +47,17 @@ pub struct CreatePodWorkspace {
     pub env: BTreeMap<String, String>,
     pub lifetime: Lifetime,
     pub resources: ResourceLimits,
+    /// The session's egress; the constructor's when `None`.
+    pub egress: Option<Egress>,
 }
 
 pub struct PodWorkspaces {
     pub(super) base: PathBuf,
     image: Option<String>,
-    runtime: Arc<KubernetesRuntime>,
+    pub(super) runtime: Arc<KubernetesRuntime>,
+    pub(super) egress: Egress,
+    /// Egress set by this process, with its callbacks, by session.
+    pub(super) egress_set: Mutex<HashMap<String, Egress>>,
     clones: Arc<CloneManager>,
     /// One create, start, read-back or removal at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -70,16 +78,18 @@ impl PodWorkspaces {
             runtime: Arc::new(KubernetesRuntime::new(runtime)),
             image,
             base,
+            egress: options.egress,
+            egress_set: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
         }
     }
 
-    fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+    pub(super) fn lock_for(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
         locks.entry(session_id.to_string()).or_default().clone()
     }
 
-    fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
+    pub(super) fn required(&self, session_id: &str) -> Result<WorkspaceRecord> {
         validate_session_id(session_id)?;
         load_record(&self.base, session_id)?.ok_or_else(|| {
             Error::new(
@@ -90,7 +100,7 @@ impl PodWorkspaces {
     }
 
     /// The Pod's state, or `missing`.
-    async fn state_of(&self, pod: &str) -> Result<String> {
+    pub(super) async fn state_of(&self, pod: &str) -> Result<String> {
         match self.runtime.inspect(pod).await {
             Ok(info) => Ok(info.state.as_str().to_string()),
             Err(err) if err.code == ErrorCode::ContainerNotFound => Ok("missing".into()),
@@ -121,6 +131,7 @@ impl PodWorkspaces {
         if let Some(text) = &request.start_ref {
             delivery::validate_ref(text)?;
         }
+        let egress = self.egress_for_new(request.egress.clone())?;
         let image = request.image.clone().or_else(|| self.image.clone());
         let Some(image) = image.filter(|i| !i.is_empty()) else {
             return Err(Error::invalid_argument(
@@ -172,8 +183,14 @@ impl PodWorkspaces {
             owner: crate::workspace::owner_for(request.lifetime),
             pod_env: request.env,
             pod_resources: request.resources,
+            pod_egress: Some(egress.spec.clone()),
         };
-        if let Err(err) = self.make_pod(&record).await {
+        self.remember_egress(&record.session_id, egress);
+        let made = match self.make_pod(&record).await {
+            Ok(()) => self.attach_relay(&record).await,
+            Err(err) => Err(err),
+        };
+        if let Err(err) = made {
             let _ = self.runtime.remove(&record.container_id).await;
             let (clones, id) = (self.clones.clone(), record.session_id.clone());
             let _ = tokio::task::spawn_blocking(move || clones.remove_session_clone(&id)).await;
@@ -189,10 +206,10 @@ impl PodWorkspaces {
             name: Some(record.container_id.clone()),
             image: Some(record.image.clone()),
             working_directory: record.container_mount_path.clone(),
-            // No route out until the egress relay reaches the cluster: the deny-all
-            // NetworkPolicy selects the Pod.
+            // No route out: connections go through the relay (`pod_egress`), and the
+            // deny-all NetworkPolicy selects the Pod.
             network: Some("none".to_string()),
-            environment: record.pod_env.clone(),
+            environment: self.pod_variables(record),
             resources: record.pod_resources,
             lifetime: Lifetime::parse(&record.lifetime).unwrap_or_default(),
             ..Default::default()
@@ -213,15 +230,16 @@ impl PodWorkspaces {
     async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
         let pod = &record.container_id;
         match self.runtime.inspect(pod).await {
-            Ok(info) if info.state == ContainerState::Running => Ok(()),
+            Ok(info) if info.state == ContainerState::Running => {}
             Ok(_) => {
                 self.runtime.start(pod).await?;
                 let clone = PathBuf::from(&record.clone_path);
-                copy_in(&self.runtime, pod, &clone, &record.container_mount_path).await
+                copy_in(&self.runtime, pod, &clone, &record.container_mount_path).await?;
             }
-            Err(err) if err.code == ErrorCode::ContainerNotFound => self.make_pod(record).await,
-            Err(err) => Err(err),
+            Err(err) if err.code == ErrorCode::ContainerNotFound => self.make_pod(record).await?,
+            Err(err) => return Err(err),
         }
+        self.attach_relay(record).await
     }
 
     /// The Pod's workspace as the host clone, where the Pod runs (a stopped or missing Pod's

@@ -144,6 +144,7 @@ impl MemberFactory for SessionMembers {
             owner: None,
             pod_env: Default::default(),
             pod_resources: Default::default(),
+            pod_egress: None,
         };
         // Whatever the lifetime of the sessions it is for, an unclaimed member goes with
         // this process: its exit hooks must look for it.

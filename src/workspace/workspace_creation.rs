@@ -117,6 +117,7 @@ impl Workspaces {
             owner: record::owner_for(request.lifetime),
             pod_env: Default::default(),
             pod_resources: Default::default(),
+            pod_egress: None,
         };
         let mut container = self.session_container(&engine, &record)?;
         container.supply = supply;

@@ -67,6 +67,10 @@ pub struct WorkspaceRecord {
     pub pod_env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "is_unlimited")]
     pub pod_resources: ResourceLimits,
+    /// A session on Kubernetes: its egress (`None` in records from before the relay reached
+    /// the cluster: `'none'`, no relay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_egress: Option<crate::egress::EgressSpec>,
 }
 
 fn is_unlimited(limits: &ResourceLimits) -> bool {

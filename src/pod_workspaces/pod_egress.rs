@@ -1,0 +1,120 @@
+//! A Pod session's network: the Pod has no route out, and its egress relay (the agent's, on
+//! an exec stream) carries every connection to this host, where the policy decides, as on
+//! the engines. `'bridge'` has no meaning on a cluster and is refused; `'none'` runs the relay
+//! where the agent can (a client is told why it is refused) and needs nothing where it cannot.
+
+use std::collections::BTreeMap;
+
+use super::pod_sessions::PodWorkspaces;
+use crate::egress::{add_no_proxy, proxy_environment, Egress, EgressMode};
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::{save_record, WorkspaceRecord};
+
+/// `egress` unless it is one a session on a cluster cannot have.
+fn checked(egress: Egress) -> Result<Egress> {
+    if !egress.spec.relayed() {
+        return Err(Error::new(
+            ErrorCode::Unsupported,
+            "egress 'bridge' is not offered on Kubernetes: a session Pod never has the cluster's network; give 'public', 'none' or a policy",
+        ));
+    }
+    egress.compile()?;
+    Ok(egress)
+}
+
+impl PodWorkspaces {
+    /// The Pod's variables: the session's own, and the relay's proxy variables (names the
+    /// session keeps off the proxy kept).
+    pub(super) fn pod_variables(&self, record: &WorkspaceRecord) -> BTreeMap<String, String> {
+        let mut env = record.pod_env.clone();
+        if record.pod_egress.is_some() {
+            let kept = env.get("NO_PROXY").cloned().unwrap_or_default();
+            env.extend(proxy_environment());
+            add_no_proxy(&mut env, kept.split(','));
+        }
+        env
+    }
+
+    /// The egress a new session is created with: the request's, else the constructor's.
+    pub(super) fn egress_for_new(&self, asked: Option<Egress>) -> Result<Egress> {
+        checked(asked.unwrap_or_else(|| self.egress.clone()))
+    }
+
+    pub(super) fn remember_egress(&self, session_id: &str, egress: Egress) {
+        self.egress_set
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session_id.to_string(), egress);
+    }
+
+    /// The session's egress: as this process set it, else as stored (with the constructor's
+    /// callbacks); `None` for a session from before the relay (no route, no relay).
+    fn egress_of(&self, record: &WorkspaceRecord) -> Option<Egress> {
+        let spec = record.pod_egress.clone()?;
+        let set_here = self
+            .egress_set
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&record.session_id)
+            .cloned();
+        Some(set_here.unwrap_or_else(|| Egress {
+            spec,
+            asker: self.egress.asker.clone(),
+            events: self.egress.events.clone(),
+        }))
+    }
+
+    /// Starts the relay of the session's running Pod (or gives it the current policy).
+    /// `EGRESS_UNAVAILABLE` where the agent cannot run it, unless the egress is `'none'`.
+    pub(super) async fn attach_relay(&self, record: &WorkspaceRecord) -> Result<()> {
+        let Some(egress) = self.egress_of(record) else {
+            return Ok(());
+        };
+        let pod = &record.container_id;
+        match self
+            .runtime
+            .attach_relay(pod, &record.session_id, &egress)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(err)
+                if egress.spec.mode == EgressMode::None
+                    && err.code == ErrorCode::EgressUnavailable =>
+            {
+                tracing::info!("Pod '{pod}': no relay for egress 'none': {}", err.message);
+                Ok(())
+            }
+            Err(err) => Err(Error::new(
+                err.code,
+                format!(
+                    "{}; only egress 'none' does without the relay",
+                    err.message.trim_end_matches('.')
+                ),
+            )),
+        }
+    }
+
+    /// Changes a session's egress for the connections it makes from now on.
+    pub async fn set_egress(&self, session_id: &str, egress: Egress) -> Result<()> {
+        let egress = checked(egress)?;
+        let lock = self.lock_for(session_id);
+        let _guard = lock.lock().await;
+        let mut record = self.required(session_id)?;
+        if record.pod_egress.is_none() {
+            return Err(Error::invalid_argument(format!(
+                "session '{session_id}' was created before the relay reached Kubernetes: its Pod has no proxy, so its egress cannot change"
+            )));
+        }
+        record.pod_egress = Some(egress.spec.clone());
+        save_record(&self.base, &record)?;
+        self.remember_egress(session_id, egress.clone());
+        let running = self
+            .runtime
+            .set_egress(&record.container_id, &egress)
+            .await?;
+        if !running && self.state_of(&record.container_id).await? == "running" {
+            self.attach_relay(&record).await?;
+        }
+        Ok(())
+    }
+}
