@@ -5,6 +5,7 @@
 // the cluster's API server.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -128,4 +129,29 @@ describe('egress of sessions on Kubernetes', () => {
     expect(fetched).toBe('internet-ok\n')
     expect(await curl(id, 'http://internet.test/')).toEqual({ exitCode: 0, text: 'internet-ok' })
   })
+
+  it("forwardPort serves a Pod's port on this host through the relay (here the relay's own proxy), listed in ports, closed by stop", async () => {
+    const id = await session({ allow: ['internet.test'], hosts })
+    const forward = await workspaces.forwardPort(id, 3128)
+    expect(forward.hostIp).toBe('127.0.0.1')
+    expect((await workspaces.get(id))!.ports).toEqual([{ containerPort: 3128, hostIp: '127.0.0.1', hostPort: forward.hostPort }])
+    expect(await throughProxy(forward.hostPort, 'http://internet.test/')).toBe('internet-ok\n')
+    await workspaces.stop(id)
+    await expect(throughProxy(forward.hostPort, 'http://internet.test/')).rejects.toThrow()
+    expect((await workspaces.get(id))!.ports).toEqual([])
+    await expect(workspaces.forwardPort(id, 0)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+  })
 })
+
+/** GET `url` through the HTTP proxy on this host's `port`. */
+function throughProxy(port: number, url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: url, headers: { host: new URL(url).host } }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve(body))
+    })
+      .on('error', reject)
+      .end()
+  })
+}

@@ -210,9 +210,7 @@ impl Workspaces {
         container_port: u32,
         opts: Option<ForwardPortOptions>,
     ) -> Outcome<PortForward> {
-        let inner = self.on_engine("forwardPort");
         async move {
-            let inner = inner?;
             let port = |n: u32, what: &str| {
                 u16::try_from(n).map_err(|_| {
                     Error::invalid_argument(format!("forwardPort: {what} {n} is not a port"))
@@ -232,10 +230,18 @@ impl Workspaces {
                 })?,
                 None => std::net::Ipv4Addr::LOCALHOST.into(),
             };
-            inner
-                .forward_port(&session_id, container_port, host_ip, host_port)
-                .await
-                .map(PortForward::from_core)
+            match &self.sessions {
+                Sessions::Engine(inner) => {
+                    inner
+                        .forward_port(&session_id, container_port, host_ip, host_port)
+                        .await
+                }
+                Sessions::Pods(pods) => {
+                    pods.forward_port(&session_id, container_port, host_ip, host_port)
+                        .await
+                }
+            }
+            .map(PortForward::from_core)
         }
         .await
         .into()

@@ -168,6 +168,16 @@ impl Egress {
         }
     }
 
+    /// A stored session's egress, with the callbacks of `callbacks` (the constructor's: the
+    /// ones its creator gave are gone with its process).
+    pub fn restored(spec: EgressSpec, callbacks: &Egress) -> Egress {
+        Egress {
+            spec,
+            asker: callbacks.asker.clone(),
+            events: callbacks.events.clone(),
+        }
+    }
+
     /// The checked form; `INVALID_ARGUMENT` for an entry or address that does not parse.
     pub fn compile(&self) -> Result<Policy> {
         let spec = &self.spec;

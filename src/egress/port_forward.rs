@@ -36,13 +36,18 @@ impl Drop for PortForward {
     }
 }
 
-/// Listens on `host_ip:host_port` (0: any free port) for `container_port`.
+/// Listens on `host_ip:host_port` (0: any free port) for `container_port` (1-65535).
 pub async fn forward_port(
     channel: Arc<RelayChannel>,
     container_port: u16,
     host_ip: IpAddr,
     host_port: u16,
 ) -> Result<PortForward> {
+    if container_port == 0 {
+        return Err(Error::invalid_argument(
+            "forwardPort: the container port must be 1-65535",
+        ));
+    }
     let listener = TcpListener::bind((host_ip, host_port)).await.map_err(|e| {
         let code = match e.kind() {
             std::io::ErrorKind::AddrInUse => ErrorCode::Eexist,

@@ -6,6 +6,7 @@
 mod pod_delivery;
 mod pod_egress;
 mod pod_names;
+mod pod_ports;
 mod pod_sessions;
 mod pod_tree;
 

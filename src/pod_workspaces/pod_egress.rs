@@ -4,9 +4,12 @@
 //! where the agent can (a client is told why it is refused) and needs nothing where it cannot.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::pod_sessions::PodWorkspaces;
-use crate::egress::{add_no_proxy, proxy_environment, Egress, EgressMode};
+use crate::egress::{
+    add_no_proxy, proxy_environment, Egress, EgressMode, EgressSpec, RelayChannel,
+};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::{save_record, WorkspaceRecord};
 
@@ -57,40 +60,51 @@ impl PodWorkspaces {
             .unwrap_or_else(|e| e.into_inner())
             .get(&record.session_id)
             .cloned();
-        Some(set_here.unwrap_or_else(|| Egress {
-            spec,
-            asker: self.egress.asker.clone(),
-            events: self.egress.events.clone(),
-        }))
+        Some(set_here.unwrap_or_else(|| Egress::restored(spec, &self.egress)))
     }
 
-    /// Starts the relay of the session's running Pod (or gives it the current policy).
-    /// `EGRESS_UNAVAILABLE` where the agent cannot run it, unless the egress is `'none'`.
-    pub(super) async fn attach_relay(&self, record: &WorkspaceRecord) -> Result<()> {
-        let Some(egress) = self.egress_of(record) else {
-            return Ok(());
-        };
-        let pod = &record.container_id;
-        match self
+    /// The relay of the session's running Pod, started under its egress (`'none'` for a
+    /// session from before the relay: it then serves forwarded ports only).
+    pub(super) async fn relay_channel(
+        &self,
+        record: &WorkspaceRecord,
+    ) -> Result<Arc<RelayChannel>> {
+        let egress = self
+            .egress_of(record)
+            .unwrap_or_else(|| Egress::of(EgressSpec::of(EgressMode::None)));
+        let channel = self
             .runtime
-            .attach_relay(pod, &record.session_id, &egress)
-            .await
-        {
+            .attach_relay(&record.container_id, &record.session_id, &egress)
+            .await?;
+        self.forwards.retarget(&record.session_id, &channel);
+        Ok(channel)
+    }
+
+    /// Starts the relay of the session's running Pod (or gives it the current policy), and
+    /// points its forwarded ports there. `EGRESS_UNAVAILABLE` where the agent cannot run it,
+    /// unless the egress is `'none'` and nothing is forwarded.
+    pub(super) async fn attach_relay(&self, record: &WorkspaceRecord) -> Result<()> {
+        let needed = record.pod_egress.is_some() || self.forwards.has(&record.session_id);
+        if !needed {
+            return Ok(());
+        }
+        let optional = self.egress_of(record).map(|e| e.spec.mode) == Some(EgressMode::None)
+            && !self.forwards.has(&record.session_id);
+        match self.relay_channel(record).await {
             Ok(_) => Ok(()),
-            Err(err)
-                if egress.spec.mode == EgressMode::None
-                    && err.code == ErrorCode::EgressUnavailable =>
-            {
+            Err(err) if optional && err.code == ErrorCode::EgressUnavailable => {
+                let pod = &record.container_id;
                 tracing::info!("Pod '{pod}': no relay for egress 'none': {}", err.message);
                 Ok(())
             }
-            Err(err) => Err(Error::new(
+            Err(err) if err.code == ErrorCode::EgressUnavailable => Err(Error::new(
                 err.code,
                 format!(
                     "{}; only egress 'none' does without the relay",
                     err.message.trim_end_matches('.')
                 ),
             )),
+            Err(err) => Err(err),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::container_environment::ShellSettings;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::delivery;
 use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
-use crate::egress::Egress;
+use crate::egress::{Egress, SessionForwards};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::{
     pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
@@ -58,6 +58,8 @@ pub struct PodWorkspaces {
     pub(super) egress: Egress,
     /// Egress set by this process, with its callbacks, by session.
     pub(super) egress_set: Mutex<HashMap<String, Egress>>,
+    /// The ports this process serves for its sessions.
+    pub(super) forwards: SessionForwards,
     clones: Arc<CloneManager>,
     /// One create, start, read-back or removal at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -80,6 +82,7 @@ impl PodWorkspaces {
             base,
             egress: options.egress,
             egress_set: Mutex::new(HashMap::new()),
+            forwards: SessionForwards::default(),
             locks: Mutex::new(HashMap::new()),
         }
     }
@@ -110,10 +113,11 @@ impl PodWorkspaces {
 
     async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
         let state = self.state_of(&record.container_id).await?;
+        let ports = self.forwards.listed(&record.session_id);
         Ok(WorkspaceInfo {
             record,
             state,
-            ports: Vec::new(),
+            ports,
         })
     }
 
@@ -227,7 +231,7 @@ impl PodWorkspaces {
 
     /// The session's Pod running with its workspace: started again (a fresh file system,
     /// given the host clone) or made again where it went.
-    async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
+    pub(super) async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
         let pod = &record.container_id;
         match self.runtime.inspect(pod).await {
             Ok(info) if info.state == ContainerState::Running => {}
@@ -330,6 +334,7 @@ impl PodWorkspaces {
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         self.read_back_running(&record).await?;
+        self.forwards.close(session_id);
         match self.runtime.stop(&record.container_id, None).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => Err(err),
             _ => Ok(()),
@@ -345,6 +350,7 @@ impl PodWorkspaces {
         if let Err(err) = self.read_back_running(&record).await {
             tracing::warn!("session '{session_id}': its last work was not read back: {err}");
         }
+        self.forwards.close(session_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}

@@ -69,11 +69,7 @@ impl Workspaces {
             .unwrap_or_else(|e| e.into_inner())
             .get(&record.session_id)
             .cloned();
-        Some(set_here.unwrap_or_else(|| Egress {
-            spec,
-            asker: self.options.egress.asker.clone(),
-            events: self.options.egress.events.clone(),
-        }))
+        Some(set_here.unwrap_or_else(|| Egress::restored(spec, &self.options.egress)))
     }
 
     /// Starts the relay of a relayed session's running container (or gives it the current
@@ -135,21 +131,11 @@ impl Workspaces {
         host_ip: IpAddr,
         host_port: u16,
     ) -> Result<Arc<PortForward>> {
-        if container_port == 0 {
-            return Err(Error::invalid_argument(
-                "forwardPort: the container port must be 1-65535",
-            ));
-        }
         let record = self.required(session_id)?;
         self.start_session(session_id).await?;
         let channel = self.relay_for_forwarding(&record).await?;
         let forward = Arc::new(forward_port(channel, container_port, host_ip, host_port).await?);
-        self.forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(session_id.to_string())
-            .or_default()
-            .push(forward.clone());
+        self.forwards.add(session_id, [forward.clone()]);
         Ok(forward)
     }
 
@@ -161,12 +147,7 @@ impl Workspaces {
             return Ok(());
         };
         let session = &record.session_id;
-        let already = self
-            .forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(session);
-        if already {
+        if self.forwards.has(session) {
             return Ok(());
         }
         let channel = self.relay_for_forwarding(record).await?;
@@ -184,12 +165,7 @@ impl Workspaces {
                 };
             opened.push(Arc::new(forward));
         }
-        self.forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(session.clone())
-            .or_default()
-            .extend(opened);
+        self.forwards.add(session, opened);
         Ok(())
     }
 
@@ -209,20 +185,11 @@ impl Workspaces {
 
     /// The session's forwards, pointed at the relay of its container made again.
     pub(super) async fn retarget_forwards(&self, record: &WorkspaceRecord) -> Result<()> {
-        let forwards = self
-            .forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&record.session_id)
-            .cloned()
-            .unwrap_or_default();
-        if forwards.is_empty() {
+        if !self.forwards.has(&record.session_id) {
             return Ok(());
         }
         let channel = self.relay_for_forwarding(record).await?;
-        for forward in forwards {
-            forward.retarget(channel.clone());
-        }
+        self.forwards.retarget(&record.session_id, &channel);
         Ok(())
     }
 
@@ -235,27 +202,11 @@ impl Workspaces {
 
     /// The ports this process serves for the session.
     pub(super) fn forwarded(&self, session_id: &str) -> Vec<(u16, std::net::SocketAddr)> {
-        self.forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(session_id)
-            .map(|all| {
-                all.iter()
-                    .map(|f| (f.container_port, f.host_address))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.forwards.listed(session_id)
     }
 
     /// Closes the session's forwarded ports.
     pub(super) fn close_forwards(&self, session_id: &str) {
-        let closed = self
-            .forwards
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(session_id);
-        for forward in closed.into_iter().flatten() {
-            forward.close();
-        }
+        self.forwards.close(session_id);
     }
 }

@@ -20,7 +20,7 @@ use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest, ShellSettings,
 };
 use crate::container_runtime::{ContainerRuntime, DockerRuntime, RuntimeOptions};
-use crate::egress::{Egress, PortForward};
+use crate::egress::{Egress, SessionForwards};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::ProgressTarget;
@@ -110,7 +110,7 @@ pub struct Workspaces {
     pub(super) probes: ProbeCache,
     /// Each session's egress as this process last set it (with its callbacks).
     pub(super) egress: Mutex<HashMap<String, Egress>>,
-    pub(super) forwards: Mutex<HashMap<String, Vec<Arc<PortForward>>>>,
+    pub(super) forwards: SessionForwards,
     pub(super) pool: Option<WarmPool<SessionMembers>>,
 }
 
@@ -152,7 +152,7 @@ impl Workspaces {
             idle,
             probes: ProbeCache::default(),
             egress: Mutex::default(),
-            forwards: Mutex::default(),
+            forwards: SessionForwards::default(),
             pool,
         }
     }

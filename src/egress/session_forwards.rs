@@ -1,0 +1,62 @@
+//! The ports a process serves for its sessions, by session: added as they are forwarded,
+//! listed for `WorkspaceInfo.ports`, pointed at a session's new relay when its container is
+//! made or started again, and closed with the session.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use super::port_forward::PortForward;
+use super::relay_channel::RelayChannel;
+
+#[derive(Default)]
+pub struct SessionForwards(Mutex<HashMap<String, Vec<Arc<PortForward>>>>);
+
+impl SessionForwards {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Vec<Arc<PortForward>>>) -> T) -> T {
+        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn add(&self, session_id: &str, forwards: impl IntoIterator<Item = Arc<PortForward>>) {
+        self.with(|all| {
+            all.entry(session_id.to_string())
+                .or_default()
+                .extend(forwards)
+        });
+    }
+
+    /// Whether the session has any forward here.
+    pub fn has(&self, session_id: &str) -> bool {
+        self.with(|all| all.contains_key(session_id))
+    }
+
+    /// (container port, host address) of each of the session's forwards.
+    pub fn listed(&self, session_id: &str) -> Vec<(u16, SocketAddr)> {
+        self.with(|all| {
+            all.get(session_id)
+                .map(|forwards| {
+                    forwards
+                        .iter()
+                        .map(|f| (f.container_port, f.host_address))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// Points the session's forwards at `channel`, its container's new relay.
+    pub fn retarget(&self, session_id: &str, channel: &Arc<RelayChannel>) {
+        let forwards = self.with(|all| all.get(session_id).cloned().unwrap_or_default());
+        for forward in forwards {
+            forward.retarget(channel.clone());
+        }
+    }
+
+    /// Stops the session's forwards listening.
+    pub fn close(&self, session_id: &str) {
+        let closed = self.with(|all| all.remove(session_id));
+        for forward in closed.into_iter().flatten() {
+            forward.close();
+        }
+    }
+}
