@@ -2077,7 +2077,10 @@ export declare function readDevcontainerConfig(projectDir: string): Promise<Devc
 /**
  * Removes this base directory's orphaned containers: `process` ones whose owner process is
  * gone (same host), `session` ones not in `activeSessionIds` when that is given. Containers
- * of other base directories and unlabelled ones are never touched.
+ * of other base directories and unlabelled ones are never touched. With `engine: {
+ * kubernetes }`, the sessions on that cluster: the host Leases of dead processes deleted, a
+ * `process` session whose owner is gone loses its Pod, clone and record; `containersRemoved`
+ * names Pods.
  */
 export declare function reapOrphans(opts?: ReapOrphansOptions | undefined | null): Promise<ReapReport>
 

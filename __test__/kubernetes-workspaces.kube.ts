@@ -3,13 +3,13 @@
 // FileIO, Shell and git client through the Pod's agent, the work read back for `changes` and
 // `export` and before `stop`, a stopped session started again from its clone, `destroy`
 // leaving no Pod; what a cluster session cannot have yet refused by name.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
-import { KubernetesRuntime, Workspaces } from '../lib/index.js'
+import { KubernetesRuntime, reapOrphans, Workspaces } from '../lib/index.js'
 import { closeServers, startServer, text } from './mcp-harness'
 
 const cluster: ClusterDescription = JSON.parse(readFileSync(process.env.TEST_KUBE_CLUSTER_JSON!, 'utf8'))
@@ -113,7 +113,7 @@ describe('Workspaces on Kubernetes', () => {
     expect(existsSync(outside)).toBe(false)
   })
 
-  it('the CLI: up, exec, diff, export, ls and down with --kubernetes', async () => {
+  it('the CLI: up, exec, diff, export, ls, down and reap with --kubernetes', async () => {
     const dir = project()
     const cluster = ['--kubernetes', '--kubeconfig', kubernetes.kubeconfig, '--namespace', kubernetes.namespace, '--base-dir', baseDir]
     const cli = (command: string, ...args: string[]) => execFileSync(process.execPath, [CLI, command, ...cluster, ...args], { encoding: 'utf8' })
@@ -126,6 +126,7 @@ describe('Workspaces on Kubernetes', () => {
     expect(JSON.parse(cli('ls', '--json')).map((s: { sessionId: string }) => s.sessionId)).toContain('kube-cli')
     cli('down', 'kube-cli')
     expect(await workspaces.get('kube-cli')).toBeUndefined()
+    expect(JSON.parse(cli('reap', '--dry-run', '--json'))).toMatchObject({ containersRemoved: [], clonesTrashed: [] })
   })
 
   it('the MCP server with --kubernetes: a session opened by a tool call, its files, commands and search in the Pod, exported, gone at the end', async () => {
@@ -142,6 +143,51 @@ describe('Workspaces on Kubernetes', () => {
     expect(text(await server.call('session_checkpoint', {}))).toMatch(/^UNSUPPORTED: /)
     await closeServers()
     expect(await new Workspaces({ baseDir: server.base, engine: { kubernetes } }).list()).toEqual([])
+  })
+
+  it("reapOrphans with engine.kubernetes: a 'process' session of a SIGKILLed host loses its Pod, clone and record; another's stays", async () => {
+    const dir = project()
+    const base = mkdtempSync(join(tmpdir(), 'kube-reap-'))
+    const lib = join(__dirname, '..', 'lib', 'index.js')
+    // A host process that makes a 'process' session, says so, and waits to be killed.
+    const script = `const { Workspaces } = require(${JSON.stringify(lib)})
+      new Workspaces(${JSON.stringify({ baseDir: base, engine: { kubernetes }, image, pull: 'never' })})
+        .create({ projectDir: ${JSON.stringify(dir)}, sessionId: 'kube-orphan', devcontainer: false, egress: 'none', lifetime: 'process' })
+        .then((info) => { console.log(JSON.stringify(info)); setInterval(() => {}, 1000) }, (err) => { console.error(err); process.exit(1) })`
+    const host = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const info = await new Promise<{ containerId: string; clonePath: string }>((resolve, reject) => {
+      host.stdout.once('data', (d: Buffer) => resolve(JSON.parse(d.toString())))
+      host.once('exit', (code) => reject(new Error(`the host exited ${code}`)))
+    })
+    const kept = new Workspaces({ baseDir: base, engine: { kubernetes }, image, pull: 'never' })
+    made.push('kube-kept')
+    await kept.create({ projectDir: project(), sessionId: 'kube-kept', devcontainer: false, lifetime: 'process' })
+    host.kill('SIGKILL')
+    await new Promise((resolve) => host.once('exit', resolve))
+
+    const dry = await reapOrphans({ baseDir: base, engine: { kubernetes }, dryRun: true })
+    expect(dry.containersRemoved).toEqual([info.containerId])
+    expect(existsSync(info.clonePath)).toBe(true)
+    const report = await reapOrphans({ baseDir: base, engine: { kubernetes } })
+    expect(report.containersRemoved).toEqual([info.containerId])
+    expect(report.clonesTrashed).toHaveLength(1)
+    expect(report.kept).toEqual([expect.stringMatching(/^cis-kube-kept-/)])
+    expect(existsSync(info.clonePath)).toBe(false)
+    await expect(runtime.inspect(info.containerId)).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND' })
+    expect((await kept.list()).map((s) => s.sessionId)).toEqual(['kube-kept'])
+    await kept.destroy('kube-kept')
+  })
+
+  it("the constructor's resources are a session's limits, under create's own field by field; the Pod gets them", async () => {
+    const limited = new Workspaces({ baseDir, engine: { kubernetes }, image, pull: 'never', egress: 'none', resources: { memory: 256 * 1024 * 1024, cpus: 1 } })
+    made.push('kube-limits')
+    const info = await limited.create({ projectDir: project(), sessionId: 'kube-limits', devcontainer: false, resources: { cpus: 0.5 } })
+    expect(info.resources).toEqual({ memory: 256 * 1024 * 1024, cpus: 0.5 })
+    const limits = execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfig.admin, '-n', cluster.namespace, 'get', 'pod', info.containerId,
+      '-o', 'jsonpath={.spec.containers[0].resources.limits}'], { encoding: 'utf8' })
+    expect(JSON.parse(limits)).toMatchObject({ memory: '268435456', cpu: '500m' })
+    await expect(limited.create({ projectDir: project(), sessionId: 'kube-pids', devcontainer: false, resources: { pids: 64 } })).rejects.toMatchObject({ code: 'UNSUPPORTED', message: expect.stringContaining('resources.pids') })
+    expect(await limited.get('kube-pids')).toBeUndefined()
   })
 
   it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {

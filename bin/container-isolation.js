@@ -81,7 +81,7 @@ const USAGE = `usage: container-isolation <command> [options]
                 for ssh:// hosts (ssh -i F -o IdentitiesOnly=yes, -o UserKnownHostsFile=F)
   --kubernetes, --kubeconfig F, --kube-context C, --namespace N
                 sessions on a Kubernetes cluster instead of an engine (up, exec, ls, diff, log,
-                export, push, down; default: as kubectl finds the cluster): each session a Pod
+                export, push, down, reap; default: as kubectl finds the cluster): each session a Pod
                 with no route out but its egress relay (--egress as on an engine, but bridge),
                 given its clone and read back (up needs --no-devcontainer and --image there)
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)

@@ -47,7 +47,7 @@ async function doctorKubernetes(args, cluster, baseDir) {
 }
 
 /** The commands whose sessions may run on a cluster (Workspaces on Kubernetes). */
-const ON_CLUSTER = new Set(['up', 'exec', 'ls', 'diff', 'log', 'export', 'push', 'down'])
+const ON_CLUSTER = new Set(['up', 'exec', 'ls', 'diff', 'log', 'export', 'push', 'down', 'reap'])
 
 /** The engine option of a session command given the Kubernetes options. */
 function clusterEngine(name, cluster, engine) {

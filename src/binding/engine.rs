@@ -95,7 +95,7 @@ pub fn engine_options(opts: Option<EngineOptions>) -> Result<engine::EngineOptio
     if opts.kubernetes.is_some() {
         return Err(Error::new(
             ErrorCode::Unsupported,
-            "engine.kubernetes is taken by Workspaces only (containers on a cluster: KubernetesRuntime)",
+            "engine.kubernetes is taken by Workspaces and reapOrphans only (containers on a cluster: KubernetesRuntime)",
         ));
     }
     let kind = match opts.kind.as_deref() {

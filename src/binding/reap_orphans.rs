@@ -2,9 +2,14 @@
 
 use napi_derive::napi;
 
+use std::collections::HashSet;
+
 use super::engine::{engine_options, EngineOptions};
 use super::error::Outcome;
+use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use crate::base_dir::resolve_base_dir;
+use crate::kubernetes::KubernetesRuntimeOptions;
+use crate::pod_workspaces::{PodWorkspaces, PodWorkspacesOptions};
 use crate::reaper;
 
 /// Options of `reapOrphans`.
@@ -37,7 +42,10 @@ pub struct ReapReport {
 
 /// Removes this base directory's orphaned containers: `process` ones whose owner process is
 /// gone (same host), `session` ones not in `activeSessionIds` when that is given. Containers
-/// of other base directories and unlabelled ones are never touched.
+/// of other base directories and unlabelled ones are never touched. With `engine: {
+/// kubernetes }`, the sessions on that cluster: the host Leases of dead processes deleted, a
+/// `process` session whose owner is gone loses its Pod, clone and record; `containersRemoved`
+/// names Pods.
 #[napi(ts_return_type = "Promise<ReapReport>")]
 pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapReport> {
     async {
@@ -47,6 +55,9 @@ pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapRepor
             active_session_ids: None,
             dry_run: None,
         });
+        if let Some(cluster) = opts.engine.as_ref().and_then(|e| e.kubernetes.clone()) {
+            return reap_on_cluster(&opts, cluster).await;
+        }
         let options = reaper::ReapOptions {
             base_dir: resolve_base_dir(opts.base_dir.as_deref()),
             engine: engine_options(opts.engine)?,
@@ -63,6 +74,38 @@ pub async fn reap_orphans(opts: Option<ReapOrphansOptions>) -> Outcome<ReapRepor
     }
     .await
     .into()
+}
+
+/// The sessions of `engine: { kubernetes }` under the base directory, as
+/// `PodWorkspaces::reap_orphans` judges them.
+async fn reap_on_cluster(
+    opts: &ReapOrphansOptions,
+    cluster: KubernetesOptions,
+) -> crate::error::Result<ReapReport> {
+    let cluster = kubernetes_options(Some(cluster))
+        .map_err(|e| crate::error::Error::invalid_argument(e.reason.clone()))?;
+    let pods = PodWorkspaces::new(PodWorkspacesOptions {
+        base_dir: resolve_base_dir(opts.base_dir.as_deref()),
+        runtime: KubernetesRuntimeOptions {
+            cluster,
+            ..Default::default()
+        },
+        egress: Default::default(),
+        resources: Default::default(),
+    });
+    let active: Option<HashSet<String>> = opts
+        .active_session_ids
+        .as_ref()
+        .map(|ids| ids.iter().cloned().collect());
+    let report = pods
+        .reap_orphans(active.as_ref(), opts.dry_run.unwrap_or(false))
+        .await?;
+    Ok(ReapReport {
+        containers_removed: report.pods_removed,
+        clones_trashed: report.clones_trashed,
+        kept: report.kept,
+        volumes_removed: Vec::new(),
+    })
 }
 
 /// Whether the process that created a container (judged from its labels as `reapOrphans`

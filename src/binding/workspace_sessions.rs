@@ -73,7 +73,6 @@ pub fn pod_sessions(
         ("trust", opts.trust.is_some()),
         ("allowHostCommands", opts.allow_host_commands.is_some()),
         ("idleTimeoutMs", opts.idle_timeout_ms.is_some()),
-        ("resources", opts.resources.is_some()),
         ("onProgress", opts.on_progress.is_some()),
         ("storage", opts.storage.is_some()),
         ("pool", opts.pool.is_some()),
@@ -82,7 +81,9 @@ pub fn pod_sessions(
     .map_err(sync_error)?;
     let pull = pull_policy(opts.pull).map_err(sync_error)?;
     let egress = opts.egress.map(egress_from_js).transpose();
+    let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
     Ok(PodWorkspaces::new(PodWorkspacesOptions {
+        resources,
         egress: egress.map_err(sync_error)?.unwrap_or_default(),
         base_dir: resolve_base_dir(opts.base_dir.as_deref()),
         runtime: KubernetesRuntimeOptions {

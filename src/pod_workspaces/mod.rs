@@ -7,7 +7,9 @@ mod pod_delivery;
 mod pod_egress;
 mod pod_names;
 mod pod_ports;
+mod pod_reap;
 mod pod_sessions;
 mod pod_tree;
 
+pub use pod_reap::PodReapReport;
 pub use pod_sessions::{CreatePodWorkspace, PodWorkspaces, PodWorkspacesOptions};

@@ -33,6 +33,8 @@ pub struct PodWorkspacesOptions {
     pub runtime: KubernetesRuntimeOptions,
     /// The egress of sessions created without one (default `'public'`, as on the engines).
     pub egress: Egress,
+    /// The limits of new sessions, under create's own (field by field).
+    pub resources: ResourceLimits,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -56,6 +58,7 @@ pub struct PodWorkspaces {
     image: Option<String>,
     pub(super) runtime: Arc<KubernetesRuntime>,
     pub(super) egress: Egress,
+    resources: ResourceLimits,
     /// Egress set by this process, with its callbacks, by session.
     pub(super) egress_set: Mutex<HashMap<String, Egress>>,
     /// The ports this process serves for its sessions.
@@ -81,6 +84,7 @@ impl PodWorkspaces {
             image,
             base,
             egress: options.egress,
+            resources: options.resources,
             egress_set: Mutex::new(HashMap::new()),
             forwards: SessionForwards::default(),
             locks: Mutex::new(HashMap::new()),
@@ -126,6 +130,7 @@ impl PodWorkspaces {
     pub async fn create(&self, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
         request.resources.validate("resources")?;
+        let resources = request.resources.over(self.resources);
         let lock = self.lock_for(&request.session_id);
         let _guard = lock.lock().await;
         if let Some(existing) = load_record(&self.base, &request.session_id)? {
@@ -186,7 +191,7 @@ impl PodWorkspaces {
             checkpoint_image: None,
             owner: crate::workspace::owner_for(request.lifetime),
             pod_env: request.env,
-            pod_resources: request.resources,
+            pod_resources: resources,
             pod_egress: Some(egress.spec.clone()),
         };
         self.remember_egress(&record.session_id, egress);

@@ -12,6 +12,7 @@ mod watchdog;
 
 pub use exit_cleanup::cleanup_blocking;
 pub use orphan_volumes::reap_volumes;
+pub use process_clones::{owner_gone, trash_session};
 pub use reap::{is_orphan, reap_containers, remove_own_process_containers, ContainerReap};
 pub use reap_orphans::{reap_orphans, ReapOptions, ReapReport};
 pub use watchdog::{watch_owner, POLL as WATCHDOG_POLL};
