@@ -23,13 +23,11 @@ use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
 use super::pod_logs::follow_logs;
-use super::pod_relay::PodRelays;
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
 use super::session_pod::{session_pod, PodPlacement};
 use crate::agent::AgentConnection;
 use crate::base_dir::resolve_base_dir;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
-use crate::egress::{ensure_relay, forget_relay, Egress, RelayChannel};
 use crate::engine::PullPolicy;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
@@ -152,42 +150,6 @@ impl KubernetesRuntime {
             false => Err("the runtime runs no session agent".to_string()),
         };
         Ok((pods, pod, agent))
-    }
-
-    /// The namespace's Pods as the place their network relays run.
-    async fn relay_place(&self) -> Result<PodRelays<'_>> {
-        Ok(self.relays_on(self.cluster().await?))
-    }
-
-    fn relays_on<'a>(&'a self, cluster: &'a Cluster) -> PodRelays<'a> {
-        PodRelays {
-            cluster,
-            pods: Api::namespaced(cluster.client.clone(), &cluster.namespace),
-            agents: &self.agents,
-        }
-    }
-
-    /// Starts Pod `id`'s network relay under `egress` (or gives a running one that policy).
-    pub async fn attach_relay(
-        &self,
-        id: &str,
-        session_id: &str,
-        egress: &Egress,
-    ) -> Result<Arc<RelayChannel>> {
-        ensure_relay(&self.relay_place().await?, id, session_id, egress).await
-    }
-
-    /// Gives Pod `id`'s running relay `egress` for new connections; false when none runs here.
-    pub async fn set_egress(&self, id: &str, egress: &Egress) -> Result<bool> {
-        crate::egress::set_egress(&self.relay_place().await?, id, egress).await
-    }
-
-    /// Forgets what this process holds on a Pod that stopped or is gone: its agent, its relay.
-    fn forget_pod(&self, id: &str) {
-        self.agents.forget(id);
-        if let Some(cluster) = self.cluster.get() {
-            forget_relay(&self.relays_on(cluster), id);
-        }
     }
 
     /// The Pod's agent while its connection is up, without asking the cluster.
@@ -424,3 +386,6 @@ impl ContainerRuntime for KubernetesRuntime {
         Ok(path.to_string())
     }
 }
+
+#[path = "runtime_relays.rs"]
+mod relays;
