@@ -35,6 +35,7 @@ mod relay_stream;
 mod relay_transport;
 mod reported_body;
 pub(crate) mod request_guard;
+mod session_egress;
 mod session_forwards;
 mod session_relay;
 pub(crate) mod socks5;
@@ -48,6 +49,7 @@ pub use egress_settings::{
 pub use port_forward::{forward_port, PortForward};
 pub use relay_channel::{Accepted, RelayChannel};
 pub use relay_place::{OpenedRelay, RelayPlace};
+pub use session_egress::SessionEgress;
 pub use session_forwards::SessionForwards;
 pub use session_relay::{
     add_no_proxy, ensure_relay, forget_relay, move_relay, proxy_environment, relay_line,

@@ -39,11 +39,8 @@ impl RelayChannel {
         // Its frames go elsewhere now: a new relay (which replaces it), on the exec alone.
         channel.close();
         tracing::warn!("network relay in '{container}': {why}; started again without the line");
-        let (again, accepted, switch, _) =
-            Self::start_exec(engine, container, agent, ports, limits).await?;
-        let _ = switch.writer.send(None);
-        *again.line.lock().unwrap() = Line::Exec(why);
-        Ok((again, accepted))
+        let started = Self::start_exec(engine, container, agent, ports, limits).await?;
+        Ok(without_line(started, why))
     }
 
     /// Starts a relay already running at the other end of `channel` (`agent relay <ports>`,
@@ -54,10 +51,8 @@ impl RelayChannel {
         limits: (usize, Duration),
         no_line: String,
     ) -> Result<(Arc<RelayChannel>, mpsc::UnboundedReceiver<Accepted>)> {
-        let (relay, accepted, switch, _) = Self::start_on(channel, container, limits).await?;
-        let _ = switch.writer.send(None);
-        *relay.line.lock().unwrap() = Line::Exec(no_line);
-        Ok((relay, accepted))
+        let started = Self::start_on(channel, container, limits).await?;
+        Ok(without_line(started, no_line))
     }
 
     /// Starts the relay's exec on the engine, then as `start_on`.
@@ -185,6 +180,16 @@ impl RelayChannel {
             Err(_) => Err(unavailable(&self.container(), "did not answer".into())),
         }
     }
+}
+
+/// A started relay kept on its exec stream for good, `why` kept as the reason.
+fn without_line(
+    (relay, accepted, switch, _): Started,
+    why: String,
+) -> (Arc<RelayChannel>, mpsc::UnboundedReceiver<Accepted>) {
+    let _ = switch.writer.send(None);
+    *relay.line.lock().unwrap() = Line::Exec(why);
+    (relay, accepted)
 }
 
 /// Hands every frame of the relay to the channel until the relay ends (its exec, or its

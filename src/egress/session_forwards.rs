@@ -3,11 +3,12 @@
 //! made or started again, and closed with the session.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
-use super::port_forward::PortForward;
+use super::port_forward::{forward_port, PortForward};
 use super::relay_channel::RelayChannel;
+use crate::error::Result;
 
 #[derive(Default)]
 pub struct SessionForwards(Mutex<HashMap<String, Vec<Arc<PortForward>>>>);
@@ -15,6 +16,20 @@ pub struct SessionForwards(Mutex<HashMap<String, Vec<Arc<PortForward>>>>);
 impl SessionForwards {
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Vec<Arc<PortForward>>>) -> T) -> T {
         f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Serves `container_port` through `channel` on `host_ip:host_port` (0: a free port), as
+    /// one of the session's forwards.
+    pub async fn open(
+        &self,
+        session_id: &str,
+        channel: Arc<RelayChannel>,
+        container_port: u16,
+        (host_ip, host_port): (IpAddr, u16),
+    ) -> Result<Arc<PortForward>> {
+        let forward = Arc::new(forward_port(channel, container_port, host_ip, host_port).await?);
+        self.add(session_id, [forward.clone()]);
+        Ok(forward)
     }
 
     pub fn add(&self, session_id: &str, forwards: impl IntoIterator<Item = Arc<PortForward>>) {

@@ -61,13 +61,7 @@ impl PodAgents {
         user: &str,
     ) -> Result<std::result::Result<Arc<AgentConnection>, String>> {
         loop {
-            let cell = self
-                .pods
-                .lock()
-                .unwrap()
-                .entry(name.to_string())
-                .or_default()
-                .clone();
+            let cell = cell_of(&self.pods, name);
             let agent = cell
                 .get_or_try_init(|| self.start_agent(pods, name, user))
                 .await?;
@@ -93,14 +87,10 @@ impl PodAgents {
     /// The agent's binary delivered into Pod `name` (once per Pod), or why it cannot be; an
     /// error is the cluster's.
     pub async fn delivered(&self, pods: &Api<Pod>, name: &str) -> Result<Delivery> {
-        let cell = self
-            .deliveries
-            .lock()
-            .unwrap()
-            .entry(name.to_string())
-            .or_default()
-            .clone();
-        cell.get_or_try_init(|| deliver(pods, name)).await.cloned()
+        cell_of(&self.deliveries, name)
+            .get_or_try_init(|| deliver(pods, name))
+            .await
+            .cloned()
     }
 
     /// Closes and forgets the agent of a Pod that stopped or is gone.
@@ -118,9 +108,7 @@ impl PodAgents {
             pods.remove(name);
         }
     }
-}
 
-impl PodAgents {
     async fn start_agent(&self, pods: &Api<Pod>, name: &str, user: &str) -> Result<PodAgent> {
         let unusable = |why: String| {
             tracing::info!("Pod '{name}': no session agent ({why}); commands run by plain exec");
@@ -156,6 +144,12 @@ impl PodAgents {
             }
         }
     }
+}
+
+/// Pod `name`'s cell in `cells`, made empty if it has none.
+fn cell_of<T>(cells: &Mutex<HashMap<String, Arc<OnceCell<T>>>>, name: &str) -> Arc<OnceCell<T>> {
+    let mut cells = cells.lock().unwrap();
+    cells.entry(name.to_string()).or_default().clone()
 }
 
 /// Writes the agent's binary into the Pod's agent folder through its `/bin/sh`.

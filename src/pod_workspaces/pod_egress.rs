@@ -25,6 +25,11 @@ fn checked(egress: Egress) -> Result<Egress> {
     Ok(egress)
 }
 
+/// The egress of a session from before the relay reached the cluster: nothing out.
+fn no_egress() -> Egress {
+    Egress::of(EgressSpec::of(EgressMode::None))
+}
+
 impl PodWorkspaces {
     /// The Pod's variables: the session's own, and the relay's proxy variables (names the
     /// session keeps off the proxy kept).
@@ -43,24 +48,11 @@ impl PodWorkspaces {
         checked(asked.unwrap_or_else(|| self.egress.clone()))
     }
 
-    pub(super) fn remember_egress(&self, session_id: &str, egress: Egress) {
-        self.egress_set
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session_id.to_string(), egress);
-    }
-
     /// The session's egress: as this process set it, else as stored (with the constructor's
     /// callbacks); `None` for a session from before the relay (no route, no relay).
     fn egress_of(&self, record: &WorkspaceRecord) -> Option<Egress> {
-        let spec = record.pod_egress.clone()?;
-        let set_here = self
-            .egress_set
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&record.session_id)
-            .cloned();
-        Some(set_here.unwrap_or_else(|| Egress::restored(spec, &self.egress)))
+        self.egress_set
+            .of(&record.session_id, record.pod_egress.clone(), &self.egress)
     }
 
     /// The relay of the session's running Pod, started under its egress (`'none'` for a
@@ -69,28 +61,35 @@ impl PodWorkspaces {
         &self,
         record: &WorkspaceRecord,
     ) -> Result<Arc<RelayChannel>> {
-        let egress = self
-            .egress_of(record)
-            .unwrap_or_else(|| Egress::of(EgressSpec::of(EgressMode::None)));
+        let egress = self.egress_of(record).unwrap_or_else(no_egress);
+        self.start_relay(record, &egress).await
+    }
+
+    /// Starts the Pod's relay under `egress` (or gives a running one that policy), and points
+    /// the session's forwarded ports there.
+    async fn start_relay(
+        &self,
+        record: &WorkspaceRecord,
+        egress: &Egress,
+    ) -> Result<Arc<RelayChannel>> {
         let channel = self
             .runtime
-            .attach_relay(&record.container_id, &record.session_id, &egress)
+            .attach_relay(&record.container_id, &record.session_id, egress)
             .await?;
         self.forwards.retarget(&record.session_id, &channel);
         Ok(channel)
     }
 
-    /// Starts the relay of the session's running Pod (or gives it the current policy), and
-    /// points its forwarded ports there. `EGRESS_UNAVAILABLE` where the agent cannot run it,
-    /// unless the egress is `'none'` and nothing is forwarded.
+    /// The relay of the session's running Pod where it has an egress or forwarded ports.
+    /// `EGRESS_UNAVAILABLE` where the agent cannot run it, unless the egress is `'none'` and
+    /// nothing is forwarded.
     pub(super) async fn attach_relay(&self, record: &WorkspaceRecord) -> Result<()> {
-        let needed = record.pod_egress.is_some() || self.forwards.has(&record.session_id);
-        if !needed {
+        let forwarded = self.forwards.has(&record.session_id);
+        let Some(egress) = self.egress_of(record).or_else(|| forwarded.then(no_egress)) else {
             return Ok(());
-        }
-        let optional = self.egress_of(record).map(|e| e.spec.mode) == Some(EgressMode::None)
-            && !self.forwards.has(&record.session_id);
-        match self.relay_channel(record).await {
+        };
+        let optional = egress.spec.mode == EgressMode::None && !forwarded;
+        match self.start_relay(record, &egress).await {
             Ok(_) => Ok(()),
             Err(err) if optional && err.code == ErrorCode::EgressUnavailable => {
                 let pod = &record.container_id;
@@ -121,7 +120,7 @@ impl PodWorkspaces {
         }
         record.pod_egress = Some(egress.spec.clone());
         save_record(&self.base, &record)?;
-        self.remember_egress(session_id, egress.clone());
+        self.egress_set.remember(session_id, egress.clone());
         let running = self
             .runtime
             .set_egress(&record.container_id, &egress)

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::pod_sessions::PodWorkspaces;
-use crate::egress::{forward_port, PortForward};
+use crate::egress::PortForward;
 use crate::error::Result;
 
 impl PodWorkspaces {
@@ -25,8 +25,9 @@ impl PodWorkspaces {
             self.ensure_running(&record).await?;
         }
         let channel = self.relay_channel(&record).await?;
-        let forward = Arc::new(forward_port(channel, container_port, host_ip, host_port).await?);
-        self.forwards.add(session_id, [forward.clone()]);
-        Ok(forward)
+        let host = (host_ip, host_port);
+        self.forwards
+            .open(session_id, channel, container_port, host)
+            .await
     }
 }

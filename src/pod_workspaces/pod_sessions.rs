@@ -13,7 +13,7 @@ use crate::container_environment::ShellSettings;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::delivery;
 use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
-use crate::egress::{Egress, SessionForwards};
+use crate::egress::{Egress, SessionEgress, SessionForwards};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::{
     pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
@@ -60,7 +60,7 @@ pub struct PodWorkspaces {
     pub(super) egress: Egress,
     resources: ResourceLimits,
     /// Egress set by this process, with its callbacks, by session.
-    pub(super) egress_set: Mutex<HashMap<String, Egress>>,
+    pub(super) egress_set: SessionEgress,
     /// The ports this process serves for its sessions.
     pub(super) forwards: SessionForwards,
     clones: Arc<CloneManager>,
@@ -85,7 +85,7 @@ impl PodWorkspaces {
             base,
             egress: options.egress,
             resources: options.resources,
-            egress_set: Mutex::new(HashMap::new()),
+            egress_set: SessionEgress::default(),
             forwards: SessionForwards::default(),
             locks: Mutex::new(HashMap::new()),
         }
@@ -194,7 +194,7 @@ impl PodWorkspaces {
             pod_resources: resources,
             pod_egress: Some(egress.spec.clone()),
         };
-        self.remember_egress(&record.session_id, egress);
+        self.egress_set.remember(&record.session_id, egress);
         let made = match self.make_pod(&record).await {
             Ok(()) => self.attach_relay(&record).await,
             Err(err) => Err(err),
@@ -356,6 +356,7 @@ impl PodWorkspaces {
             tracing::warn!("session '{session_id}': its last work was not read back: {err}");
         }
         self.forwards.close(session_id);
+        self.egress_set.forget(session_id);
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}

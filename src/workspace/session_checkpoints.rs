@@ -211,10 +211,7 @@ impl Workspaces {
             ..parent.clone()
         };
         if let Some(egress) = self.egress_of(&parent) {
-            self.egress
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(new.clone(), egress);
+            self.egress.remember(&new, egress);
         }
         let engine = self.runtime.engine().await?;
         let made = self

@@ -49,27 +49,15 @@ impl Workspaces {
             }
         }
         settings.egress = Some(egress.spec.clone());
-        self.remember_egress(session_id, egress);
-    }
-
-    fn remember_egress(&self, session_id: &str, egress: Egress) {
-        self.egress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session_id.to_string(), egress);
+        self.egress.remember(session_id, egress);
     }
 
     /// The session's egress: as this process set it, else as stored (with the
     /// constructor's callbacks); `None` for a record from before egress existed.
     pub(super) fn egress_of(&self, record: &WorkspaceRecord) -> Option<Egress> {
-        let spec = record.settings.as_ref()?.egress.clone()?;
-        let set_here = self
-            .egress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&record.session_id)
-            .cloned();
-        Some(set_here.unwrap_or_else(|| Egress::restored(spec, &self.options.egress)))
+        let stored = record.settings.as_ref()?.egress.clone();
+        self.egress
+            .of(&record.session_id, stored, &self.options.egress)
     }
 
     /// Starts the relay of a relayed session's running container (or gives it the current
@@ -113,7 +101,7 @@ impl Workspaces {
         }
         settings.egress = Some(egress.spec.clone());
         record::save(&self.options.base_dir, &record)?;
-        self.remember_egress(session_id, egress.clone());
+        self.egress.remember(session_id, egress.clone());
         if egress.spec.relayed() {
             self.runtime
                 .set_egress(&record.container_id, egress)
@@ -134,9 +122,10 @@ impl Workspaces {
         let record = self.required(session_id)?;
         self.start_session(session_id).await?;
         let channel = self.relay_for_forwarding(&record).await?;
-        let forward = Arc::new(forward_port(channel, container_port, host_ip, host_port).await?);
-        self.forwards.add(session_id, [forward.clone()]);
-        Ok(forward)
+        let host = (host_ip, host_port);
+        self.forwards
+            .open(session_id, channel, container_port, host)
+            .await
     }
 
     /// Serves devcontainer.json's `forwardPorts` and `appPort` once per session in this

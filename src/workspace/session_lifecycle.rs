@@ -57,10 +57,7 @@ impl Workspaces {
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         self.probes.forget(&record.container_id);
-        self.egress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(session_id);
+        self.egress.forget(session_id);
         self.close_forwards(session_id);
         let reading = self.read_lock(session_id);
         let _reading = reading.lock().await;

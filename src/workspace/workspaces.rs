@@ -20,7 +20,7 @@ use crate::container_environment::{
     container_environment, ContainerEnvironment, EnvironmentRequest, ShellSettings,
 };
 use crate::container_runtime::{ContainerRuntime, DockerRuntime, RuntimeOptions};
-use crate::egress::{Egress, SessionForwards};
+use crate::egress::{Egress, SessionEgress, SessionForwards};
 use crate::engine::{Engine, EngineOptions, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::ProgressTarget;
@@ -109,7 +109,7 @@ pub struct Workspaces {
     pub(super) idle: Option<Arc<IdleTracker>>,
     pub(super) probes: ProbeCache,
     /// Each session's egress as this process last set it (with its callbacks).
-    pub(super) egress: Mutex<HashMap<String, Egress>>,
+    pub(super) egress: SessionEgress,
     pub(super) forwards: SessionForwards,
     pub(super) pool: Option<WarmPool<SessionMembers>>,
 }
@@ -151,7 +151,7 @@ impl Workspaces {
             locks: Mutex::new(HashMap::new()),
             idle,
             probes: ProbeCache::default(),
-            egress: Mutex::default(),
+            egress: SessionEgress::default(),
             forwards: SessionForwards::default(),
             pool,
         }
