@@ -276,15 +276,16 @@ describe('container-isolation mcp', () => {
   })
 
   it('run_command with a long output (606,062 lines, 60 MB): the result ends with its last line and counts every line', async () => {
-    // Waits as long as a loaded machine needs (60 MB took 28 s alone, over 55 s beside a
-    // full run); a command that still runs then is followed to its end by command_output.
-    const result = await main.call('run_command', { session, command: "yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY", waitMs: 150_000 })
+    // 60 MB took 28 s alone and over 55 s beside a full run: each call waits 45 s, under the
+    // client's own 60 s request timeout, and a command still running is followed to its end
+    // by command_output.
+    const result = await main.call('run_command', { session, command: "yes 'a line of output that is one hundred bytes long, padded out with dots ..........................' | head -n 606061; echo END-OF-MANY", waitMs: 45_000 })
     expect(result.isError, text(result)).toBeFalsy()
     let last = result.structuredContent
     if (last.status === 'running') {
       const { commandId } = last
       while (last.status === 'running') {
-        last = (await main.call('command_output', { session, commandId, offset: last.totalLines, waitMs: 60_000 })).structuredContent
+        last = (await main.call('command_output', { session, commandId, offset: last.totalLines, waitMs: 45_000 })).structuredContent
       }
       last = (await main.call('command_output', { session, commandId, offset: last.totalLines - 2 })).structuredContent
     }
