@@ -469,7 +469,8 @@ export declare class Workspaces {
   /**
    * A checkpoint of the session now: its clone (HEAD, branch, index, work tree with
    * uncommitted and untracked files) and its container's own changes, taken with the
-   * container paused. The oldest past 20 is dropped.
+   * container paused. The oldest past 20 is dropped. On a cluster: the repository only,
+   * read back from the Pod first.
    */
   checkpoint(sessionId: string, opts?: CheckpointOptions | undefined | null): Promise<CheckpointInfo>
   /** The session's checkpoints, oldest first. */
@@ -478,7 +479,8 @@ export declare class Workspaces {
   deleteCheckpoint(sessionId: string, id: string): Promise<boolean>
   /**
    * The session put back to a checkpoint: what runs in it ended, its clone and its
-   * container as they were then; its id, egress policy and limits kept.
+   * container as they were then; its id, egress policy and limits kept. On a cluster: the
+   * clone as it was, in a new Pod of the session's image.
    */
   restore(sessionId: string, id: string): Promise<WorkspaceInfo>
   /** A new, independent session from a checkpoint of this one (or from it as it is now). */

@@ -1,12 +1,13 @@
 // Workspaces on a Kubernetes cluster (docs/kubernetes.md): `new Workspaces({ engine: {
 // kubernetes } })` — the session's clone on the host copied into its Pod, the environment's
 // FileIO, Shell and git client through the Pod's agent, the work read back for `changes` and
-// `export` and before `stop`, a stopped session started again from its clone, `destroy`
-// leaving no Pod; what a cluster session cannot have yet refused by name.
+// `export` and before `stop`, a stopped session started again from its clone (and an idle one
+// by its next use), `destroy` leaving no Pod; what a cluster session cannot have yet refused by name.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
 import { KubernetesRuntime, reapOrphans, Workspaces } from '../lib/index.js'
@@ -140,7 +141,16 @@ describe('Workspaces on Kubernetes', () => {
     expect(text(await server.call('session_changes', {}))).toContain('notes.txt')
     expect((await server.call('session_export', {})).isError).toBeFalsy()
     expect(git(dir, 'log', '--all', '--format=%s', '-1')).toContain('Uncommitted work of session')
-    expect(text(await server.call('session_checkpoint', {}))).toMatch(/^UNSUPPORTED: /)
+    // A checkpoint of the repository only, as the tool's description says there.
+    const tools = (await server.client.listTools()).tools
+    expect(tools.find((t) => t.name === 'session_checkpoint')?.description).toContain('only that: these sessions run on a cluster')
+    const made = await server.call('session_checkpoint', { label: 'notes' })
+    expect(made.isError, text(made)).toBeFalsy()
+    expect((await server.call('write_file', { path: 'later.txt', content: 'later\n' })).isError).toBeFalsy()
+    const restored = await server.call('session_restore', { checkpoint: made.structuredContent.checkpoint.id })
+    expect(restored.isError, text(restored)).toBeFalsy()
+    expect((await server.call('read_file', { path: 'later.txt' })).isError).toBe(true)
+    expect((await server.call('read_file', { path: 'notes.txt' })).structuredContent.content).toContain('from mcp')
     await closeServers()
     expect(await new Workspaces({ baseDir: server.base, engine: { kubernetes } }).list()).toEqual([])
   })
@@ -190,6 +200,64 @@ describe('Workspaces on Kubernetes', () => {
     expect(await limited.get('kube-pids')).toBeUndefined()
   })
 
+  it("onProgress tells create's steps; idleTimeoutMs: an unused session has its work read back and its Pod stopped, its next file read starts it again with that work", async () => {
+    const events: { sessionId: string; phase: string; detail: string }[] = []
+    const idle = new Workspaces({ baseDir, engine: { kubernetes }, image, pull: 'never', egress: 'none', idleTimeoutMs: 1500, onProgress: (e) => events.push(e) })
+    made.push('kube-idle')
+    const info = await idle.create({ projectDir: project(), sessionId: 'kube-idle', devcontainer: false })
+    await sleep(100)
+    expect(events.map((e) => [e.sessionId, e.phase, e.detail])).toEqual([
+      ['kube-idle', 'create', `creating Pod ${info.containerId}`],
+      ['kube-idle', 'create', 'copying the repository into the Pod'],
+      ['kube-idle', 'create', `Pod ${info.containerId} ready`],
+    ])
+    const env = await idle.environment('kube-idle', 't1', { logDir })
+    await env.fileIO.writeFile('kept.txt', 'before the idle stop\n')
+    // A command in flight holds the session past the timeout: it ends as it would have.
+    const held = await env.shell.execute('sleep 3; echo held', { toolRequestId: 'i1' })
+    expect(held.output.map((l) => l.text)).toEqual(['held'])
+    let state = 'running'
+    for (const until = Date.now() + 60_000; state === 'running' && Date.now() < until; ) {
+      await sleep(250)
+      state = (await idle.get('kube-idle'))!.state
+    }
+    expect(state).not.toBe('running')
+    expect((await idle.changes('kube-idle')).uncommitted.map((f) => f.path)).toEqual(['kept.txt'])
+    expect(await env.fileIO.readFile('kept.txt')).toBe('before the idle stop\n')
+    expect((await idle.get('kube-idle'))!.state).toBe('running')
+    const again = await env.shell.execute('cat kept.txt', { toolRequestId: 'i2' })
+    expect(again.output.map((l) => l.text)).toEqual(['before the idle stop'])
+  })
+
+  it('checkpoints of the repository: restore puts the clone back in a new Pod of the image, fork makes a second session from one', async () => {
+    await create('kube-ckpt', project())
+    const env = await workspaces.environment('kube-ckpt', 't1', { logDir })
+    await env.fileIO.writeFile('kept.txt', 'kept\n')
+    await env.shell.execute('git add kept.txt && touch /tmp/outside', { toolRequestId: 'c1' })
+    const first = await workspaces.checkpoint('kube-ckpt', { label: 'one file' })
+    expect(first).toMatchObject({ label: 'one file', branch: 'refs/heads/session-kube-ckpt' })
+    expect(first.image).toBeUndefined()
+    await env.fileIO.writeFile('later.txt', 'later\n')
+    const restored = await workspaces.restore('kube-ckpt', first.id)
+    expect(restored.state).toBe('running')
+    const after = await workspaces.environment('kube-ckpt', 't2', { logDir })
+    expect(await after.fileIO.readFile('kept.txt')).toBe('kept\n')
+    expect(await after.fileIO.fileExists('later.txt')).toBe(false)
+    // Staged as it was; what lay outside the workspace is the image's again.
+    const status = await after.shell.execute('git status --porcelain; ls /tmp/outside 2>&1 || true', { toolRequestId: 'c2' })
+    expect(status.output.map((l) => l.text)).toEqual(['A  kept.txt', expect.stringContaining('No such file')])
+
+    made.push('kube-fork')
+    const forked = await workspaces.fork('kube-ckpt', { sessionId: 'kube-fork', checkpoint: first.id })
+    expect(forked.containerId).not.toBe(restored.containerId)
+    const other = await workspaces.environment('kube-fork', 't3', { logDir })
+    const seen = await other.shell.execute('git branch --show-current; cat kept.txt', { toolRequestId: 'c3' })
+    expect(seen.output.map((l) => l.text)).toEqual(['session-kube-fork', 'kept'])
+    expect((await workspaces.checkpoints('kube-ckpt')).map((c) => c.id)).toEqual([first.id])
+    expect(await workspaces.deleteCheckpoint('kube-ckpt', first.id)).toBe(true)
+    expect(await workspaces.checkpoints('kube-ckpt')).toEqual([])
+  })
+
   it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {
     const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': '{ "image": "x" }' })
     await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dev' })).rejects.toMatchObject({
@@ -202,7 +270,7 @@ describe('Workspaces on Kubernetes', () => {
     })
     expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
     expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)
-    await expect(workspaces.checkpoint('kube-dev')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
+    await expect(workspaces.containerAccess('kube-dev')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
     expect(workspaces.poolStatus()).toBeUndefined()
     expect(await workspaces.get('kube-dev')).toBeUndefined()
   })

@@ -44,7 +44,7 @@ go to the snapshot's repository under the base directory).
                   sessions as Pods of a Kubernetes cluster (default: as kubectl finds it), each
                   given its clone and read back, with no route out but --egress's relay; needs
                   --image (the project's devcontainer.json is not read there), no --pool or
-                  --trust; the checkpoint tools answer UNSUPPORTED there
+                  --trust; checkpoints there hold the repository only
 
 Register with Claude Code: claude mcp add container-isolation -- npx container-isolation mcp --project .`
 

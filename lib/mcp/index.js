@@ -56,7 +56,7 @@ async function main(argv) {
   const runtime = opts.kubernetes
     ? new KubernetesRuntime({ kubernetes: opts.kubernetes, baseDir: join(opts.baseDir, 'kubernetes') })
     : new DockerRuntime({ baseDir: opts.baseDir })
-  const { server, provide } = createServer({ exportPrefix: opts.exportPrefix, autoSession: opts.autoSession })
+  const { server, provide } = createServer({ exportPrefix: opts.exportPrefix, autoSession: opts.autoSession, cluster: Boolean(opts.kubernetes) })
   const ask = new AskUser(server)
   const exportPolicy = new ExportPolicy({ prefix: opts.exportPrefix, allowForce: opts.allowForceExport, ask })
   const commands = new Commands()

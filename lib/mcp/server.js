@@ -50,7 +50,7 @@ function describeIssues(tool, error) {
 /**
  * The tools as `tools/list` gives them: descriptions and annotations follow the server's
  * settings and, for `forceUsable`, the client's capabilities.
- * @param {{ keep: boolean, egress?: unknown, exportPrefix: string, forceUsable: boolean, autoSession: boolean }} settings
+ * @param {{ keep: boolean, egress?: unknown, exportPrefix: string, forceUsable: boolean, autoSession: boolean, cluster?: boolean }} settings
  */
 function listing(settings) {
   return TOOLS.map((t) => ({
@@ -67,7 +67,7 @@ function listing(settings) {
  * The MCP server with the tools registered; `context` (sessions, workspaces, runtime,
  * exportPolicy, commands, keep, egress) is what every tool gets, with the request's
  * `extra` added per call.
- * @param {{ exportPrefix: string, autoSession: boolean }} settings
+ * @param {{ exportPrefix: string, autoSession: boolean, cluster?: boolean }} settings
  */
 function createServer(settings) {
   const server = new Server({ name: 'container-isolation', version }, { capabilities: { tools: {} }, instructions: instructions(settings) })

@@ -5,6 +5,7 @@ use napi_derive::napi;
 
 use super::error::Outcome;
 use super::workspace_info::WorkspaceInfo;
+use super::workspace_sessions::Sessions;
 use super::workspaces::Workspaces;
 use crate::checkpoint::CheckpointRecord;
 use crate::workspace::ForkWorkspace;
@@ -63,7 +64,8 @@ pub struct ForkOptions {
 impl Workspaces {
     /// A checkpoint of the session now: its clone (HEAD, branch, index, work tree with
     /// uncommitted and untracked files) and its container's own changes, taken with the
-    /// container paused. The oldest past 20 is dropped.
+    /// container paused. The oldest past 20 is dropped. On a cluster: the repository only,
+    /// read back from the Pod first.
     #[napi(ts_return_type = "Promise<CheckpointInfo>")]
     pub async fn checkpoint(
         &self,
@@ -72,10 +74,11 @@ impl Workspaces {
     ) -> Outcome<CheckpointInfo> {
         let label = opts.and_then(|o| o.label);
         async {
-            self.on_engine("checkpoint")?
-                .checkpoint(&session_id, label)
-                .await
-                .map(Into::into)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.checkpoint(&session_id, label).await,
+                Sessions::Pods(pods) => pods.checkpoint(&session_id, label).await,
+            }
+            .map(Into::into)
         }
         .await
         .into()
@@ -84,33 +87,38 @@ impl Workspaces {
     /// The session's checkpoints, oldest first.
     #[napi(ts_return_type = "Promise<CheckpointInfo[]>")]
     pub async fn checkpoints(&self, session_id: String) -> Outcome<Vec<CheckpointInfo>> {
-        self.on_engine("checkpoints")
-            .and_then(|inner| inner.checkpoints(&session_id))
-            .map(|all| all.into_iter().map(Into::into).collect())
-            .into()
+        match &self.sessions {
+            Sessions::Engine(inner) => inner.checkpoints(&session_id),
+            Sessions::Pods(pods) => pods.checkpoints(&session_id),
+        }
+        .map(|all| all.into_iter().map(Into::into).collect())
+        .into()
     }
 
     /// Deletes a checkpoint and its image; false when there is no such checkpoint.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub async fn delete_checkpoint(&self, session_id: String, id: String) -> Outcome<bool> {
         async {
-            self.on_engine("deleteCheckpoint")?
-                .delete_checkpoint(&session_id, &id)
-                .await
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.delete_checkpoint(&session_id, &id).await,
+                Sessions::Pods(pods) => pods.delete_checkpoint(&session_id, &id),
+            }
         }
         .await
         .into()
     }
 
     /// The session put back to a checkpoint: what runs in it ended, its clone and its
-    /// container as they were then; its id, egress policy and limits kept.
+    /// container as they were then; its id, egress policy and limits kept. On a cluster: the
+    /// clone as it was, in a new Pod of the session's image.
     #[napi(ts_return_type = "Promise<WorkspaceInfo>")]
     pub async fn restore(&self, session_id: String, id: String) -> Outcome<WorkspaceInfo> {
         async {
-            self.on_engine("restore")?
-                .restore(&session_id, &id)
-                .await
-                .map(Into::into)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.restore(&session_id, &id).await,
+                Sessions::Pods(pods) => pods.restore(&session_id, &id).await,
+            }
+            .map(Into::into)
         }
         .await
         .into()
@@ -124,10 +132,11 @@ impl Workspaces {
             checkpoint: opts.checkpoint,
         };
         async {
-            self.on_engine("fork")?
-                .fork(&session_id, request)
-                .await
-                .map(Into::into)
+            match &self.sessions {
+                Sessions::Engine(inner) => inner.fork(&session_id, request).await,
+                Sessions::Pods(pods) => pods.fork(&session_id, request).await,
+            }
+            .map(Into::into)
         }
         .await
         .into()

@@ -147,6 +147,7 @@ impl KubernetesRuntime {
                     user: opts.user,
                     env: Default::default(),
                     shell,
+                    usage: None,
                 },
             )
             .await?;

@@ -90,8 +90,7 @@ async fn reap_on_cluster(
             cluster,
             ..Default::default()
         },
-        egress: Default::default(),
-        resources: Default::default(),
+        ..Default::default()
     });
     let active: Option<HashSet<String>> = opts
         .active_session_ids

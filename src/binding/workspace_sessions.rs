@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use super::durations::duration_ms;
 use super::egress::egress_from_js;
 use super::error::{sync_error, Code};
 use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
-use super::progress::pull_policy;
+use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
 use crate::base_dir::resolve_base_dir;
@@ -72,18 +73,19 @@ pub fn pod_sessions(
         ("watchdog", opts.watchdog.is_some()),
         ("trust", opts.trust.is_some()),
         ("allowHostCommands", opts.allow_host_commands.is_some()),
-        ("idleTimeoutMs", opts.idle_timeout_ms.is_some()),
-        ("onProgress", opts.on_progress.is_some()),
         ("storage", opts.storage.is_some()),
         ("pool", opts.pool.is_some()),
-        ("maxCheckpoints", opts.max_checkpoints.is_some()),
     ])
     .map_err(sync_error)?;
     let pull = pull_policy(opts.pull).map_err(sync_error)?;
     let egress = opts.egress.map(egress_from_js).transpose();
     let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
+    let idle_timeout = duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
     Ok(PodWorkspaces::new(PodWorkspacesOptions {
         resources,
+        idle_timeout,
+        progress: progress_target(opts.on_progress),
+        max_checkpoints: opts.max_checkpoints.map(|n| n as usize),
         egress: egress.map_err(sync_error)?.unwrap_or_default(),
         base_dir: resolve_base_dir(opts.base_dir.as_deref()),
         runtime: KubernetesRuntimeOptions {
@@ -104,7 +106,6 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         ("create's network", opts.network.is_some()),
         ("create's trust", opts.trust.is_some()),
         ("create's pull", opts.pull.is_some()),
-        ("create's onProgress", opts.on_progress.is_some()),
     ])?;
     let lifetime = match opts.lifetime.as_deref() {
         None => Lifetime::Session,
@@ -122,5 +123,6 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         lifetime,
         resources: resources_from_js(opts.resources, "resources")?,
         egress: opts.egress.map(egress_from_js).transpose()?,
+        progress: progress_target(opts.on_progress),
     })
 }

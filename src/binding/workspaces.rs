@@ -88,6 +88,11 @@ impl Workspaces {
             pool: None,
             max_checkpoints: None,
         });
+        if opts.max_checkpoints == Some(0) {
+            return Err(sync_error(Error::invalid_argument(
+                "maxCheckpoints must be at least 1",
+            )));
+        }
         if let Some(cluster) = opts.engine.as_ref().and_then(|e| e.kubernetes.clone()) {
             let pods = pod_sessions(opts, cluster)?;
             return Ok(Workspaces {
@@ -112,11 +117,6 @@ impl Workspaces {
             None => workspace::StorageChoice::Auto,
         };
         let pool = pool_options(opts.pool).map_err(sync_error)?;
-        if opts.max_checkpoints == Some(0) {
-            return Err(sync_error(Error::invalid_argument(
-                "maxCheckpoints must be at least 1",
-            )));
-        }
         if opts.watchdog.unwrap_or(false) {
             watchdog::ensure_started(&engine).map_err(sync_error)?;
         }

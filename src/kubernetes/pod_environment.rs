@@ -13,6 +13,7 @@ use crate::agent::connection_user;
 use crate::container_environment::ShellSettings;
 use crate::error::Result;
 use crate::git::{GitClient, GitClientOptions};
+use crate::runtime::ContainerUse;
 use crate::shell::{default_log_dir, CommandHost, DockerShell, ShellOptions, DEFAULT_TIMEOUT};
 
 pub struct PodEnvironmentRequest {
@@ -25,6 +26,8 @@ pub struct PodEnvironmentRequest {
     /// Added to every command's environment.
     pub env: BTreeMap<String, String>,
     pub shell: ShellSettings,
+    /// Told of every file operation, command and git call (a session's idle tracking).
+    pub usage: Option<Arc<dyn ContainerUse>>,
 }
 
 pub struct PodEnvironment {
@@ -53,7 +56,7 @@ pub async fn pod_environment(
         _ => "/".to_string(),
     });
     let source = Arc::new(PodAgentSource::new(runtime.clone(), pod));
-    let git_client = GitClient::new(GitClientOptions {
+    let mut git_client = GitClient::new(GitClientOptions {
         container: pod.to_string(),
         cwd: cwd.clone(),
         user: request.user.clone(),
@@ -62,7 +65,7 @@ pub async fn pod_environment(
         agent: true,
     })?
     .on_agent(source.clone());
-    let shell = DockerShell::new(ShellOptions {
+    let mut shell = DockerShell::new(ShellOptions {
         container: pod.to_string(),
         cwd: cwd.clone(),
         thread_id: request.thread_id,
@@ -75,7 +78,12 @@ pub async fn pod_environment(
         host: CommandHost::Agent(source),
         output_limits: Default::default(),
     })?;
-    let files = PodFiles::new(runtime, pod, request.user, Some(cwd.clone()));
+    let mut files = PodFiles::new(runtime, pod, request.user, Some(cwd.clone()));
+    if let Some(usage) = request.usage {
+        files = files.with_usage(usage.clone());
+        shell = shell.with_usage(usage.clone());
+        git_client = git_client.with_usage(usage);
+    }
     Ok(PodEnvironment {
         files,
         shell,

@@ -12,6 +12,7 @@ use super::serving_agent::{read_serving_agent, serving_agent};
 use crate::agent::{connection_user, AgentFiles, AgentReply, FileKind, Stat};
 use crate::container_archive::file_error;
 use crate::error::{Error, ErrorCode, Result};
+use crate::runtime::{begin_use, ContainerUse, UseGuard};
 
 /// What `stat` reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +28,8 @@ pub struct PodFiles {
     cwd: Option<String>,
     /// The container's working directory, read once.
     working_dir: OnceCell<String>,
+    /// Told of each operation (a session's idle tracking), which it may start the Pod for.
+    usage: Option<Arc<dyn ContainerUse>>,
 }
 
 impl PodFiles {
@@ -42,11 +45,20 @@ impl PodFiles {
             user: user.filter(|u| !u.is_empty()),
             cwd: cwd.filter(|c| !c.is_empty()),
             working_dir: OnceCell::new(),
+            usage: None,
         }
     }
 
-    /// The agent's file operations as the files' user, and `path` made absolute.
-    async fn files(&self, path: &str) -> Result<(AgentFiles, String)> {
+    /// Each operation begins a use of `usage` first and holds it until it ends.
+    pub fn with_usage(mut self, usage: Arc<dyn ContainerUse>) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// The agent's file operations as the files' user, `path` made absolute, and the use
+    /// they make of the Pod (held until the operation ends).
+    async fn files(&self, path: &str) -> Result<(AgentFiles, String, UseGuard)> {
+        let guard = begin_use(self.usage.as_ref()).await?;
         let agent = match self.working_dir.initialized() || self.cwd.is_some() {
             true => serving_agent(&self.runtime, &self.pod, "files").await?,
             false => {
@@ -65,11 +77,11 @@ impl PodFiles {
             connection: agent,
             creds: user.creds(),
         };
-        Ok((files, absolute(base, path)?))
+        Ok((files, absolute(base, path)?, guard))
     }
 
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
-        let (files, path) = self.files(path).await?;
+        let (files, path, _use) = self.files(path).await?;
         // A missing file is read anyway: the read's error says why (ENOTDIR...).
         let stat = files.stat(&path, true).await?;
         let size = match stat {
@@ -91,13 +103,13 @@ impl PodFiles {
 
     /// Creates or replaces the file whole (old content or new, never a mix).
     pub async fn write_file(&self, path: &str, content: &[u8]) -> Result<()> {
-        let (files, path) = self.files(path).await?;
+        let (files, path, _use) = self.files(path).await?;
         files.write(&path, content).await
     }
 
     /// An existing path's stat (symlinks followed); `None` for a missing one.
     pub async fn stat(&self, path: &str) -> Result<Option<(PodFileStat, bool)>> {
-        let (files, path) = self.files(path).await?;
+        let (files, path, _use) = self.files(path).await?;
         Ok(files.stat(&path, true).await?.map(|s| {
             let mtime_ms = s.mtime_sec as f64 * 1000.0 + s.mtime_nsec as f64 / 1e6;
             let stat = PodFileStat {
@@ -118,13 +130,13 @@ impl PodFiles {
 
     /// Recursive, like `mkdir -p`.
     pub async fn mkdir(&self, path: &str) -> Result<()> {
-        let (files, path) = self.files(path).await?;
+        let (files, path, _use) = self.files(path).await?;
         files.make_dirs(&path).await
     }
 
     /// Names, dotfiles included, sorted.
     pub async fn read_dir(&self, path: &str) -> Result<Vec<String>> {
-        let (files, path) = self.files(path).await?;
+        let (files, path, _use) = self.files(path).await?;
         let mut names = files.read_dir(&path).await?;
         names.sort();
         Ok(names)

@@ -3,11 +3,14 @@
 //! fresh file system, and read back before the host reads it (`changes`, `export`, `stop`,
 //! `destroy`). Their network is the egress relay's, as on the engines.
 
+mod pod_checkpoints;
 mod pod_delivery;
 mod pod_egress;
+mod pod_idle;
 mod pod_names;
 mod pod_ports;
 mod pod_reap;
+mod pod_running;
 mod pod_sessions;
 mod pod_tree;
 

@@ -50,7 +50,7 @@ impl PodWorkspaces {
 
     /// The session's egress: as this process set it, else as stored (with the constructor's
     /// callbacks); `None` for a session from before the relay (no route, no relay).
-    fn egress_of(&self, record: &WorkspaceRecord) -> Option<Egress> {
+    pub(super) fn egress_of(&self, record: &WorkspaceRecord) -> Option<Egress> {
         self.egress_set
             .of(&record.session_id, record.pod_egress.clone(), &self.egress)
     }

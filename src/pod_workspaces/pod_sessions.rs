@@ -5,12 +5,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::pod_names::pod_name;
-use super::pod_tree::{copy_in, read_back};
 use crate::clone::{branch_name, validate_session_id, CloneManager};
 use crate::container_environment::ShellSettings;
-use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::container_runtime::ContainerRuntime;
 use crate::delivery;
 use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
 use crate::egress::{Egress, SessionEgress, SessionForwards};
@@ -19,10 +19,12 @@ use crate::kubernetes::{
     pod_environment, KubernetesRuntime, KubernetesRuntimeOptions, PodEnvironment,
     PodEnvironmentRequest,
 };
-use crate::runtime::{ContainerState, Lifetime, ResourceLimits, UseGuard};
+use crate::progress::{Phase, Progress, ProgressTarget};
+use crate::runtime::{Lifetime, ResourceLimits, UseGuard};
 use crate::terminal::{TerminalInput, TerminalOutput, TerminalRequest};
 use crate::workspace::{
-    load_record, remove_record, session_ids, Storage, WorkspaceInfo, WorkspaceRecord,
+    load_record, remove_record, session_ids, IdleTracker, Storage, WorkspaceInfo, WorkspaceRecord,
+    KEEP_CHECKPOINTS,
 };
 
 #[derive(Debug, Clone, Default)]
@@ -35,6 +37,13 @@ pub struct PodWorkspacesOptions {
     pub egress: Egress,
     /// The limits of new sessions, under create's own (field by field).
     pub resources: ResourceLimits,
+    /// A session unused this long has its work read back and its Pod stopped; its next use
+    /// starts it again.
+    pub idle_timeout: Option<Duration>,
+    /// Where sessions' creation progress goes, unless `create` gives its own.
+    pub progress: Option<ProgressTarget>,
+    /// Checkpoints kept per session (the oldest dropped past it); default `KEEP_CHECKPOINTS`.
+    pub max_checkpoints: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -51,6 +60,8 @@ pub struct CreatePodWorkspace {
     pub resources: ResourceLimits,
     /// The session's egress; the constructor's when `None`.
     pub egress: Option<Egress>,
+    /// Replaces the constructor's progress target for this call.
+    pub progress: Option<ProgressTarget>,
 }
 
 pub struct PodWorkspaces {
@@ -59,11 +70,15 @@ pub struct PodWorkspaces {
     pub(super) runtime: Arc<KubernetesRuntime>,
     pub(super) egress: Egress,
     resources: ResourceLimits,
+    progress: Option<ProgressTarget>,
+    pub(super) max_checkpoints: usize,
     /// Egress set by this process, with its callbacks, by session.
     pub(super) egress_set: SessionEgress,
     /// The ports this process serves for its sessions.
     pub(super) forwards: SessionForwards,
-    clones: Arc<CloneManager>,
+    /// Each session's last use, where idle sessions stop.
+    pub(super) idle: Option<Arc<IdleTracker>>,
+    pub(super) clones: Arc<CloneManager>,
     /// One create, start, read-back or removal at a time per session in this process.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -85,8 +100,11 @@ impl PodWorkspaces {
             base,
             egress: options.egress,
             resources: options.resources,
+            progress: options.progress,
+            max_checkpoints: options.max_checkpoints.unwrap_or(KEEP_CHECKPOINTS),
             egress_set: SessionEgress::default(),
             forwards: SessionForwards::default(),
+            idle: options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t))),
             locks: Mutex::new(HashMap::new()),
         }
     }
@@ -115,7 +133,7 @@ impl PodWorkspaces {
         }
     }
 
-    async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
+    pub(super) async fn info(&self, record: WorkspaceRecord) -> Result<WorkspaceInfo> {
         let state = self.state_of(&record.container_id).await?;
         let ports = self.forwards.listed(&record.session_id);
         Ok(WorkspaceInfo {
@@ -127,9 +145,10 @@ impl PodWorkspaces {
 
     /// Clone and Pod for a session, the clone copied in; idempotent per session id (an
     /// existing session's Pod is started, or made again, and given the clone).
-    pub async fn create(&self, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
+    pub async fn create(self: &Arc<Self>, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
         request.resources.validate("resources")?;
+        self.mark_used(&request.session_id);
         let resources = request.resources.over(self.resources);
         let lock = self.lock_for(&request.session_id);
         let _guard = lock.lock().await;
@@ -195,10 +214,19 @@ impl PodWorkspaces {
             pod_egress: Some(egress.spec.clone()),
         };
         self.egress_set.remember(&record.session_id, egress);
-        let made = match self.make_pod(&record).await {
+        let progress = request
+            .progress
+            .as_ref()
+            .or(self.progress.as_ref())
+            .map_or_else(Progress::none, |p| p.for_session(&record.session_id));
+        let made = match self.make_pod(&record, &progress).await {
             Ok(()) => self.attach_relay(&record).await,
             Err(err) => Err(err),
         };
+        if made.is_ok() {
+            let ready = format!("Pod {} ready", record.container_id);
+            progress.step(Phase::Create, &ready);
+        }
         if let Err(err) = made {
             let _ = self.runtime.remove(&record.container_id).await;
             let (clones, id) = (self.clones.clone(), record.session_id.clone());
@@ -207,64 +235,6 @@ impl PodWorkspaces {
         }
         crate::workspace::save_record(&self.base, &record)?;
         self.info(record).await
-    }
-
-    /// A new Pod for the record, given the host clone.
-    async fn make_pod(&self, record: &WorkspaceRecord) -> Result<()> {
-        let config = ContainerConfig {
-            name: Some(record.container_id.clone()),
-            image: Some(record.image.clone()),
-            working_directory: record.container_mount_path.clone(),
-            // No route out: connections go through the relay (`pod_egress`), and the
-            // deny-all NetworkPolicy selects the Pod.
-            network: Some("none".to_string()),
-            environment: self.pod_variables(record),
-            resources: record.pod_resources,
-            lifetime: Lifetime::parse(&record.lifetime).unwrap_or_default(),
-            ..Default::default()
-        };
-        self.runtime.create(config).await?;
-        let clone = PathBuf::from(&record.clone_path);
-        copy_in(
-            &self.runtime,
-            &record.container_id,
-            &clone,
-            &record.container_mount_path,
-        )
-        .await
-    }
-
-    /// The session's Pod running with its workspace: started again (a fresh file system,
-    /// given the host clone) or made again where it went.
-    pub(super) async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
-        let pod = &record.container_id;
-        match self.runtime.inspect(pod).await {
-            Ok(info) if info.state == ContainerState::Running => {}
-            Ok(_) => {
-                self.runtime.start(pod).await?;
-                let clone = PathBuf::from(&record.clone_path);
-                copy_in(&self.runtime, pod, &clone, &record.container_mount_path).await?;
-            }
-            Err(err) if err.code == ErrorCode::ContainerNotFound => self.make_pod(record).await?,
-            Err(err) => return Err(err),
-        }
-        self.attach_relay(record).await
-    }
-
-    /// The Pod's workspace as the host clone, where the Pod runs (a stopped or missing Pod's
-    /// work was read back when it stopped).
-    async fn read_back_running(&self, record: &WorkspaceRecord) -> Result<()> {
-        if self.state_of(&record.container_id).await? != "running" {
-            return Ok(());
-        }
-        read_back(
-            &self.runtime,
-            &record.container_id,
-            &record.container_mount_path,
-            &PathBuf::from(&record.clone_path),
-            &record.session_id,
-        )
-        .await
     }
 
     pub async fn get(&self, session_id: &str) -> Result<Option<WorkspaceInfo>> {
@@ -287,7 +257,7 @@ impl PodWorkspaces {
 
     /// FileIO and Shell in the session's Pod (started if stopped), in its workspace folder.
     pub async fn environment(
-        &self,
+        self: &Arc<Self>,
         session_id: &str,
         thread_id: &str,
         shell: ShellSettings,
@@ -307,6 +277,7 @@ impl PodWorkspaces {
                 user: None,
                 env: BTreeMap::new(),
                 shell,
+                usage: self.use_hook(session_id),
             },
         )
         .await
@@ -314,7 +285,7 @@ impl PodWorkspaces {
 
     /// A terminal in the session's Pod, where and as its commands run (through its agent).
     pub async fn terminal(
-        &self,
+        self: &Arc<Self>,
         session_id: &str,
         request: TerminalRequest,
     ) -> Result<(TerminalInput, TerminalOutput, UseGuard)> {
@@ -350,6 +321,9 @@ impl PodWorkspaces {
     /// forgets the session.
     pub async fn destroy(&self, session_id: &str) -> Result<()> {
         let record = self.required(session_id)?;
+        if let Some(idle) = &self.idle {
+            idle.forget(session_id);
+        }
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
         if let Err(err) = self.read_back_running(&record).await {
@@ -365,6 +339,7 @@ impl PodWorkspaces {
         tokio::task::spawn_blocking(move || clones.remove_session_clone(&id))
             .await
             .map_err(blocking_error)??;
+        self.trash_checkpoints(session_id).await?;
         remove_record(&self.base, session_id)
     }
 }

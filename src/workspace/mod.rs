@@ -27,6 +27,7 @@ mod workspace_record;
 mod workspace_storage;
 mod workspaces;
 
+pub use idle_tracker::{IdleOwner, IdleTracker, SessionCall, SessionUseHook};
 pub use plain_folder::PlainFolder;
 pub use session_changes::base_of;
 pub use session_checkpoints::{ForkWorkspace, KEEP_CHECKPOINTS};
