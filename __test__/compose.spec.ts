@@ -255,6 +255,13 @@ describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
     const netAdmin = 1n << 12n
     expect(capEff(engineCli('exec', db, 'cat', '/proc/self/status')) & netAdmin).toBe(netAdmin)
     expect(capEff((await run(id, 'cat /proc/self/status')).text) & netAdmin).toBe(0n)
+    // The session makes the file a symlink to a host file: the service is not started on it.
+    expect((await run(id, 'ln -sf /etc/hostname /workspace/init.txt')).exitCode).toBe(0)
+    await workspaces.stop(id)
+    const again = await rejection(workspaces.environment(id, 'compose'))
+    expect(again.code).toBe('DEVCONTAINER')
+    expect(again.message).toContain("service 'db'")
+    expect(again.message).toContain('symlink')
     await workspaces.destroy(id)
     expect(containersOf(id)).toEqual([])
   }, 180_000)
