@@ -5,6 +5,8 @@
 // the session's relay under its policy, and a published port is reachable from the host
 // only once the host forwards it. Not on the remote pass: its rig carries the three base
 // images only.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { internetNets, startInternet, type Internet } from './egress-net'
 import { addon, engine, engineCli, firstLine, gitProject, IMAGES, isRemote, rejection, tempDir } from './helpers'
@@ -208,6 +210,60 @@ describe.skipIf(isRemote)('Compose devcontainers, sealed', () => {
     expect(overridden.warnings.join('\n')).toContain('services.app: command and entrypoint are not run (overrideCommand is true')
     expect(await run(kept, 'test -e /tmp/service-command || echo absent; ps -eo args | grep -c "^sleep 4711"')).toEqual({ exitCode: 1, text: 'absent\n0' })
     await workspaces.destroy(kept)
+  }, 180_000)
+
+  it("runs another service with what the trust grants it (issue 52): a capability, and a read-only bind of a project file from the session's clone", async () => {
+    const compose = `services:
+  app:
+    image: ${IMAGES.debian}
+    command: ["sleep", "infinity"]
+  db:
+    image: ${IMAGES.debian}
+    command: ["sleep", "infinity"]
+    cap_add: [NET_ADMIN]
+    volumes:
+      - ../init.txt:/docker-entrypoint-initdb.d/init.txt:ro
+`
+    const project = gitProject('compose-trust', {
+      '.devcontainer/devcontainer.json': JSON.stringify({ dockerComposeFile: 'docker-compose.yml', service: 'app', workspaceFolder: '/workspace' }),
+      '.devcontainer/docker-compose.yml': compose,
+      'init.txt': 'committed',
+    })
+    dirs.push(project)
+    const refusedId = sessionId()
+    const err = await rejection(workspaces.create({ projectDir: project.path, sessionId: refusedId }))
+    expect(err.code).toBe('DEVCONTAINER')
+    expect(err.message).toContain('services.db')
+    expect((err as unknown as { refusals: Array<{ trust: unknown }> }).refusals.map((r) => r.trust)).toEqual([{ capabilities: ['NET_ADMIN'] }])
+    expect(containersOf(refusedId)).toEqual([])
+
+    const id = sessionId()
+    const info = await workspaces.create({ projectDir: project.path, sessionId: id, trust: { capabilities: ['NET_ADMIN'] } })
+    const db = containersOf(id).find((c) => c === `${info.containerId}-svc-db`)!
+    expect(db).toBeDefined()
+    const read = () => engineCli('exec', db, 'cat', '/docker-entrypoint-initdb.d/init.txt')
+    expect(read()).toBe('committed')
+    // The session's clone, not the user's folder: a change in the project is not seen, one
+    // the session makes in its clone (in place) is.
+    writeFileSync(join(project.path, 'init.txt'), 'the user edits the project')
+    expect(read()).toBe('committed')
+    expect((await run(id, 'printf session > /workspace/init.txt')).exitCode).toBe(0)
+    expect(read()).toBe('session')
+    expect(inService(db, 'echo x > /docker-entrypoint-initdb.d/init.txt')).not.toBe(0)
+    // CAP_NET_ADMIN is capability 12: set in the service's effective set, not in the session's.
+    const capEff = (text: string) => BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec(text)![1]}`)
+    const netAdmin = 1n << 12n
+    expect(capEff(engineCli('exec', db, 'cat', '/proc/self/status')) & netAdmin).toBe(netAdmin)
+    expect(capEff((await run(id, 'cat /proc/self/status')).text) & netAdmin).toBe(0n)
+    // The session makes the file a symlink to a host file: the service is not started on it.
+    expect((await run(id, 'ln -sf /etc/hostname /workspace/init.txt')).exitCode).toBe(0)
+    await workspaces.stop(id)
+    const again = await rejection(workspaces.environment(id, 'compose'))
+    expect(again.code).toBe('DEVCONTAINER')
+    expect(again.message).toContain("service 'db'")
+    expect(again.message).toContain('symlink')
+    await workspaces.destroy(id)
+    expect(containersOf(id)).toEqual([])
   }, 180_000)
 
   it('names the service that never became healthy, and leaves no container or volume', async () => {

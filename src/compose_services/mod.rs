@@ -10,6 +10,7 @@ mod health_probe;
 mod holder;
 mod pids_budget;
 mod readiness;
+mod service_binds;
 mod service_config;
 mod service_spec;
 mod set_names;
@@ -21,8 +22,8 @@ mod spec_checks;
 pub use holder::Joining;
 pub use pids_budget::{share_pids, PidsShares, SERVICE_PIDS_CAP};
 pub use service_spec::{
-    Condition, Dependency, ServiceSetSpec, ServiceSpec, StoredServices, VolumeMount,
-    DEFAULT_READY_TIMEOUT,
+    BindMount, BindSource, Condition, Dependency, ServiceSetSpec, ServiceSpec, StoredServices,
+    VolumeMount, DEFAULT_READY_TIMEOUT,
 };
 pub use set_names::{holder_name, service_container_name, volume_name};
 pub use set_start::{start_service_set, ServiceSet};

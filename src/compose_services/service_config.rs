@@ -1,12 +1,14 @@
 //! One compose service as a create config: its image, command and entrypoint as compose
 //! combines them with the image's, environment, user, working directory, named volumes
-//! (the set's engine volumes) and tmpfs, labels, healthcheck, the session's limits with
-//! the service's pids share, and the session's lifetime and labels.
+//! (the set's engine volumes), bind mounts and tmpfs, labels, healthcheck, the privileges
+//! the trust granted it, the session's limits with the service's pids share, and the
+//! session's lifetime and labels.
 
+use super::service_binds::bind_mounts;
 use super::service_spec::{ServiceSetSpec, ServiceSpec};
 use super::set_names::{service_container_name, volume_name};
 use crate::container_runtime::ContainerConfig;
-use crate::runtime::{ContainerMount, MountKind};
+use crate::runtime::{ContainerMount, ContainerPrivileges, MountKind};
 
 /// `entrypoint` replaces the image's ENTRYPOINT and CMD (`command` then its arguments); an
 /// empty one clears the ENTRYPOINT, leaving `command`; `command` alone replaces the CMD
@@ -37,7 +39,24 @@ fn mounts(spec: &ServiceSetSpec, service: &ServiceSpec) -> Vec<ContainerMount> {
         .tmpfs
         .iter()
         .map(|target| ContainerMount::new(MountKind::Tmpfs, "", target));
-    volumes.chain(tmpfs).collect()
+    volumes
+        .chain(bind_mounts(spec, service))
+        .chain(tmpfs)
+        .collect()
+}
+
+/// The service's privileges, a namespace mode `service:<name>` as that service's container.
+fn privileges(spec: &ServiceSetSpec, service: &ServiceSpec) -> ContainerPrivileges {
+    let mut privileges = service.privileges.clone();
+    for mode in privileges.namespaces.values_mut() {
+        if let Some(other) = mode.strip_prefix("service:") {
+            *mode = format!(
+                "container:{}",
+                service_container_name(&spec.container, other)
+            );
+        }
+    }
+    privileges
 }
 
 /// The config of `service`'s container, working in `working_dir` (the service's, else its
@@ -57,6 +76,7 @@ pub fn service_config(
         user: service.user.clone().filter(|u| !u.is_empty()),
         labels: service.labels.clone(),
         healthcheck: service.healthcheck.clone(),
+        privileges: privileges(spec, service),
         ..spec.member_config(pids)
     };
     set_command(&mut config, service);
@@ -122,5 +142,43 @@ mod tests {
         assert!(c.mounts[0].readonly);
         assert_eq!(c.mounts[1].kind, MountKind::Tmpfs);
         assert_eq!(c.resources.pids, Some(100));
+    }
+
+    #[test]
+    fn granted_privileges_and_binds_reach_the_config() {
+        let mut privileges = ContainerPrivileges {
+            cap_add: vec!["NET_ADMIN".into()],
+            devices: vec!["/dev/fuse".into()],
+            ..Default::default()
+        };
+        privileges
+            .namespaces
+            .insert("ipc".into(), "service:db".into());
+        privileges.namespaces.insert("pid".into(), "host".into());
+        let spec = ServiceSetSpec {
+            container: "ws-s1".into(),
+            clone_path: Some("/base/sessions/s1".into()),
+            ..Default::default()
+        };
+        let service = ServiceSpec {
+            name: "web".into(),
+            binds: vec![crate::compose_services::BindMount {
+                source: crate::compose_services::BindSource::Clone("sql/init.sql".into()),
+                target: "/init.sql".into(),
+                read_only: true,
+            }],
+            privileges,
+            ..Default::default()
+        };
+        let c = service_config(&spec, &service, "/".into(), None);
+        assert_eq!(c.privileges.cap_add, ["NET_ADMIN"]);
+        assert_eq!(c.privileges.devices, ["/dev/fuse"]);
+        assert_eq!(c.privileges.namespaces["ipc"], "container:ws-s1-svc-db");
+        assert_eq!(c.privileges.namespaces["pid"], "host");
+        let bind = &c.mounts[0];
+        assert_eq!(
+            (bind.kind, bind.source.as_str(), bind.readonly),
+            (MountKind::Bind, "/base/sessions/s1/sql/init.sql", true)
+        );
     }
 }

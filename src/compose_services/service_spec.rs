@@ -3,6 +3,7 @@
 //! given in dependency order, and of the session the set belongs to.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::compose::Condition;
 use crate::container_runtime::{ContainerConfig, Healthcheck};
 use crate::progress::Progress;
-use crate::runtime::{Lifetime, ResourceLimits};
+use crate::runtime::{ContainerPrivileges, Lifetime, ResourceLimits};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -25,6 +26,25 @@ pub struct Dependency {
 pub struct VolumeMount {
     /// The compose file's volume name (the engine's volume is named after the set).
     pub volume: String,
+    pub target: String,
+    pub read_only: bool,
+}
+
+/// Where a service's bind mount comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum BindSource {
+    /// A path in the session clone, from its root: walked without following a symlink
+    /// before every start of the service, as the session container's clone mounts are.
+    Clone(PathBuf),
+    /// A host path the session's trust allowed (canonical): it must still resolve to itself.
+    Host(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindMount {
+    pub source: BindSource,
     pub target: String,
     pub read_only: bool,
 }
@@ -46,6 +66,12 @@ pub struct ServiceSpec {
     /// The image's own healthcheck applies when `None`; `["NONE"]` turns it off.
     pub healthcheck: Option<Healthcheck>,
     pub volumes: Vec<VolumeMount>,
+    #[serde(default)]
+    pub binds: Vec<BindMount>,
+    /// What the session's trust granted it; a namespace mode `service:<name>` joins that
+    /// earlier service's container.
+    #[serde(default)]
+    pub privileges: ContainerPrivileges,
     /// Targets of tmpfs mounts.
     pub tmpfs: Vec<String>,
     /// The compose file's labels (ours are added, and cannot be overridden).

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::holder::{holder_config, Joining};
 use super::pids_budget::{share_pids, PidsShares};
 use super::readiness::Readiness;
+use super::service_binds::verify_binds;
 use super::service_config::service_config;
 use super::service_spec::{ServiceSetSpec, ServiceSpec};
 use super::set_names::{holder_name, service_container_name};
@@ -156,12 +157,13 @@ impl BringUp<'_> {
 /// Brings the set `spec` describes up on `runtime`'s engine (its services get no session
 /// agent) and returns it once every dependency of the services and of the session
 /// container is ready, within `spec.ready_timeout`. A set that existed (stopped) is started
-/// again as it was made.
+/// again as it was made. Bind sources are checked first, each time.
 pub async fn start_service_set(
     runtime: &DockerRuntime,
     spec: &ServiceSetSpec,
 ) -> Result<ServiceSet> {
     check_spec(spec)?;
+    verify_binds(spec)?;
     let shares = share_pids(spec.limits.pids, spec.services.len())?;
     let runtime = runtime.without_agent();
     let engine = runtime.engine().await?;

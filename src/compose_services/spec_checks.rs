@@ -1,10 +1,12 @@
 //! What a set's description must satisfy before anything is made: names the engine and a
-//! hosts file accept, each once; dependencies on services that come earlier (the order is
-//! the start order); a command to run; healthchecks and paths as the engine takes them.
+//! hosts file accept, each once; dependencies, and namespaces joined, of services that come
+//! earlier (the order is the start order); a command to run; healthchecks and paths as the
+//! engine takes them, bind sources in the clone plain paths below it.
 
 use std::collections::HashSet;
+use std::path::Component;
 
-use super::service_spec::{Dependency, ServiceSetSpec, ServiceSpec};
+use super::service_spec::{BindSource, Dependency, ServiceSetSpec, ServiceSpec};
 use super::set_names::check_part;
 use crate::error::{Error, Result};
 
@@ -19,6 +21,42 @@ fn check_dependencies(who: &str, deps: &[Dependency], earlier: &HashSet<&str>) -
                 "{who} depends on service '{}', which is not among the services started before it",
                 dep.service
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Bind sources: a plain path below the clone (which the set must have), or an absolute one.
+fn check_binds(who: &str, spec: &ServiceSetSpec, service: &ServiceSpec) -> Result<()> {
+    for bind in &service.binds {
+        let plain = match &bind.source {
+            BindSource::Clone(relative) => {
+                spec.clone_path.is_some()
+                    && relative
+                        .components()
+                        .all(|c| matches!(c, Component::Normal(_)))
+            }
+            BindSource::Host(path) => path.is_absolute(),
+        };
+        if !plain || !bind.target.starts_with('/') {
+            return Err(invalid(format!(
+                "{who}: bind mount {:?} -> '{}' needs a plain source (below the session clone, which the set must have, or absolute) and an absolute target",
+                bind.source, bind.target
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Namespace modes `service:<name>` join a service started before this one.
+fn check_namespaces(who: &str, service: &ServiceSpec, earlier: &HashSet<&str>) -> Result<()> {
+    for (kind, mode) in &service.privileges.namespaces {
+        if let Some(other) = mode.strip_prefix("service:") {
+            if !earlier.contains(other) {
+                return Err(invalid(format!(
+                    "{who}: {kind} namespace of service '{other}', which is not among the services started before it"
+                )));
+            }
         }
     }
     Ok(())
@@ -68,11 +106,10 @@ pub fn check_spec(spec: &ServiceSetSpec) -> Result<()> {
     let mut earlier: HashSet<&str> = HashSet::new();
     for service in &spec.services {
         check_service(&spec.container, service)?;
-        check_dependencies(
-            &format!("service '{}'", service.name),
-            &service.depends_on,
-            &earlier,
-        )?;
+        let who = format!("service '{}'", service.name);
+        check_binds(&who, spec, service)?;
+        check_namespaces(&who, service, &earlier)?;
+        check_dependencies(&who, &service.depends_on, &earlier)?;
         if service.name == spec.app_service || !earlier.insert(&service.name) {
             return Err(invalid(format!(
                 "service '{}' is named twice in the set",
@@ -142,5 +179,42 @@ mod tests {
         bad.entrypoint = Some(vec![]);
         assert!(check_spec(&spec(vec![bad])).is_err());
         assert!(check_spec(&spec(vec![service("a b", &[])])).is_err());
+    }
+
+    #[test]
+    fn binds_and_joined_namespaces_are_checked() {
+        use crate::compose_services::BindMount;
+        let with_bind = |source: BindSource, target: &str| {
+            let mut s = service("db", &[]);
+            s.binds.push(BindMount {
+                source,
+                target: target.into(),
+                read_only: true,
+            });
+            s
+        };
+        let mut set = spec(vec![with_bind(
+            BindSource::Clone("sql/init.sql".into()),
+            "/i",
+        )]);
+        assert!(check_spec(&set).is_err(), "no clone");
+        set.clone_path = Some("/base/sessions/s1".into());
+        assert!(check_spec(&set).is_ok());
+        for (source, target) in [
+            (BindSource::Clone("../etc".into()), "/i"),
+            (BindSource::Clone("/etc".into()), "/i"),
+            (BindSource::Clone("sql".into()), "i"),
+            (BindSource::Host("etc".into()), "/i"),
+        ] {
+            set.services = vec![with_bind(source, target)];
+            assert!(check_spec(&set).is_err(), "{:?}", set.services[0].binds);
+        }
+        let mut joins = service("web", &[]);
+        joins
+            .privileges
+            .namespaces
+            .insert("ipc".into(), "service:db".into());
+        assert!(check_spec(&spec(vec![service("db", &[]), joins.clone()])).is_ok());
+        assert!(check_spec(&spec(vec![joins, service("db", &[])])).is_err());
     }
 }

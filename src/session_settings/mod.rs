@@ -14,7 +14,9 @@ mod trust;
 mod uid_image;
 mod user_env_probe;
 
-pub use host_paths::{engine_sockets, is_trusted, lexical, local_engine_sockets, reaches_socket};
+pub use host_paths::{
+    engine_sockets, is_trusted, lexical, local_engine_sockets, reaches_socket, verify_in_clone,
+};
 pub use local_feature_dir::{checked_local_dir, feature_refused};
 pub use metadata_merge::{merge_image_metadata, read_image_metadata};
 pub use remote_env::{process_env, resolve_command, substitute_container_env, RemoteEnv};

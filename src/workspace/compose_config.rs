@@ -3,19 +3,23 @@
 //! service (`service`) turned into the image config every other session is resolved from
 //! (its image or build, environment, user, working folder, labels, privileges, and its
 //! bind of the project as the session clone's mount), and the other services kept as the
-//! set the session starts before its container (`crate::compose_services`). What a
+//! set the session starts before its container (`crate::compose_services`), each with what
+//! the trust granted it and its binds of the project as the session clone's. What a
 //! session does not run is refused by name, as the rest of devcontainer.json is.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::compose::{self, ComposeRequest, MountSource, PlannedService, ServiceBuild};
-use crate::compose_services::{Dependency, ServiceSpec, StoredServices, VolumeMount};
+use crate::compose_services::{
+    BindMount, BindSource, Dependency, ServiceSpec, StoredServices, VolumeMount,
+};
 use crate::container_runtime::Healthcheck;
 use crate::devcontainer::{BuildConfig, DevcontainerConfig, HostEnv, MountKind, MountSpec};
 use crate::egress::{HTTP_PROXY_PORT, SOCKS_PORT};
 use crate::error::{Error, ErrorCode, Result};
-use crate::session_settings::Trust;
+use crate::runtime::ContainerPrivileges;
+use crate::session_settings::{verify_in_clone, Trust};
 
 /// What reading a compose devcontainer gives a session.
 pub struct ComposeSession {
@@ -60,7 +64,7 @@ pub fn read_compose_session(
         .services
         .iter()
         .filter(|s| s.name != plan.service)
-        .map(|s| service_spec(config, s))
+        .map(|s| service_spec(config, s, clone, &plan.services))
         .collect::<Result<Vec<_>>>()?;
     Ok(ComposeSession {
         config: session,
@@ -192,8 +196,15 @@ fn app_mount(
     Ok(())
 }
 
-/// A service of the set: what `compose_services` makes its container from.
-fn service_spec(config: &DevcontainerConfig, s: &PlannedService) -> Result<ServiceSpec> {
+/// A service of the set: what `compose_services` makes its container from. Its privileges
+/// are what the trust granted (the reading refused the rest); a bind of the project is of
+/// the session clone's path, checked there as the session's own clone mounts are.
+fn service_spec(
+    config: &DevcontainerConfig,
+    s: &PlannedService,
+    clone: &Path,
+    plan: &[PlannedService],
+) -> Result<ServiceSpec> {
     let refuse = |what: &str| {
         invalid(
             config,
@@ -210,13 +221,15 @@ fn service_spec(config: &DevcontainerConfig, s: &PlannedService) -> Result<Servi
         .image
         .clone()
         .ok_or_else(|| refuse("a service without image"))?;
-    let p = &s.privileges;
-    if p.privileged || !p.cap_add.is_empty() || !p.devices.is_empty() || !p.namespaces.is_empty() {
-        return Err(refuse("a privilege"));
-    }
     let mut volumes = Vec::new();
+    let mut binds = Vec::new();
     let mut tmpfs = s.tmpfs.clone();
     for mount in &s.mounts {
+        let bind = |source| BindMount {
+            source,
+            target: mount.target.clone(),
+            read_only: mount.read_only,
+        };
         match &mount.source {
             MountSource::Volume(Some(name)) => volumes.push(VolumeMount {
                 volume: name.clone(),
@@ -225,9 +238,14 @@ fn service_spec(config: &DevcontainerConfig, s: &PlannedService) -> Result<Servi
             }),
             MountSource::Tmpfs => tmpfs.push(mount.target.clone()),
             MountSource::Volume(None) => tmpfs.push(mount.target.clone()),
-            MountSource::Project(_) | MountSource::Host(_) => {
-                return Err(refuse(&format!("a bind mount at {}", mount.target)))
+            MountSource::Project(relative) => {
+                verify_in_clone(clone, relative).map_err(|e| {
+                    let why = format!("services.{}.volumes: {}: {e}", s.name, mount.target);
+                    invalid(config, why)
+                })?;
+                binds.push(bind(BindSource::Clone(relative.clone())));
             }
+            MountSource::Host(path) => binds.push(bind(BindSource::Host(path.clone()))),
         }
     }
     Ok(ServiceSpec {
@@ -240,10 +258,46 @@ fn service_spec(config: &DevcontainerConfig, s: &PlannedService) -> Result<Servi
         working_dir: s.working_dir.clone(),
         healthcheck: s.healthcheck.as_ref().map(healthcheck),
         volumes,
+        binds,
+        privileges: set_namespaces(config, s, plan)?,
         tmpfs,
         labels: s.labels.clone(),
         depends_on: dependencies(s),
     })
+}
+
+/// The reading writes another service's namespace as `container:<service>`; in the set it
+/// is that service's container (`service:<service>`), never an engine container of that name,
+/// and it must be one started before this one (not the session's own, started last).
+fn set_namespaces(
+    config: &DevcontainerConfig,
+    s: &PlannedService,
+    plan: &[PlannedService],
+) -> Result<ContainerPrivileges> {
+    let mut out = s.privileges.clone();
+    let earlier: Vec<&str> = plan
+        .iter()
+        .take_while(|p| p.name != s.name)
+        .map(|p| p.name.as_str())
+        .collect();
+    for (kind, mode) in out.namespaces.iter_mut() {
+        let Some(other) = mode.strip_prefix("container:") else {
+            continue;
+        };
+        if !plan.iter().any(|p| p.name == other) {
+            continue;
+        }
+        let own = config.compose.as_ref().and_then(|c| c.service.as_deref());
+        if !earlier.contains(&other) || Some(other) == own {
+            let why = format!(
+                "services.{}: the {kind} namespace of service '{other}', which is not started before it",
+                s.name
+            );
+            return Err(invalid(config, why));
+        }
+        *mode = format!("service:{other}");
+    }
+    Ok(out)
 }
 
 fn dependencies(s: &PlannedService) -> Vec<Dependency> {
@@ -282,3 +336,7 @@ fn invalid(config: &DevcontainerConfig, why: String) -> Error {
         format!("{}: {why}", config.config_path.display()),
     )
 }
+
+#[cfg(test)]
+#[path = "compose_config_tests.rs"]
+mod tests;
