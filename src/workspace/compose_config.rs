@@ -127,6 +127,8 @@ fn app_config(
     c.cap_add.extend(app.privileges.cap_add.iter().cloned());
     c.security_opt
         .extend(app.privileges.security_opt.iter().cloned());
+    let rest = app_privileges(config, app)?;
+    c.run_args.privileges = std::mem::take(&mut c.run_args.privileges).merged(rest);
     for mount in &app.mounts {
         app_mount(config, &mut c, mount, clone)?;
     }
@@ -194,6 +196,35 @@ fn app_mount(
             .push(MountSpec::new(MountKind::Tmpfs, "", &mount.target)),
     }
     Ok(())
+}
+
+/// The session's service's `cap_drop`, `devices` and namespaces, as its `runArgs` would
+/// give them (checked against the trust with them); another container's namespace is
+/// refused: the session's own service is started last and joins none of theirs.
+fn app_privileges(
+    config: &DevcontainerConfig,
+    app: &PlannedService,
+) -> Result<ContainerPrivileges> {
+    let p = &app.privileges;
+    if let Some((kind, mode)) = p
+        .namespaces
+        .iter()
+        .find(|(_, m)| m.starts_with("container:"))
+    {
+        return Err(invalid(
+            config,
+            format!(
+                "services.{}: {kind}: '{mode}' is refused: the session's own service joins no other container's namespace",
+                app.name
+            ),
+        ));
+    }
+    Ok(ContainerPrivileges {
+        cap_drop: p.cap_drop.clone(),
+        devices: p.devices.clone(),
+        namespaces: p.namespaces.clone(),
+        ..Default::default()
+    })
 }
 
 /// A service of the set: what `compose_services` makes its container from. Its privileges

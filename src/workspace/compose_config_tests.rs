@@ -147,3 +147,20 @@ fn a_namespace_of_another_service_is_that_services_in_the_set() {
         err.message
     );
 }
+
+#[test]
+fn the_sessions_own_service_keeps_its_cap_drop_devices_and_namespaces() {
+    let compose = "services:\n  app:\n    image: a\n    cap_drop: [NET_RAW]\n    devices: [/dev/fuse]\n    pid: host\n";
+    let read = Session::new(compose).read(&granting()).unwrap();
+    let run = &read.config.run_args.privileges;
+    assert_eq!(run.cap_drop, ["NET_RAW"]);
+    assert_eq!(run.devices, ["/dev/fuse"]);
+    assert_eq!(run.namespaces["pid"], "host");
+    let joined = "services:\n  app:\n    image: a\n    ipc: 'service:db'\n  db:\n    image: d\n";
+    let err = Session::new(joined).read(&granting()).err().unwrap();
+    assert!(
+        err.message.contains("joins no other container's namespace"),
+        "{}",
+        err.message
+    );
+}
