@@ -250,3 +250,77 @@ describe('every request on a proxy connection', () => {
     expect(text).toMatch(/Re-using existing connection/i)
   })
 })
+
+/** An upgrade request as a WebSocket client sends it, with a header its Connection names. */
+const upgradeTo = (host: string, path: string) =>
+  get(host, path, 'Upgrade: websocket\r\nConnection: Upgrade, X-Secret\r\nX-Secret: s\r\n' +
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n')
+
+/**
+ * A bash script for the session: one connection to `$http_proxy` by /dev/tcp, the upgrade
+ * request written, the answer's head printed, then each line written and its echo printed.
+ */
+function upgradeScript(request: string, lines: string[]): string {
+  const printf = (text: string) => `printf '%s' '${text.split('\r').join("'$'\\r''").split('\n').join("'$'\\n''")}' >&3`
+  return [
+    'p=${http_proxy#http://}; p=${p%/}',
+    'exec 3<>/dev/tcp/${p%:*}/${p##*:}',
+    printf(request),
+    "while IFS= read -r -t 20 line <&3; do line=${line%$'\\r'}; echo \"head: $line\"; [ -z \"$line\" ] && break; done",
+    ...lines.flatMap((l) => [printf(`${l}\n`), 'IFS= read -r -t 20 got <&3; echo "echo: $got"']),
+    'exec 3>&-',
+  ].join('\n')
+}
+
+describe('an upgrade (WebSocket) through the proxy', () => {
+  it('to an allowed host switches (101) and carries bytes both ways, with Upgrade kept and the rest hop-by-hop dropped; its event comes when it ends', async () => {
+    const before = events.length
+    const env = await workspaces.environment(sessionId, 'egress-requests')
+    const script = upgradeScript(upgradeTo('allowed.test:8080', '/ws-allowed'), ['ping up', 'GET / HTTP/1.1'])
+    const r = await env.shell.execute(script, { toolRequestId: 'ws-allowed' })
+    const lines = r.output.map((l) => l.text).join('\n').split('\n')
+    expect(r.exitCode).toBe(0)
+    expect(lines[0]).toBe('head: HTTP/1.1 101 Switching Protocols')
+    expect(lines).toContain('head: upgrade: websocket')
+    expect(lines).toContain('head: connection: upgrade')
+    expect(lines).toContain('head: sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=')
+    expect(lines.filter((l) => l.startsWith('echo: '))).toEqual(['echo: ping up', 'echo: GET / HTTP/1.1'])
+    await frontReached('/ws-allowed')
+    const seen = net.front.find((s) => s.path === '/ws-allowed')
+    expect(seen).toEqual({ method: 'GET', host: 'allowed.test:8080', path: '/ws-allowed', body: 'upgrade=websocket connection=upgrade secret=None' })
+    await until('the upgrade\'s event', () => events.slice(before).some((e) => e.port === 8080 && e.allowed))
+    const event = events.slice(before).find((e) => e.port === 8080)
+    expect(event).toMatchObject({ sessionId, host: 'allowed.test', allowed: true, address: NETS.public.ns })
+    // The server's connection: the request head and both lines up; the 101 and both echoes down.
+    expect(event!.bytesUp).toBeGreaterThan('GET /ws-allowed HTTP/1.1\r\n'.length + 'ping up\nGET / HTTP/1.1\n'.length)
+    expect(event!.bytesDown).toBeGreaterThan('HTTP/1.1 101 Switching Protocols\r\n'.length + 'ping up\nGET / HTTP/1.1\n'.length)
+  })
+
+  it('to a denied host is refused as any request (403), and its server sees nothing', async () => {
+    const before = events.length
+    const env = await workspaces.environment(sessionId, 'egress-requests')
+    const r = await env.shell.execute(upgradeScript(upgradeTo('fronted.test:8080', '/ws-denied'), []), { toolRequestId: 'ws-denied' })
+    const lines = r.output.map((l) => l.text).join('\n').split('\n')
+    expect(lines[0]).toBe('head: HTTP/1.1 403 Forbidden')
+    expect(lines.find((l) => l.startsWith('head: x-container-isolation-refusal:'))).toContain('egress to fronted.test:8080 refused')
+    await until('the refusal\'s event', () => events.length > before)
+    expect(events.slice(before)[0]).toMatchObject({ host: 'fronted.test', allowed: false, bytesUp: 0, bytesDown: 0 })
+    await converse([{ send: allowed('/marker-ws-denied', 'Connection: close\r\n'), answers: 1 }], 'closed')
+    await frontReached('/marker-ws-denied')
+    expect(net.front.filter((s) => s.path === '/ws-denied')).toEqual([])
+  })
+
+  it('answered without 101, the response comes back as any and the next bytes are checked as a request head', async () => {
+    const r = await converse([
+      { send: upgradeTo('allowed.test:8080', '/no-ws'), answers: 1 },
+      { send: allowed('/after-no-ws'), answers: 1 },
+      { send: 'ping\n', answers: 1 },
+    ], 'closed')
+    expect(r.answers.map((a) => [a.status, a.body])).toEqual([
+      [200, frontSays('/no-ws')],
+      [200, frontSays('/after-no-ws')],
+      [400, expect.stringContaining('bare LF') as unknown as string],
+    ])
+  })
+})
+

@@ -18,6 +18,9 @@ pub enum BodyLength {
 pub struct RequestHead {
     /// `CONNECT`: what follows the head is the tunnel's.
     pub connect: bool,
+    /// An HTTP/1.1 request with an `Upgrade` header, as hyper reads one: what follows it is
+    /// the new protocol's once the proxy answered `101`.
+    pub upgrade: bool,
     pub host: String,
     pub port: u16,
     pub body: BodyLength,
@@ -95,6 +98,7 @@ pub fn parse_head(bytes: &[u8]) -> Result<RequestHead, String> {
         let (host, port) = host_port(target, None)?;
         return Ok(RequestHead {
             connect: true,
+            upgrade: false,
             host,
             port,
             body,
@@ -116,6 +120,7 @@ pub fn parse_head(bytes: &[u8]) -> Result<RequestHead, String> {
     }
     Ok(RequestHead {
         connect: false,
+        upgrade: version == "HTTP/1.1" && named(&headers, "upgrade").next().is_some(),
         host,
         port,
         body,

@@ -10,6 +10,7 @@ fn head(text: &[u8]) -> Result<RequestHead, String> {
 fn forward(host: &str, port: u16, body: BodyLength) -> RequestHead {
     RequestHead {
         connect: false,
+        upgrade: false,
         host: host.into(),
         port,
         body,
@@ -23,6 +24,7 @@ fn connect_names_host_and_port() {
         r,
         RequestHead {
             connect: true,
+            upgrade: false,
             host: "example.com".into(),
             port: 443,
             body: BodyLength::Empty
@@ -113,4 +115,16 @@ fn the_end_of_a_head_is_found_only_through_crlf() {
     let mut huge = b"GET http://a.test/ HTTP/1.1\r\n".to_vec();
     huge.extend(std::iter::repeat_n(b'x', 70 * 1024));
     assert!(head_end(&huge, &mut 0).unwrap_err().contains("over 64 KiB"));
+}
+
+#[test]
+fn an_upgrade_is_an_http_1_1_request_with_an_upgrade_header_as_hyper_reads_one() {
+    let ws = b"GET http://a.test/ws HTTP/1.1\r\nConnection: Upgrade\r\nuPgRaDe: websocket\r\n\r\n";
+    assert!(head(ws).unwrap().upgrade);
+    let old = b"GET http://a.test/ws HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+    assert!(!head(old).unwrap().upgrade);
+    let named_only = b"GET http://a.test/ws HTTP/1.1\r\nConnection: Upgrade\r\n\r\n";
+    assert!(!head(named_only).unwrap().upgrade);
+    let tunnel = b"CONNECT a.test:443 HTTP/1.1\r\nUpgrade: websocket\r\n\r\n";
+    assert!(!head(tunnel).unwrap().upgrade);
 }

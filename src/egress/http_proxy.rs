@@ -3,7 +3,8 @@
 //! turn, keep-alive and pipelined alike. Every request is put to the gate on its own:
 //! `CONNECT` opens a tunnel, whose ClientHello must name its host; a plain request with an
 //! absolute `http://` URI goes, in origin form and without hop-by-hop headers, to the
-//! server its own URI names, over a connection kept only while that stays the same.
+//! server its own URI names, over a connection kept only while that stays the same; an
+//! upgrade request keeps its `Upgrade` and goes over a connection of its own.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -11,29 +12,32 @@ use std::sync::{Arc, Mutex};
 
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderValue, CONNECTION, HOST};
+use hyper::header::{HeaderValue, HOST};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, Uri, Version};
 use hyper_util::rt::TokioIo;
 
 use super::destination_gate::{Cleared, Denied, Gate};
+use super::hop_by_hop;
 use super::http_head::host_port;
+use super::http_upgrade::{self, Upgrade};
 use super::origin_connection::OriginConnection;
 use super::proxy_answer::{self as answer, ProxyBody};
 use super::relay_outcome::Outcome;
 use super::relay_stream::RelayStream;
 use super::reported_body::ReportedBody;
-use super::request_guard::{RefusedHead, RequestGuard};
+use super::request_guard::{RefusedHead, RequestGuard, Switched};
 use super::tunnel::{carry, connect, Fronted};
 
 /// Serves `client`'s requests until it closes, a refusal closes it, or a tunnel takes it.
 pub async fn serve(client: RelayStream, gate: Arc<Gate>) {
-    let refused = RefusedHead::default();
-    let io = TokioIo::new(RequestGuard::new(client, refused.clone()));
+    let (refused, switched) = (RefusedHead::default(), Switched::default());
+    let io = TokioIo::new(RequestGuard::new(client, refused.clone(), switched.clone()));
     let proxy = Arc::new(Proxy {
         gate,
         refused,
+        switched,
         origin: Mutex::new(None),
     });
     let service = service_fn(move |request| {
@@ -50,6 +54,7 @@ pub async fn serve(client: RelayStream, gate: Arc<Gate>) {
 struct Proxy {
     gate: Arc<Gate>,
     refused: RefusedHead,
+    switched: Switched,
     /// The connection of the last plain request, for the next one to the same place.
     origin: Mutex<Option<OriginConnection>>,
 }
@@ -148,11 +153,12 @@ impl Proxy {
 
     async fn forward(
         &self,
-        request: Request<Incoming>,
+        mut request: Request<Incoming>,
         host: &str,
         port: u16,
     ) -> Response<ProxyBody> {
         let mut outcome = Outcome::new(host, port);
+        let upgrade = http_upgrade::asked(&mut request);
         let kept = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
         let connected = kept
             .as_ref()
@@ -165,10 +171,23 @@ impl Proxy {
                 return refusal;
             }
         };
-        let request = match origin_form(request, host, port) {
+        let request = match origin_form(request, host, port, upgrade.is_some()) {
             Ok(request) => request,
             Err(why) => return answer::bad_request(&why),
         };
+        if let Some(client) = upgrade {
+            *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+            let (gate, switched) = (self.gate.clone(), &self.switched);
+            let upgrade = Upgrade {
+                host,
+                port,
+                cleared,
+                outcome,
+                gate,
+                switched,
+            };
+            return upgrade.send(request, client).await;
+        }
         let sent = exchange(kept, request, host, port, &cleared).await;
         let (response, origin, from) = match sent {
             Ok(sent) => sent,
@@ -188,7 +207,7 @@ impl Proxy {
         let counters = origin.counters.clone();
         *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let (mut parts, body) = response.into_parts();
-        strip_hop_by_hop(&mut parts.headers);
+        hop_by_hop::strip(&mut parts.headers);
         let body = ReportedBody::new(body, outcome, self.gate.clone(), counters, from);
         Response::from_parts(parts, body.map_err(Into::into).boxed())
     }
@@ -255,11 +274,12 @@ fn destination(request: &Request<Incoming>) -> Result<(String, u16), String> {
 }
 
 /// The request as the server gets it: origin-form target, HTTP/1.1, hop-by-hop headers
-/// gone, `Host` naming the destination; hyper frames its body.
+/// gone (but an `upgrade`'s own), `Host` naming the destination; hyper frames its body.
 fn origin_form(
     request: Request<Incoming>,
     host: &str,
     port: u16,
+    upgrade: bool,
 ) -> Result<Request<Incoming>, String> {
     let (mut parts, body) = request.into_parts();
     let target = match parts.uri.path_and_query().map(|p| p.as_str()) {
@@ -272,7 +292,10 @@ fn origin_form(
         .map_err(|_| "the request target is not a URI path".to_string())?;
     parts.version = Version::HTTP_11;
     parts.extensions = Default::default();
-    strip_hop_by_hop(&mut parts.headers);
+    match upgrade {
+        true => hop_by_hop::strip_but_upgrade(&mut parts.headers),
+        false => hop_by_hop::strip(&mut parts.headers),
+    }
     let shown = match host.contains(':') {
         true => format!("[{host}]"),
         false => host.to_string(),
@@ -284,35 +307,4 @@ fn origin_form(
     let value = HeaderValue::from_str(&value).map_err(|_| format!("'{value}' is not a host"))?;
     parts.headers.insert(HOST, value);
     Ok(Request::from_parts(parts, body))
-}
-
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "proxy-authenticate",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// Removes the headers meant for one hop only, and those the `Connection` header names.
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<String> = headers
-        .get_all(CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|n| n.trim().to_ascii_lowercase())
-        .filter(|n| !n.is_empty())
-        .collect();
-    for name in HOP_BY_HOP
-        .iter()
-        .copied()
-        .chain(named.iter().map(String::as_str))
-    {
-        headers.remove(name);
-    }
 }

@@ -1,7 +1,8 @@
 //! The host's HTTP/1.1 connection (hyper's client) to the server a client's plain requests
 //! name: opened to an address the gate cleared, kept for the next request only while that
 //! one names the same host:port and the gate clears the same address again, and replaced
-//! otherwise. The bytes it carries each way are counted for the requests' events.
+//! otherwise (an upgrade's is its own, never kept). The bytes it carries each way are
+//! counted for the requests' events.
 
 use std::io;
 use std::net::SocketAddr;
@@ -50,6 +51,25 @@ impl OriginConnection {
         port: u16,
         addresses: &[SocketAddr],
     ) -> Result<OriginConnection, String> {
+        Self::open_with(host, port, addresses, false).await
+    }
+
+    /// As `open`, for one request that may switch protocols: a `101` hands the connection
+    /// over to the response's upgrade.
+    pub async fn open_upgradable(
+        host: &str,
+        port: u16,
+        addresses: &[SocketAddr],
+    ) -> Result<OriginConnection, String> {
+        Self::open_with(host, port, addresses, true).await
+    }
+
+    async fn open_with(
+        host: &str,
+        port: u16,
+        addresses: &[SocketAddr],
+        upgrades: bool,
+    ) -> Result<OriginConnection, String> {
         let (stream, address) = connect(addresses).await?;
         let counters = Arc::new(Counters::default());
         let io = TokioIo::new(Counted {
@@ -61,7 +81,10 @@ impl OriginConnection {
             .await
             .map_err(|e| format!("{address}: {e}"))?;
         tokio::spawn(async move {
-            let _ = connection.await;
+            let _ = match upgrades {
+                true => connection.with_upgrades().await,
+                false => connection.await,
+            };
         });
         Ok(OriginConnection {
             host: host.to_string(),

@@ -2,11 +2,14 @@
 //! until it is whole and passes `http_head`'s checks, and nothing handed on beyond the
 //! message being read (a body's bytes by its own framing), so that each pipelined request
 //! is checked as a head before it is parsed as one. After a `CONNECT` head, the tunnel's
-//! bytes pass as they are. A head that fails is replaced by a request the proxy answers
+//! bytes pass as they are; after an upgrade request without a body, so do the new
+//! protocol's once the proxy answered it `101` (its `Switched` flag, which hyper reads
+//! before it reads on), else the next head is checked as any. A head that fails is replaced by a request the proxy answers
 //! with `400` and the reason (its slot), after which the stream ends.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 
@@ -22,6 +25,9 @@ pub const STAND_IN: &[u8] = b"REFUSED / HTTP/1.1\r\n\r\n";
 /// Why the last head was refused, for the proxy's answer to the stand-in.
 pub type RefusedHead = Arc<Mutex<Option<String>>>;
 
+/// Set by the proxy when it answers the upgrade request just handed on with `101`.
+pub type Switched = Arc<AtomicBool>;
+
 enum Phase {
     /// A head; `checked` bytes of it were read already.
     Head {
@@ -29,6 +35,8 @@ enum Phase {
     },
     Length(u64),
     Chunked(ChunkedBody),
+    /// After an upgrade request without a body, until the proxy's answer says which follows.
+    Upgrading,
     Tunnel,
     /// Nothing more: the stand-in for a refused head was the last.
     Ended,
@@ -42,10 +50,11 @@ pub struct RequestGuard<S> {
     phase: Phase,
     inner_ended: bool,
     refused: RefusedHead,
+    switched: Switched,
 }
 
 impl<S> RequestGuard<S> {
-    pub fn new(inner: S, refused: RefusedHead) -> RequestGuard<S> {
+    pub fn new(inner: S, refused: RefusedHead, switched: Switched) -> RequestGuard<S> {
         RequestGuard {
             inner,
             held: Vec::new(),
@@ -53,10 +62,12 @@ impl<S> RequestGuard<S> {
             phase: Phase::Head { checked: 0 },
             inner_ended: false,
             refused,
+            switched,
         }
     }
 
-    /// Clears more of `held` for the reader: true when it did, false when it needs more.
+    /// Clears more of `held` for the reader, or moves on to the next phase: true when it
+    /// did, false when it needs more.
     fn advance(&mut self) -> io::Result<bool> {
         let pending = &self.held[self.cleared..];
         match &mut self.phase {
@@ -71,8 +82,11 @@ impl<S> RequestGuard<S> {
                     Err(why) => return Ok(self.refuse(why)),
                 };
                 self.cleared += end;
+                // Only the answer to this head may switch what follows it.
+                self.switched.store(false, Ordering::Release);
                 self.phase = match head.body {
                     _ if head.connect => Phase::Tunnel,
+                    BodyLength::Empty if head.upgrade => Phase::Upgrading,
                     BodyLength::Empty => Phase::Head { checked: 0 },
                     BodyLength::Length(n) => Phase::Length(n),
                     BodyLength::Chunked => Phase::Chunked(ChunkedBody::new()),
@@ -100,6 +114,13 @@ impl<S> RequestGuard<S> {
                 // Mid-body there is no answering: the reader's error ends the connection.
                 Err(why) => Err(io::Error::new(io::ErrorKind::InvalidData, why)),
             },
+            Phase::Upgrading => {
+                self.phase = match self.switched.swap(false, Ordering::AcqRel) {
+                    true => Phase::Tunnel,
+                    false => Phase::Head { checked: 0 },
+                };
+                Ok(true)
+            }
             Phase::Tunnel => {
                 self.cleared = self.held.len();
                 Ok(!pending.is_empty())

@@ -1,3 +1,5 @@
+use std::sync::atomic::Ordering;
+
 use tokio::io::AsyncReadExt;
 
 use super::*;
@@ -6,7 +8,7 @@ use super::*;
 /// its end or an error.
 async fn reads(client: &[u8]) -> (Vec<Vec<u8>>, Option<String>, RefusedHead) {
     let refused = RefusedHead::default();
-    let mut guard = RequestGuard::new(client, refused.clone());
+    let mut guard = RequestGuard::new(client, refused.clone(), Switched::default());
     let mut pieces = Vec::new();
     let mut buf = vec![0u8; 256 * 1024];
     loop {
@@ -105,7 +107,7 @@ async fn a_head_arriving_a_byte_at_a_time_and_one_too_large() {
         }
         theirs
     });
-    let mut guard = RequestGuard::new(&mut ours, refused.clone());
+    let mut guard = RequestGuard::new(&mut ours, refused.clone(), Switched::default());
     let mut buf = vec![0u8; 4096];
     let n = guard.read(&mut buf).await.unwrap();
     assert_eq!(&buf[..n], GET);
@@ -116,4 +118,65 @@ async fn a_head_arriving_a_byte_at_a_time_and_one_too_large() {
     let (pieces, _, refused) = reads(&huge).await;
     assert_eq!(pieces, vec![STAND_IN]);
     assert!(refusal(&refused).unwrap().contains("over 64 KiB"));
+}
+
+const UPGRADE: &[u8] =
+    b"GET http://a.test/ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+const FRAMES: &[u8] = b"\x81\x84\x00\x01\x02\x03ping\r\n\x00";
+
+/// The guard over `client`, the proxy answering `101` to the first head read when `answer`
+/// says so: what the reads after that first head get, and the refusal.
+async fn after_first_head(client: &[u8], answer: bool) -> (Vec<u8>, Option<String>) {
+    let refused = RefusedHead::default();
+    let switched = Switched::default();
+    let mut guard = RequestGuard::new(client, refused.clone(), switched.clone());
+    let mut buf = vec![0u8; 256 * 1024];
+    let n = guard.read(&mut buf).await.unwrap();
+    assert!(n > 0);
+    switched.store(answer, Ordering::Release);
+    let mut rest = Vec::new();
+    guard.read_to_end(&mut rest).await.unwrap();
+    (rest, refusal(&refused))
+}
+
+#[tokio::test]
+async fn after_a_101_to_an_upgrade_the_new_protocols_bytes_pass_as_they_are() {
+    let mut client = UPGRADE.to_vec();
+    client.extend_from_slice(FRAMES);
+    assert_eq!(
+        after_first_head(&client, true).await,
+        (FRAMES.to_vec(), None)
+    );
+}
+
+#[tokio::test]
+async fn without_a_101_what_follows_an_upgrade_request_is_checked_as_a_head() {
+    let mut client = UPGRADE.to_vec();
+    client.extend_from_slice(GET);
+    assert_eq!(after_first_head(&client, false).await, (GET.to_vec(), None));
+    let mut client = UPGRADE.to_vec();
+    client.extend_from_slice(FRAMES);
+    let (rest, refused) = after_first_head(&client, false).await;
+    assert_eq!(rest, STAND_IN);
+    assert!(refused.is_some());
+}
+
+#[tokio::test]
+async fn a_switch_is_honoured_only_right_after_an_upgrade_request_without_a_body() {
+    let with_body = b"POST http://a.test/ws HTTP/1.1\r\nUpgrade: h2c\r\nContent-Length: 3\r\n\r\n";
+    let old = b"GET http://a.test/ws HTTP/1.0\r\nUpgrade: websocket\r\n\r\n";
+    for first in [GET, &with_body[..], &old[..]] {
+        let mut client = first.to_vec();
+        if first == with_body {
+            client.extend_from_slice(b"abc");
+        }
+        client.extend_from_slice(FRAMES);
+        let (rest, refused) = after_first_head(&client, true).await;
+        assert!(
+            rest.ends_with(STAND_IN),
+            "{}",
+            String::from_utf8_lossy(first)
+        );
+        assert!(refused.is_some());
+    }
 }

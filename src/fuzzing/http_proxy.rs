@@ -2,7 +2,9 @@
 //! `chunked_body`): what it hands on to hyper, and the refusal, are the same however the
 //! stream arrives and is read; what it hands on is whole messages as httparse (hyper's
 //! parser) reads them, each with the CONNECT flag, framing and host:port our parser
-//! checked; after a refused head nothing but its stand-in passes.
+//! checked; after a refused head nothing but its stand-in passes. Answered by a proxy that
+//! switches protocols whenever it may, the same holds until an upgrade request (as hyper
+//! reads one) without a body, after which the rest passes as it is.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -11,7 +13,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 use super::rng::{pieces, Rng};
 use crate::egress::http_head::{host_port, parse_head, BodyLength, RequestHead};
-use crate::egress::request_guard::{RefusedHead, RequestGuard, STAND_IN};
+use crate::egress::request_guard::{RefusedHead, RequestGuard, Switched, STAND_IN};
 
 /// A client whose bytes arrive in the given pieces.
 struct Arrivals<'a>(Vec<&'a [u8]>);
@@ -42,10 +44,13 @@ struct Outcome {
     refused: Option<String>,
 }
 
-fn outcome(pieces: Vec<&[u8]>, read_size: usize) -> Outcome {
+/// With `switch`, the proxy answers `101` to every request (the guard must honour it only
+/// for an upgrade request without a body).
+fn outcome(pieces: Vec<&[u8]>, read_size: usize, switch: bool) -> Outcome {
     let pieces = pieces.into_iter().filter(|p| !p.is_empty()).collect();
     let refused = RefusedHead::default();
-    let mut guard = RequestGuard::new(Arrivals(pieces), refused.clone());
+    let switched = Switched::default();
+    let mut guard = RequestGuard::new(Arrivals(pieces), refused.clone(), switched.clone());
     let waker = futures_util::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let (mut handed_on, mut buf) = (Vec::new(), vec![0u8; read_size]);
@@ -57,6 +62,9 @@ fn outcome(pieces: Vec<&[u8]>, read_size: usize) -> Outcome {
             Poll::Ready(Err(e)) => break Some(e.to_string()),
             Poll::Pending => panic!("the guard waits on a client that never does"),
         }
+        if switch {
+            switched.store(true, std::sync::atomic::Ordering::Release);
+        }
     };
     let refused = refused.lock().unwrap().clone();
     Outcome {
@@ -67,24 +75,27 @@ fn outcome(pieces: Vec<&[u8]>, read_size: usize) -> Outcome {
 }
 
 pub fn check_http_proxy(data: &[u8]) {
-    let whole = outcome(vec![data], data.len() + STAND_IN.len() + 1);
-    let mut rng = Rng::from_bytes(data);
-    for (single, read_size) in [(true, 4096), (false, 1), (false, 7), (false, 4096)] {
-        // A byte at a time costs the guard a 16 KiB read buffer per byte: short inputs only.
-        let cuts = rng.cuts(data.len(), single && data.len() <= 256);
-        assert_eq!(
-            outcome(pieces(data, &cuts), read_size),
-            whole,
-            "a different outcome when cut at {cuts:?} and read {read_size} at a time"
-        );
+    for switch in [false, true] {
+        let whole = outcome(vec![data], data.len() + STAND_IN.len() + 1, switch);
+        let mut rng = Rng::from_bytes(data);
+        for (single, read_size) in [(true, 4096), (false, 1), (false, 7), (false, 4096)] {
+            // A byte at a time costs the guard a 16 KiB read buffer per byte: short inputs only.
+            let cuts = rng.cuts(data.len(), single && data.len() <= 256);
+            assert_eq!(
+                outcome(pieces(data, &cuts), read_size, switch),
+                whole,
+                "a different outcome when cut at {cuts:?} and read {read_size} at a time (switching: {switch})"
+            );
+        }
+        assert!(whole.handed_on.len() <= data.len().max(STAND_IN.len()) + STAND_IN.len());
+        walk(&whole.handed_on, whole.refused.is_some(), switch);
     }
-    assert!(whole.handed_on.len() <= data.len().max(STAND_IN.len()) + STAND_IN.len());
-    walk(&whole.handed_on, whole.refused.is_some());
 }
 
 /// Reads what was handed on as hyper would: message after message, each head checked
 /// against ours, each body skipped by its framing; the stand-in last after a refusal.
-fn walk(mut out: &[u8], refused: bool) {
+/// With `switched`, an upgrade request without a body ends the messages.
+fn walk(mut out: &[u8], refused: bool, switched: bool) {
     while !out.is_empty() {
         if refused && out == STAND_IN {
             return;
@@ -94,7 +105,7 @@ fn walk(mut out: &[u8], refused: bool) {
             return;
         };
         out = &out[len..];
-        if head.connect {
+        if head.connect || (switched && head.upgrade && head.body == BodyLength::Empty) {
             assert!(!refused, "tunnel bytes before a refused head");
             return;
         }
@@ -159,6 +170,13 @@ fn hyper_head(out: &[u8]) -> Option<(usize, RequestHead)> {
         ours.connect,
         "CONNECT flag of {method}"
     );
+    let upgrade = request.version == Some(1)
+        && !ours.connect
+        && request
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("upgrade"));
+    assert_eq!(upgrade, ours.upgrade, "upgrade flag");
     let named = |name: &str| -> Vec<&[u8]> {
         let headers = request.headers.iter();
         let named = headers.filter(|h| h.name.eq_ignore_ascii_case(name));
