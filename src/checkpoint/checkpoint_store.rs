@@ -82,6 +82,28 @@ impl CheckpointStore {
         Ok(Some(CheckpointStore { dir, repo }))
     }
 
+    /// The session's checkpoint `id`; `ENOENT` naming the session where it has none such.
+    pub fn find(base_dir: &Path, session: &str, id: &str) -> Result<CheckpointRecord> {
+        validate_checkpoint_id(id)?;
+        let missing = || {
+            Error::new(
+                ErrorCode::Enoent,
+                format!("session '{session}' has no checkpoint '{id}'"),
+            )
+        };
+        Self::existing(base_dir, session)?
+            .ok_or_else(missing)?
+            .get(id)
+    }
+
+    /// The session's checkpoints, oldest first; none when it never had one.
+    pub fn list_of(base_dir: &Path, session: &str) -> Result<Vec<CheckpointRecord>> {
+        match Self::existing(base_dir, session)? {
+            Some(store) => store.list(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -22,21 +22,6 @@ use crate::workspace::{
 };
 
 impl PodWorkspaces {
-    fn store(&self, session_id: &str) -> Result<Option<CheckpointStore>> {
-        CheckpointStore::existing(&self.base, session_id)
-    }
-
-    fn checkpoint_record(&self, session_id: &str, id: &str) -> Result<CheckpointRecord> {
-        validate_checkpoint_id(id)?;
-        let missing = || {
-            Error::new(
-                ErrorCode::Enoent,
-                format!("session '{session_id}' has no checkpoint '{id}'"),
-            )
-        };
-        self.store(session_id)?.ok_or_else(missing)?.get(id)
-    }
-
     /// A checkpoint of the session's repository now, its Pod's workspace read back first.
     pub async fn checkpoint(
         &self,
@@ -73,17 +58,14 @@ impl PodWorkspaces {
     /// The session's checkpoints, oldest first.
     pub fn checkpoints(&self, session_id: &str) -> Result<Vec<CheckpointRecord>> {
         self.required(session_id)?;
-        match self.store(session_id)? {
-            Some(store) => store.list(),
-            None => Ok(Vec::new()),
-        }
+        CheckpointStore::list_of(&self.base, session_id)
     }
 
     /// Deletes a checkpoint; false when the session has no such checkpoint.
     pub fn delete_checkpoint(&self, session_id: &str, id: &str) -> Result<bool> {
         self.required(session_id)?;
         validate_checkpoint_id(id)?;
-        match self.store(session_id)? {
+        match CheckpointStore::existing(&self.base, session_id)? {
             Some(store) if store.get(id).is_ok() => store.delete(id),
             _ => Ok(false),
         }
@@ -95,7 +77,7 @@ impl PodWorkspaces {
         let record = self.required(session_id)?;
         let lock = self.lock_for(session_id);
         let _guard = lock.lock().await;
-        self.checkpoint_record(session_id, id)?;
+        CheckpointStore::find(&self.base, session_id, id)?;
         match self.runtime.remove(&record.container_id).await {
             Err(err) if err.code != ErrorCode::ContainerNotFound => return Err(err),
             _ => {}
@@ -128,7 +110,7 @@ impl PodWorkspaces {
         }
         let parent = self.required(session_id)?;
         let checkpoint = match &request.checkpoint {
-            Some(id) => self.checkpoint_record(session_id, id)?,
+            Some(id) => CheckpointStore::find(&self.base, session_id, id)?,
             None => {
                 let lock = self.lock_for(session_id);
                 let _guard = lock.lock().await;

@@ -41,14 +41,7 @@ impl Workspaces {
     }
 
     fn checkpoint_record(&self, session_id: &str, id: &str) -> Result<CheckpointRecord> {
-        validate_checkpoint_id(id)?;
-        let missing = || {
-            Error::new(
-                ErrorCode::Enoent,
-                format!("session '{session_id}' has no checkpoint '{id}'"),
-            )
-        };
-        self.store(session_id)?.ok_or_else(missing)?.get(id)
+        CheckpointStore::find(std::path::Path::new(&self.options.base_dir), session_id, id)
     }
 
     /// A checkpoint of the session now: its clone and its container, taken while the
@@ -95,10 +88,7 @@ impl Workspaces {
     /// The session's checkpoints, oldest first.
     pub fn checkpoints(&self, session_id: &str) -> Result<Vec<CheckpointRecord>> {
         self.required(session_id)?;
-        match self.store(session_id)? {
-            Some(store) => store.list(),
-            None => Ok(Vec::new()),
-        }
+        CheckpointStore::list_of(std::path::Path::new(&self.options.base_dir), session_id)
     }
 
     /// Deletes a checkpoint and its image (kept while a fork's container still uses it);
