@@ -31,5 +31,7 @@ if [ "${2:-}" = merge ]; then
   exit 0
 fi
 seconds="${2:-60}"
+# tar_extract makes and removes a directory per input: on tmpfs it runs five times as fast.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 exec nice -n 10 cargo +nightly fuzz run "${build[@]}" "$target" "$found" "corpus/$target" -- \
   -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
