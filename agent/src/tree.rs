@@ -100,7 +100,9 @@ pub fn kill_all(root: i32) -> u32 {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    let mut killed = 0;
+    // A process killed in one pass may still be listed in the next (not reaped yet): each
+    // counts once.
+    let mut killed = std::collections::HashSet::new();
     while Instant::now() < deadline {
         let pids = descendants(root);
         if pids.is_empty() {
@@ -113,10 +115,10 @@ pub fn kill_all(root: i32) -> u32 {
                 libc::kill(pid, libc::SIGKILL);
             }
         }
-        killed += pids.len() as u32;
+        killed.extend(pids);
         std::thread::sleep(Duration::from_millis(2));
     }
-    killed
+    killed.len() as u32
 }
 
 #[cfg(test)]
