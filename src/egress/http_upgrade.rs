@@ -54,12 +54,15 @@ impl Upgrade<'_> {
         } = self;
         let addresses = &cleared.addresses;
         let sent = match OriginConnection::open_upgradable(host, port, addresses).await {
-            Ok(mut origin) => origin.send(request).await.map(|r| (r, origin)),
-            Err(why) => Err((why, None)),
+            // A request that was not sent is not tried again: its error is all that counts.
+            Ok(mut origin) => (origin.send(request).await)
+                .map(|r| (r, origin))
+                .map_err(|(why, _)| why),
+            Err(why) => Err(why),
         };
         let (mut response, origin) = match sent {
             Ok(sent) => sent,
-            Err((why, _)) => {
+            Err(why) => {
                 outcome.reason = format!("{}; the connection failed: {why}", cleared.reason);
                 outcome.report(&gate);
                 return answer::unreachable(host, port, &why);
