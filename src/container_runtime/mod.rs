@@ -17,6 +17,7 @@ mod image_create;
 mod new_container_labels;
 mod pool_member_calls;
 mod relayed_network;
+mod runtime_exec_target;
 mod runtime_trait;
 
 pub use agent_delivery::AgentDelivery;
@@ -24,4 +25,5 @@ pub use container_config::{ContainerConfig, RestartPolicy, SetMembership};
 pub use docker_runtime::{DockerRuntime, RuntimeOptions};
 pub use healthcheck::Healthcheck;
 pub use new_container_labels::labels_for_new_container;
+pub use runtime_exec_target::RuntimeContainer;
 pub use runtime_trait::ContainerRuntime;

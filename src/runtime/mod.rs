@@ -12,6 +12,7 @@ mod engine_answers;
 mod environment_vars;
 pub mod exec;
 mod exec_buffered;
+mod exec_target;
 pub mod exec_token;
 mod keepalive;
 mod known_mounts;
@@ -44,6 +45,7 @@ pub use engine_answers::{
 pub use environment_vars::check_environment;
 pub use exec::{ExecOutcome, ExecRequest};
 pub use exec_buffered::run_buffered;
+pub use exec_target::{EngineContainer, ExecTarget};
 pub use keepalive::{sandbox_command, sandbox_command_after, SHELL};
 pub use known_mounts::KnownMounts;
 pub use lifetime::Lifetime;

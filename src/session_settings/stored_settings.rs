@@ -191,8 +191,6 @@ impl SessionSettings {
             .collect()
     }
 
-    /// The user that tools and lifecycle commands run as (`remoteUser`, else
-    /// `containerUser`, else the image's).
     /// The derived image these settings need on a host whose effective user is not root
     /// (`updateRemoteUserUID`); `None` where the reference changes nothing.
     pub fn uid_image_wanted(&self) -> Option<UidImage> {
@@ -203,6 +201,8 @@ impl SessionSettings {
             .then(|| UidImage::new(self.featured_image(), user, uid, gid))
     }
 
+    /// The user that tools and lifecycle commands run as (`remoteUser`, else
+    /// `containerUser`, else the image's).
     pub fn remote_user(&self) -> Option<&str> {
         self.remote_user
             .as_deref()

@@ -1,7 +1,9 @@
 //! `userEnvProbe`: the remote user's shell environment, probed once per container start by
 //! running the user's shell (from the container's passwd, else /bin/sh) as that user and
 //! reading its environment NUL-separated, bounded and with a timeout. A failed probe is
-//! a warning: commands then get the container's environment.
+//! a warning: commands then get the container's environment. Where the runtime does not
+//! show a container's configured environment (a Pod), it is read from a process started
+//! there.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -12,7 +14,7 @@ use super::stored_settings::SessionSettings;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::exec::ExecRequest;
-use crate::runtime::run_buffered;
+use crate::runtime::{EngineContainer, ExecTarget};
 
 const MARK: &str = "\u{1e}CI_ENV\u{1e}";
 const PROBE_LIMIT: &str = "1048576";
@@ -50,12 +52,12 @@ pub fn parse_probe(output: &[u8]) -> Option<BTreeMap<String, String>> {
     )
 }
 
-async fn probe(
-    engine: &Engine,
-    container: &str,
+async fn probe<T: ExecTarget>(
+    target: &T,
     user: Option<&str>,
     mode: &str,
 ) -> Option<BTreeMap<String, String>> {
+    let container = target.name();
     let flags = flags(mode)?;
     let request = ExecRequest {
         command: ["/bin/sh", "-c", PROBE, "probe", flags, PROBE_LIMIT]
@@ -67,7 +69,7 @@ async fn probe(
         output_limit: Some(PROBE_OUTPUT_LIMIT),
         ..Default::default()
     };
-    let found = match run_buffered(engine, container, request).await {
+    let found = match target.run(request).await {
         Ok(out) => parse_probe(&out.stdout),
         Err(err) => {
             tracing::warn!("userEnvProbe {mode} in container '{container}' failed: {err}");
@@ -80,14 +82,99 @@ async fn probe(
     found
 }
 
-/// A container's start time and what the probe found in that start.
-type Probed = (String, Option<BTreeMap<String, String>>);
+/// The environment of a process started in the container, with the default `PATH` where
+/// it has none; an image without `cat` gives only that.
+async fn own_env<T: ExecTarget>(target: &T) -> BTreeMap<String, String> {
+    let request = ExecRequest {
+        command: vec!["cat".into(), "/proc/self/environ".into()],
+        timeout: Some(PROBE_TIMEOUT),
+        output_limit: Some(PROBE_OUTPUT_LIMIT),
+        ..Default::default()
+    };
+    let listed = match target.run(request).await {
+        Ok(out) if out.exit_code == 0 => String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter(|item| !item.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Ok(out) => {
+            tracing::warn!(
+                "the environment of container '{}' was not read (exit {})",
+                target.name(),
+                out.exit_code
+            );
+            Vec::new()
+        }
+        Err(err) => {
+            tracing::warn!("the environment of container '{}': {err}", target.name());
+            Vec::new()
+        }
+    };
+    process_env(Some(listed))
+}
+
+/// The probe's mode: a session without devcontainer.json gets the container's environment.
+fn mode_of(settings: &SessionSettings) -> &str {
+    match settings.config_path {
+        Some(_) => settings.behaviour.user_env_probe(),
+        None => "none",
+    }
+}
+
+/// One start of a container and what was read in it: its own environment (where the
+/// runtime does not show it) and the probe's.
+#[derive(Clone)]
+struct Probed {
+    started: String,
+    own: Option<BTreeMap<String, String>>,
+    probed: Option<BTreeMap<String, String>>,
+}
 
 /// Each container's probed environment, for the start it was probed in.
 #[derive(Default)]
 pub struct ProbeCache(Mutex<HashMap<String, Probed>>);
 
 impl ProbeCache {
+    fn cached(&self, container: &str, started: &str) -> Option<Probed> {
+        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(container)
+            .filter(|p| p.started == started)
+            .cloned()
+    }
+
+    fn store(&self, container: &str, entry: Probed) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(container.to_string(), entry);
+    }
+
+    /// The environment a session's commands run with in a container reached through
+    /// `target` whose runtime does not show its configured environment: read, with the
+    /// probe, once per `started` (what tells one start of the container from the next).
+    pub async fn target_env<T: ExecTarget>(
+        &self,
+        target: &T,
+        started: String,
+        settings: &SessionSettings,
+    ) -> RemoteEnv {
+        let found = match self.cached(target.name(), &started) {
+            Some(found) => found,
+            None => {
+                let found = Probed {
+                    started,
+                    own: Some(own_env(target).await),
+                    probed: probe(target, settings.remote_user(), mode_of(settings)).await,
+                };
+                self.store(target.name(), found.clone());
+                found
+            }
+        };
+        let own = found.own.unwrap_or_else(|| process_env(None));
+        remote_env(own, found.probed.as_ref(), &settings.remote_env)
+    }
+
     pub fn forget(&self, container: &str) {
         self.0
             .lock()
@@ -110,27 +197,21 @@ impl ProbeCache {
             .and_then(|s| s.started_at)
             .unwrap_or_default();
         let own = process_env(inspected.config.and_then(|c| c.env));
-        let cached = {
-            let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            cache
-                .get(container)
-                .filter(|(at, _)| *at == started)
-                .map(|(_, env)| env.clone())
-        };
-        let probed = match cached {
-            Some(env) => env,
+        let probed = match self.cached(container, &started) {
+            Some(found) => found.probed,
             None => {
-                // A session without devcontainer.json gets the container's environment.
-                let mode = match settings.config_path {
-                    Some(_) => settings.behaviour.user_env_probe(),
-                    None => "none",
+                let target = EngineContainer {
+                    engine,
+                    id: container,
                 };
-                let env = probe(engine, container, settings.remote_user(), mode).await;
-                self.0
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(container.to_string(), (started, env.clone()));
-                env
+                let probed = probe(&target, settings.remote_user(), mode_of(settings)).await;
+                let found = Probed {
+                    started,
+                    own: None,
+                    probed,
+                };
+                self.store(container, found.clone());
+                found.probed
             }
         };
         Ok(remote_env(own, probed.as_ref(), &settings.remote_env))

@@ -6,20 +6,27 @@ use std::path::Path;
 use futures_util::future::join_all;
 
 use crate::devcontainer::{Command, LifecycleCommand};
-use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::{Phase, Progress};
 use crate::runtime::exec::ExecRequest;
-use crate::runtime::run_buffered;
+use crate::runtime::ExecTarget;
 use crate::session_settings::{resolve_command, RemoteEnv};
 
 /// The most kept in memory of each stream of a lifecycle command (its end is shown when
 /// it fails).
 const OUTPUT_LIMIT: usize = 1 << 20;
 
-pub struct InContainer<'a> {
-    pub engine: &'a Engine,
-    pub container: &'a str,
+/// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
+/// `environment()`).
+pub const CREATE_STEPS: [&str; 4] = [
+    "onCreateCommand",
+    "updateContentCommand",
+    "postCreateCommand",
+    "postStartCommand",
+];
+
+pub struct InContainer<'a, T> {
+    pub target: T,
     pub user: Option<&'a str>,
     pub cwd: &'a str,
     pub env: &'a RemoteEnv,
@@ -33,7 +40,7 @@ fn tail(bytes: &[u8]) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n")
 }
 
-impl InContainer<'_> {
+impl<T: ExecTarget> InContainer<'_, T> {
     async fn run_one(&self, field: &str, name: &str, command: &Command) -> Result<()> {
         let request = ExecRequest {
             command: command.argv(),
@@ -49,14 +56,14 @@ impl InContainer<'_> {
         } else {
             format!("{field}.{name}")
         };
-        let out = run_buffered(self.engine, self.container, request).await?;
+        let out = self.target.run(request).await?;
         if out.exit_code != 0 {
             return Err(Error::new(
                 ErrorCode::Devcontainer,
                 format!(
                     "{label} exited {} in container '{}': {}",
                     out.exit_code,
-                    self.container,
+                    self.target.name(),
                     tail(if out.stderr.is_empty() {
                         &out.stdout
                     } else {

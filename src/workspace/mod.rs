@@ -28,6 +28,7 @@ mod workspace_storage;
 mod workspaces;
 
 pub use idle_tracker::{IdleOwner, IdleTracker, SessionCall, SessionUseHook};
+pub use lifecycle_runner::{run_on_host, InContainer, CREATE_STEPS};
 pub use plain_folder::PlainFolder;
 pub use session_changes::base_of;
 pub use session_checkpoints::{ForkWorkspace, KEEP_CHECKPOINTS};

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::clone_owner::give_clone;
-use super::lifecycle_runner::{run_on_host, InContainer};
+use super::lifecycle_runner::{run_on_host, InContainer, CREATE_STEPS};
 use super::service_teardown::remove_services;
 use super::workspace_record::WorkspaceRecord;
 use super::workspace_storage::Storage;
@@ -16,7 +16,7 @@ use crate::engine::{find_image, image_present, Engine, PullPolicy};
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Phase;
 use crate::runtime::exec::ExecRequest;
-use crate::runtime::run_buffered;
+use crate::runtime::{run_buffered, EngineContainer};
 use crate::runtime::{ContainerState, Lifetime};
 use crate::session_images::{
     build_image, ensure_feature_image, ensure_uid_image, DerivedKind, ImageSupply,
@@ -24,15 +24,6 @@ use crate::session_images::{
 use crate::session_settings::{
     process_env, substitute_container_env, ImageChoice, ProbeCache, RemoteEnv, SessionSettings,
 };
-
-/// The lifecycle steps a new container runs, in order (`postAttachCommand` runs on each
-/// `environment()`).
-const CREATE_STEPS: [&str; 4] = [
-    "onCreateCommand",
-    "updateContentCommand",
-    "postCreateCommand",
-    "postStartCommand",
-];
 
 pub struct SessionContainer<'a> {
     pub runtime: &'a DockerRuntime,
@@ -101,10 +92,12 @@ impl SessionContainer<'_> {
         Path::new(&self.record.clone_path)
     }
 
-    fn runner<'e>(&'e self, env: &'e RemoteEnv) -> InContainer<'e> {
+    fn runner<'e>(&'e self, env: &'e RemoteEnv) -> InContainer<'e, EngineContainer<'e>> {
         InContainer {
-            engine: self.engine,
-            container: &self.record.container_id,
+            target: EngineContainer {
+                engine: self.engine,
+                id: &self.record.container_id,
+            },
             user: self.settings.remote_user(),
             cwd: &self.settings.workspace_folder,
             env,
