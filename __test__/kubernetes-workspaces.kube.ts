@@ -258,20 +258,92 @@ describe('Workspaces on Kubernetes', () => {
     expect(await workspaces.checkpoints('kube-ckpt')).toEqual([])
   })
 
-  it('what a cluster session cannot have yet is refused by name, before anything is made', async () => {
-    const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': '{ "image": "x" }' })
-    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dev' })).rejects.toMatchObject({
-      code: 'UNSUPPORTED',
-      message: expect.stringContaining('devcontainer.json is not read for sessions on Kubernetes yet'),
+  it("devcontainer.json on a cluster: image, folder, users, variables and every lifecycle step, in each fresh Pod", async () => {
+    const config = {
+      image,
+      workspaceFolder: '/work/app',
+      containerEnv: { FROM_CONTAINER: 'c-env' },
+      remoteEnv: { FROM_REMOTE: '${containerEnv:FROM_CONTAINER}-r' },
+      remoteUser: 'agent',
+      initializeCommand: ['touch', 'initialized-on-host'],
+      onCreateCommand: 'echo on-create >> /tmp/steps',
+      updateContentCommand: ['sh', '-c', 'echo update-content >> /tmp/steps'],
+      postCreateCommand: { mark: 'echo post-create >> /tmp/steps; id -un > made-by.txt' },
+      postStartCommand: 'echo post-start >> /tmp/steps',
+      postAttachCommand: 'echo post-attach >> /tmp/steps',
+    }
+    const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': JSON.stringify(config) })
+    made.push('kube-dc')
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dc' })).rejects.toMatchObject({
+      code: 'DEVCONTAINER',
+      message: expect.stringContaining('hostCommands'),
     })
+    const steps: string[] = []
+    const info = await workspaces.create({
+      projectDir: dir,
+      sessionId: 'kube-dc',
+      trust: { hostCommands: true },
+      onProgress: (p) => p.phase === 'lifecycle' && steps.push(p.detail),
+    })
+    expect(info.containerMountPath).toBe('/work/app')
+    expect(info.image).toBe(image)
+    expect(info.warnings.join('\n')).toContain('devcontainer.metadata label is not read on Kubernetes')
+    expect(existsSync(join(dir, 'initialized-on-host'))).toBe(true)
+    await sleep(100)
+    expect([steps[0], steps.at(-1)]).toEqual(['onCreateCommand', 'postStartCommand'])
+
+    const env = await workspaces.environment('kube-dc', 't1', { logDir })
+    expect(env.cwd).toBe('/work/app')
+    const seen = await env.shell.execute('id -un; echo "$FROM_CONTAINER $FROM_REMOTE"; cat made-by.txt; cat /tmp/steps | tr "\\n" " "', { toolRequestId: 'd1' })
+    expect(seen.output.map((l) => l.text)).toEqual(['agent', 'c-env c-env-r', 'agent', 'on-create update-content post-create post-start post-attach '])
+    await env.fileIO.writeFile('by-agent.txt', 'mine\n')
+    const owner = await env.shell.execute('stat -c %U by-agent.txt README.md', { toolRequestId: 'd2' })
+    expect(owner.output.map((l) => l.text)).toEqual(['agent', 'agent'])
+
+    // A stopped session's next Pod is a fresh container: the creation steps run again in it,
+    // with the work read back at the stop.
+    await workspaces.stop('kube-dc')
+    const again = await workspaces.environment('kube-dc', 't2', { logDir })
+    const after = await again.shell.execute('cat by-agent.txt; cat /tmp/steps | tr "\\n" " "', { toolRequestId: 'd3' })
+    expect(after.output.map((l) => l.text)).toEqual(['mine', 'on-create update-content post-create post-start post-attach '])
+  })
+
+  it('a lifecycle step that fails fails the create, and leaves no Pod and no session', async () => {
+    const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': JSON.stringify({ image, postCreateCommand: 'echo broken >&2; exit 3' }) })
+    made.push('kube-dc-fail')
+    await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-dc-fail' })).rejects.toMatchObject({
+      code: 'DEVCONTAINER',
+      message: expect.stringMatching(/postCreateCommand exited 3 .*broken/s),
+    })
+    expect(await workspaces.get('kube-dc-fail')).toBeUndefined()
+    expect((await runtime.list()).filter((c) => c.name?.includes('kube-dc-fail'))).toEqual([])
+  })
+
+  it('what a cluster session cannot have is refused by name, before anything is made', async () => {
+    const feature = {
+      '.devcontainer/local-feature/devcontainer-feature.json': JSON.stringify({ id: 'local-feature', version: '1.0.0' }),
+      '.devcontainer/local-feature/install.sh': '#!/bin/sh\n',
+      '.devcontainer/Dockerfile': `FROM ${image}\n`,
+    }
+    const refused = async (sessionId: string, config: object, field: string) => {
+      const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': JSON.stringify(config), ...feature })
+      await expect(workspaces.create({ projectDir: dir, sessionId })).rejects.toMatchObject({
+        code: 'UNSUPPORTED',
+        message: expect.stringContaining(field),
+      })
+      expect(await workspaces.get(sessionId)).toBeUndefined()
+    }
+    await refused('kube-build', { build: { dockerfile: 'Dockerfile' } }, 'build (a Dockerfile)')
+    await refused('kube-features', { image, features: { './local-feature': {} } }, 'features')
+    await refused('kube-cpu', { image, runArgs: ['--cpu-shares', '512'] }, 'cpuShares')
+    const dir = project()
     await expect(workspaces.create({ projectDir: dir, sessionId: 'kube-net', devcontainer: false, network: 'bridge' })).rejects.toMatchObject({
       code: 'UNSUPPORTED',
       message: expect.stringContaining("create's network"),
     })
     expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
     expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)
-    await expect(workspaces.containerAccess('kube-dev')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
+    await expect(workspaces.containerAccess('kube-net')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
     expect(workspaces.poolStatus()).toBeUndefined()
-    expect(await workspaces.get('kube-dev')).toBeUndefined()
   })
 })

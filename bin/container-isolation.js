@@ -83,7 +83,8 @@ const USAGE = `usage: container-isolation <command> [options]
                 sessions on a Kubernetes cluster instead of an engine (up, exec, ls, diff, log,
                 export, push, down, reap; default: as kubectl finds the cluster): each session a Pod
                 with no route out but its egress relay (--egress as on an engine, but bridge),
-                given its clone and read back (up needs --no-devcontainer and --image there)
+                given its clone and read back (up reads devcontainer.json as far as a cluster
+                allows it: no build, no features; docs/kubernetes.md)
   --base-dir D  state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
   up's image: --image, else devcontainer.json, else $CONTAINER_ISOLATION_IMAGE
 
@@ -185,8 +186,8 @@ const commands = {
       }
     }
     if (args.pull !== undefined && !['missing', 'always', 'never'].includes(args.pull)) throw new UsageError('--pull must be missing, always or never')
-    // Nothing on stderr with --json; a session on a cluster reports no progress yet.
-    const progress = args.json || engine?.kubernetes ? undefined : progressReporter()
+    // Nothing on stderr with --json.
+    const progress = args.json ? undefined : progressReporter()
     let info
     try {
       info = await workspaces.create({

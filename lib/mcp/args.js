@@ -97,7 +97,6 @@ function defaultBaseDir() {
 function clusterOptions(raw, { pool }) {
   if (!raw.kubernetes && ['kubeconfig', 'kube-context', 'namespace'].every((k) => raw[k] === undefined)) return undefined
   if (pool !== undefined) throw new McpUsageError('--pool is not available for sessions on Kubernetes yet')
-  if (raw.trust !== undefined) throw new McpUsageError('--trust is not used on Kubernetes: devcontainer.json is not read there yet')
   const cluster = {}
   if (raw.kubeconfig !== undefined) cluster.kubeconfig = raw.kubeconfig
   if (raw['kube-context'] !== undefined) cluster.context = raw['kube-context']
@@ -140,7 +139,6 @@ function parseMcpArgs(argv) {
   }
   const kubernetes = clusterOptions(raw, { pool })
   const image = raw.image ?? process.env.CONTAINER_ISOLATION_IMAGE ?? undefined
-  if (kubernetes && !image) throw new McpUsageError('sessions on Kubernetes need --image (or CONTAINER_ISOLATION_IMAGE): devcontainer.json is not read there yet')
   return {
     projectDir: path.resolve(raw.project ?? '.'),
     kubernetes,

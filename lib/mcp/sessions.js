@@ -72,13 +72,10 @@ class Sessions {
     }
     const id = newSessionId(title)
     const lifetime = keep ? 'session' : 'process'
-    // On a cluster: a git project, the server's image, no devcontainer.json, no route out.
-    const onCluster = () => workspaces.create({ projectDir, sessionId: id, ref, image, devcontainer: false, egress: this.egressFor(), lifetime })
-    const create = this.opts.kubernetes
-      ? onCluster
-      : (trust) =>
-          // A folder without a commit is snapshotted, never initialised: nothing is written into it.
-          workspaces.create({ projectDir, plainFolder: 'snapshot', sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime })
+    // On a cluster a session is a git project's (no snapshot of a plain folder).
+    const folder = this.opts.kubernetes ? {} : { plainFolder: 'snapshot' }
+    // A folder without a commit is snapshotted, never initialised: nothing is written into it.
+    const create = (trust) => workspaces.create({ projectDir, ...folder, sessionId: id, ref, image, trust, egress: this.egressFor(), lifetime })
     let info
     try {
       info = await this.createAsking(create)

@@ -146,6 +146,7 @@ impl KubernetesRuntime {
                     thread_id: opts.thread_id,
                     user: opts.user,
                     env: Default::default(),
+                    replace_env: false,
                     shell,
                     usage: None,
                 },

@@ -61,6 +61,15 @@ impl From<WorkspaceTrust> for Trust {
     }
 }
 
+/// The constructor's trust, with the older `allowHostCommands` spelling folded in.
+pub fn host_trust(trust: Option<WorkspaceTrust>, allow_host_commands: Option<bool>) -> Trust {
+    let trust = Trust::from(trust.unwrap_or_default());
+    match allow_host_commands {
+        Some(true) => trust.with_host_commands_of_old(),
+        _ => trust,
+    }
+}
+
 /// One thing a devcontainer.json asks beyond the session that the host's `trust` has not
 /// granted. A `DEVCONTAINER` rejection of `Workspaces.create` carries them as its
 /// `refusals` property (absent for other `DEVCONTAINER` errors), so a host can ask its

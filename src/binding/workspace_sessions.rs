@@ -10,12 +10,14 @@ use super::error::{sync_error, Code};
 use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
+use super::trust::host_trust;
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
 use crate::base_dir::resolve_base_dir;
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::KubernetesRuntimeOptions;
 use crate::pod_workspaces::{CreatePodWorkspace, PodWorkspaces, PodWorkspacesOptions};
 use crate::runtime::Lifetime;
+use crate::session_settings::Trust;
 use crate::workspace;
 
 /// The sessions of one `Workspaces`.
@@ -71,8 +73,6 @@ pub fn pod_sessions(
     }
     refuse_given(&[
         ("watchdog", opts.watchdog.is_some()),
-        ("trust", opts.trust.is_some()),
-        ("allowHostCommands", opts.allow_host_commands.is_some()),
         ("storage", opts.storage.is_some()),
         ("pool", opts.pool.is_some()),
     ])
@@ -81,7 +81,9 @@ pub fn pod_sessions(
     let egress = opts.egress.map(egress_from_js).transpose();
     let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
     let idle_timeout = duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
+    let trust = host_trust(opts.trust, opts.allow_host_commands);
     Ok(PodWorkspaces::new(PodWorkspacesOptions {
+        trust,
         resources,
         idle_timeout,
         progress: progress_target(opts.on_progress),
@@ -104,7 +106,6 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         ("create's repository", opts.repository.is_some()),
         ("create's plainFolder", opts.plain_folder.is_some()),
         ("create's network", opts.network.is_some()),
-        ("create's trust", opts.trust.is_some()),
         ("create's pull", opts.pull.is_some()),
     ])?;
     let lifetime = match opts.lifetime.as_deref() {
@@ -119,6 +120,7 @@ pub fn pod_create(opts: CreateWorkspaceOptions) -> Result<CreatePodWorkspace> {
         start_ref: opts.start_ref,
         image: opts.image,
         devcontainer: opts.devcontainer.unwrap_or(true),
+        trust: opts.trust.map(Trust::from),
         env: opts.env.unwrap_or_default().into_iter().collect(),
         lifetime,
         resources: resources_from_js(opts.resources, "resources")?,

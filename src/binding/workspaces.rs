@@ -20,6 +20,7 @@ use super::port_forward::{ForwardPortOptions, PortForward};
 use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
 use super::terminal::{terminal_request, Terminal, TerminalOptions};
+use super::trust::host_trust;
 use super::warm_pool::pool_options;
 use super::workspace_info::{start_ref, RepositoryOptions, WorkspaceInfo};
 use super::workspace_sessions::{pod_create, pod_sessions, Sessions};
@@ -103,10 +104,7 @@ impl Workspaces {
             Some(option) => egress_from_js(option).map_err(sync_error)?,
             None => Egress::default(),
         };
-        let mut trust = Trust::from(opts.trust.unwrap_or_default());
-        if opts.allow_host_commands.unwrap_or(false) {
-            trust = trust.with_host_commands_of_old();
-        }
+        let trust = host_trust(opts.trust, opts.allow_host_commands);
         let idle_timeout =
             duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
         let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;

@@ -29,7 +29,7 @@ pub use cluster_client::KubernetesOptions;
 pub use cluster_report::{report_cluster, ClusterReport, PolicyProbeRequest};
 pub use cluster_survey::{ClusterSurvey, NodeSummary};
 pub use kubernetes_runtime::{KubernetesRuntime, KubernetesRuntimeOptions};
-pub use pod_environment::{pod_environment, PodEnvironment, PodEnvironmentRequest};
+pub use pod_environment::{pod_environment, pod_user, PodEnvironment, PodEnvironmentRequest};
 pub use pod_files::{PodFileStat, PodFiles};
 pub use pod_shell::PodAgentSource;
 pub use policy_probe::{PolicyProbe, PolicyVerdict};

@@ -9,7 +9,7 @@ use super::kubernetes_runtime::KubernetesRuntime;
 use super::pod_files::PodFiles;
 use super::pod_shell::PodAgentSource;
 use super::serving_agent::{read_serving_agent, serving_agent};
-use crate::agent::connection_user;
+use crate::agent::{connection_user, UserIds};
 use crate::container_environment::ShellSettings;
 use crate::error::Result;
 use crate::git::{GitClient, GitClientOptions};
@@ -23,8 +23,9 @@ pub struct PodEnvironmentRequest {
     pub thread_id: String,
     /// Who files are written and commands run as; default the Pod's user.
     pub user: Option<String>,
-    /// Added to every command's environment.
+    /// Added to every command's environment (its whole environment with `replace_env`).
     pub env: BTreeMap<String, String>,
+    pub replace_env: bool,
     pub shell: ShellSettings,
     /// Told of every file operation, command and git call (a session's idle tracking).
     pub usage: Option<Arc<dyn ContainerUse>>,
@@ -36,6 +37,17 @@ pub struct PodEnvironment {
     pub git_client: GitClient,
     pub cwd: String,
     pub home_dir: String,
+}
+
+/// Who `user` is in the running Pod (the Pod's user when `None`): ids and home from the
+/// image's own accounts, through the Pod's session agent.
+pub async fn pod_user(
+    runtime: &KubernetesRuntime,
+    pod: &str,
+    user: Option<&str>,
+) -> Result<UserIds> {
+    let agent = serving_agent(runtime, pod, "the accounts").await?;
+    connection_user(&agent, user).await
 }
 
 /// Starts the Pod's agent (where it is not running yet) and binds a FileIO and a Shell to
@@ -72,7 +84,7 @@ pub async fn pod_environment(
         log_dir: request.shell.log_dir.unwrap_or_else(default_log_dir),
         timeout: request.shell.timeout.unwrap_or(DEFAULT_TIMEOUT),
         env: request.env,
-        replace_env: false,
+        replace_env: request.replace_env,
         user: request.user.clone(),
         shell: None,
         host: CommandHost::Agent(source),

@@ -7,11 +7,13 @@ mod pod_checkpoints;
 mod pod_delivery;
 mod pod_egress;
 mod pod_idle;
+mod pod_lifecycle;
 mod pod_names;
 mod pod_ports;
 mod pod_reap;
 mod pod_running;
 mod pod_sessions;
+mod pod_settings;
 mod pod_tree;
 
 pub use pod_reap::PodReapReport;

@@ -92,8 +92,7 @@ impl PodWorkspaces {
         tokio::task::spawn_blocking(move || restore_checkpoint(request))
             .await
             .map_err(blocking_error)??;
-        self.make_pod(&record, &Progress::none()).await?;
-        self.attach_relay(&record).await?;
+        self.bring_up(&record, &Progress::none()).await?;
         self.info(record).await
     }
 
@@ -146,11 +145,7 @@ impl PodWorkspaces {
         if let Some(egress) = self.egress_of(&parent) {
             self.egress_set.remember(&new, egress);
         }
-        let made = match self.make_pod(&record, &Progress::none()).await {
-            Ok(()) => self.attach_relay(&record).await,
-            Err(err) => Err(err),
-        };
-        if let Err(err) = made {
+        if let Err(err) = self.bring_up(&record, &Progress::none()).await {
             let _ = self.runtime.remove(&record.container_id).await;
             let clones = self.clones.clone();
             let _ = tokio::task::spawn_blocking(move || clones.remove_session_clone(&new)).await;

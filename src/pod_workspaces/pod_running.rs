@@ -1,67 +1,68 @@
 //! A session's Pod brought to running: made from its record (the clone copied in), started
-//! again, or made again where it went; and its workspace read back into the host clone while
-//! it runs.
+//! again, or made again where it went, each fresh Pod running the lifecycle's creation
+//! steps; and its workspace read back into the host clone while it runs.
 
 use std::path::PathBuf;
 
 use super::pod_sessions::PodWorkspaces;
+use super::pod_settings::pod_config;
 use super::pod_tree::{copy_in, read_back};
-use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::container_runtime::ContainerRuntime;
 use crate::error::{ErrorCode, Result};
 use crate::progress::{Phase, Progress};
-use crate::runtime::{ContainerState, Lifetime};
+use crate::runtime::ContainerState;
 use crate::workspace::WorkspaceRecord;
 
 impl PodWorkspaces {
-    /// A new Pod for the record, given the host clone.
+    /// A new Pod for the record, given the host clone (owned by the session's user).
     pub(super) async fn make_pod(
         &self,
         record: &WorkspaceRecord,
         progress: &Progress,
     ) -> Result<()> {
-        let config = ContainerConfig {
-            name: Some(record.container_id.clone()),
-            image: Some(record.image.clone()),
-            working_directory: record.container_mount_path.clone(),
-            // No route out: connections go through the relay (`pod_egress`), and the
-            // deny-all NetworkPolicy selects the Pod.
-            network: Some("none".to_string()),
-            environment: self.pod_variables(record),
-            resources: record.pod_resources,
-            lifetime: Lifetime::parse(&record.lifetime).unwrap_or_default(),
-            ..Default::default()
-        };
+        let config = pod_config(record, self.pod_variables(record));
         let creating = format!("creating Pod {}", record.container_id);
         progress.step(Phase::Create, &creating);
         self.runtime.create(config).await?;
         progress.step(Phase::Create, "copying the repository into the Pod");
+        self.copy_clone_in(record).await
+    }
+
+    async fn copy_clone_in(&self, record: &WorkspaceRecord) -> Result<()> {
+        let owner = self.workspace_owner(record).await?;
         let clone = PathBuf::from(&record.clone_path);
-        copy_in(
-            &self.runtime,
-            &record.container_id,
-            &clone,
-            &record.container_mount_path,
-        )
-        .await
+        let folder = record.container_mount_path.as_str();
+        copy_in(&self.runtime, &record.container_id, (&clone, folder), owner).await
+    }
+
+    /// A new Pod for the record, its relay attached and its creation steps run.
+    pub(super) async fn bring_up(
+        &self,
+        record: &WorkspaceRecord,
+        progress: &Progress,
+    ) -> Result<()> {
+        self.make_pod(record, progress).await?;
+        self.attach_relay(record).await?;
+        self.run_creation_steps(record, progress).await
     }
 
     /// The session's Pod running with its workspace: started again (a fresh file system,
-    /// given the host clone) or made again where it went.
+    /// given the host clone, its creation steps run) or made again where it went.
     pub(super) async fn ensure_running(&self, record: &WorkspaceRecord) -> Result<()> {
         let pod = &record.container_id;
         match self.runtime.inspect(pod).await {
-            Ok(info) if info.state == ContainerState::Running => {}
+            Ok(info) if info.state == ContainerState::Running => self.attach_relay(record).await,
             Ok(_) => {
                 self.runtime.start(pod).await?;
-                let clone = PathBuf::from(&record.clone_path);
-                copy_in(&self.runtime, pod, &clone, &record.container_mount_path).await?;
+                self.copy_clone_in(record).await?;
+                self.attach_relay(record).await?;
+                self.run_creation_steps(record, &Progress::none()).await
             }
             Err(err) if err.code == ErrorCode::ContainerNotFound => {
-                self.make_pod(record, &Progress::none()).await?
+                self.bring_up(record, &Progress::none()).await
             }
-            Err(err) => return Err(err),
+            Err(err) => Err(err),
         }
-        self.attach_relay(record).await
     }
 
     /// The Pod's workspace as the host clone, where the Pod runs (a stopped or missing Pod's

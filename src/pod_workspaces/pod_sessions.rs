@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::pod_names::pod_name;
-use crate::clone::{branch_name, validate_session_id, CloneManager};
+use super::pod_settings::{devcontainer_settings, session_record};
+use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::ShellSettings;
 use crate::container_runtime::ContainerRuntime;
 use crate::delivery;
-use crate::devcontainer::{find_config, DEFAULT_WORKSPACE_FOLDER};
+use crate::devcontainer::find_config;
 use crate::egress::{Egress, SessionEgress, SessionForwards};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kubernetes::{
@@ -21,9 +21,10 @@ use crate::kubernetes::{
 };
 use crate::progress::{Phase, Progress, ProgressTarget};
 use crate::runtime::{Lifetime, ResourceLimits, UseGuard};
+use crate::session_settings::{ProbeCache, Trust};
 use crate::terminal::{TerminalInput, TerminalOutput, TerminalRequest};
 use crate::workspace::{
-    load_record, remove_record, session_ids, IdleTracker, Storage, WorkspaceInfo, WorkspaceRecord,
+    load_record, remove_record, session_ids, IdleTracker, WorkspaceInfo, WorkspaceRecord,
     KEEP_CHECKPOINTS,
 };
 
@@ -44,6 +45,9 @@ pub struct PodWorkspacesOptions {
     pub progress: Option<ProgressTarget>,
     /// Checkpoints kept per session (the oldest dropped past it); default `KEEP_CHECKPOINTS`.
     pub max_checkpoints: Option<usize>,
+    /// What a session's devcontainer.json may reach beyond the session, unless `create`
+    /// gives its own (default: nothing).
+    pub trust: Trust,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -52,9 +56,10 @@ pub struct CreatePodWorkspace {
     pub session_id: String,
     pub start_ref: Option<String>,
     pub image: Option<String>,
-    /// Honour the project's devcontainer.json: not yet on a cluster, so a project that has
-    /// one is refused unless this is false.
+    /// Honour the project's devcontainer.json (what a cluster cannot give is refused).
     pub devcontainer: bool,
+    /// Replaces the constructor's trust for this session.
+    pub trust: Option<Trust>,
     pub env: BTreeMap<String, String>,
     pub lifetime: Lifetime,
     pub resources: ResourceLimits,
@@ -72,6 +77,9 @@ pub struct PodWorkspaces {
     resources: ResourceLimits,
     progress: Option<ProgressTarget>,
     pub(super) max_checkpoints: usize,
+    trust: Trust,
+    /// The Pods' environments as read in each start, for devcontainer sessions.
+    pub(super) probes: ProbeCache,
     /// Egress set by this process, with its callbacks, by session.
     pub(super) egress_set: SessionEgress,
     /// The ports this process serves for its sessions.
@@ -102,6 +110,8 @@ impl PodWorkspaces {
             resources: options.resources,
             progress: options.progress,
             max_checkpoints: options.max_checkpoints.unwrap_or(KEEP_CHECKPOINTS),
+            trust: options.trust,
+            probes: ProbeCache::default(),
             egress_set: SessionEgress::default(),
             forwards: SessionForwards::default(),
             idle: options.idle_timeout.map(|t| Arc::new(IdleTracker::new(t))),
@@ -143,6 +153,12 @@ impl PodWorkspaces {
         })
     }
 
+    /// Moves a session's clone to the trash (a creation that failed).
+    async fn drop_clone(&self, session_id: &str) {
+        let (clones, id) = (self.clones.clone(), session_id.to_string());
+        let _ = tokio::task::spawn_blocking(move || clones.remove_session_clone(&id)).await;
+    }
+
     /// Clone and Pod for a session, the clone copied in; idempotent per session id (an
     /// existing session's Pod is started, or made again, and given the clone).
     pub async fn create(self: &Arc<Self>, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
@@ -160,23 +176,13 @@ impl PodWorkspaces {
             delivery::validate_ref(text)?;
         }
         let egress = self.egress_for_new(request.egress.clone())?;
-        let image = request.image.clone().or_else(|| self.image.clone());
-        let Some(image) = image.filter(|i| !i.is_empty()) else {
-            return Err(Error::invalid_argument(
-                "a session on Kubernetes needs an image (create's `image` or the constructor's)",
-            ));
-        };
         let project = PathBuf::from(&request.project_dir);
-        if request.devcontainer {
-            if let Some(config) = find_config(&project) {
-                return Err(Error::new(
-                    ErrorCode::Unsupported,
-                    format!(
-                        "{}: devcontainer.json is not read for sessions on Kubernetes yet; create with `devcontainer: false` and an `image`",
-                        config.display()
-                    ),
-                ));
-            }
+        let image = request.image.clone().or_else(|| self.image.clone());
+        let image = image.filter(|i| !i.is_empty());
+        if image.is_none() && !(request.devcontainer && find_config(&project).is_some()) {
+            return Err(Error::invalid_argument(
+                "a session on Kubernetes needs an image (create's `image`, the constructor's, or devcontainer.json's)",
+            ));
         }
         let (clones, id, start) = (
             self.clones.clone(),
@@ -189,29 +195,31 @@ impl PodWorkspaces {
         })
         .await
         .map_err(blocking_error)??;
+        let trust = request.trust.as_ref().unwrap_or(&self.trust);
+        let settings = match devcontainer_settings(
+            &request,
+            self.image.as_deref(),
+            trust,
+            &clone_path,
+        )
+        .await
+        {
+            Ok(settings) => settings,
+            Err(err) => {
+                self.drop_clone(&request.session_id).await;
+                return Err(err);
+            }
+        };
         let record = WorkspaceRecord {
-            session_id: request.session_id.clone(),
-            project_dir: project.to_string_lossy().into_owned(),
-            clone_path: clone_path.to_string_lossy().into_owned(),
-            branch_name: branch_name(&request.session_id),
-            base_commit: Some(start_commit.to_string()),
-            repository_url: None,
-            snapshot_of: None,
-            container_id: pod_name(&self.base, &request.session_id),
-            container_mount_path: DEFAULT_WORKSPACE_FOLDER.to_string(),
-            storage: Storage::Pod,
-            volume: None,
-            image,
-            lifetime: request.lifetime.as_str().to_string(),
-            devcontainer: false,
-            created_at_ms: chrono::Utc::now().timestamp_millis(),
-            settings: None,
-            compose: None,
-            checkpoint_image: None,
-            owner: crate::workspace::owner_for(request.lifetime),
-            pod_env: request.env,
             pod_resources: resources,
             pod_egress: Some(egress.spec.clone()),
+            ..session_record(
+                &request,
+                &self.base,
+                (clone_path, start_commit),
+                image,
+                settings,
+            )
         };
         self.egress_set.remember(&record.session_id, egress);
         let progress = request
@@ -219,20 +227,13 @@ impl PodWorkspaces {
             .as_ref()
             .or(self.progress.as_ref())
             .map_or_else(Progress::none, |p| p.for_session(&record.session_id));
-        let made = match self.make_pod(&record, &progress).await {
-            Ok(()) => self.attach_relay(&record).await,
-            Err(err) => Err(err),
-        };
-        if made.is_ok() {
-            let ready = format!("Pod {} ready", record.container_id);
-            progress.step(Phase::Create, &ready);
-        }
-        if let Err(err) = made {
+        if let Err(err) = self.bring_up(&record, &progress).await {
             let _ = self.runtime.remove(&record.container_id).await;
-            let (clones, id) = (self.clones.clone(), record.session_id.clone());
-            let _ = tokio::task::spawn_blocking(move || clones.remove_session_clone(&id)).await;
+            self.drop_clone(&record.session_id).await;
             return Err(err);
         }
+        let ready = format!("Pod {} ready", record.container_id);
+        progress.step(Phase::Create, &ready);
         crate::workspace::save_record(&self.base, &record)?;
         self.info(record).await
     }
@@ -255,7 +256,8 @@ impl PodWorkspaces {
         Ok(all)
     }
 
-    /// FileIO and Shell in the session's Pod (started if stopped), in its workspace folder.
+    /// FileIO and Shell in the session's Pod (started if stopped), in its workspace folder,
+    /// as its remote user with its remote environment (`postAttachCommand` run first).
     pub async fn environment(
         self: &Arc<Self>,
         session_id: &str,
@@ -268,19 +270,24 @@ impl PodWorkspaces {
             let _guard = lock.lock().await;
             self.ensure_running(&record).await?;
         }
-        pod_environment(
-            self.runtime.clone(),
-            PodEnvironmentRequest {
-                pod: record.container_id.clone(),
-                cwd: Some(record.container_mount_path.clone()),
-                thread_id: thread_id.to_string(),
-                user: None,
-                env: BTreeMap::new(),
-                shell,
-                usage: self.use_hook(session_id),
-            },
-        )
-        .await
+        let mut request = PodEnvironmentRequest {
+            pod: record.container_id.clone(),
+            cwd: Some(record.container_mount_path.clone()),
+            thread_id: thread_id.to_string(),
+            user: None,
+            env: BTreeMap::new(),
+            replace_env: false,
+            shell,
+            usage: self.use_hook(session_id),
+        };
+        if let Some(settings) = &record.settings {
+            self.run_attach_step(&record).await?;
+            let env = self.remote_env(&record, settings).await?;
+            request.cwd = Some(settings.workspace_folder.clone());
+            request.user = settings.remote_user().map(str::to_string);
+            (request.env, request.replace_env) = (env.env, env.replace);
+        }
+        pod_environment(self.runtime.clone(), request).await
     }
 
     /// A terminal in the session's Pod, where and as its commands run (through its agent).

@@ -53,23 +53,22 @@ fn tar_failed(what: &str, code: i64, stderr: &[u8]) -> Error {
     }
 }
 
-/// Writes the host `clone` as `folder` in the Pod, owned by root, in one exec: the tar's
-/// top directory is the whole path below `/`, whose missing parents `tar` makes.
+/// Writes the host `clone` as `folder` in the Pod, owned by `owner`, in one exec: the
+/// tar's top directory is the whole path below `/`, whose missing parents `tar` makes.
 pub async fn copy_in(
     runtime: &KubernetesRuntime,
     pod: &str,
-    clone: &Path,
-    folder: &str,
+    (clone, folder): (&Path, &str),
+    owner: EntryOwner,
 ) -> Result<()> {
     let what = format!("pod '{pod}': copying the workspace into {folder}");
     split_folder(folder)?;
     let top = folder.trim_matches('/').to_string();
     let source = clone.to_path_buf();
-    let tar =
-        tokio::task::spawn_blocking(move || tree_tar(&source, &top, EntryOwner { uid: 0, gid: 0 }))
-            .await
-            .map_err(|e| blocking(&what, e))?
-            .map_err(|e| Error::new(ErrorCode::Eacces, format!("{what}: {e}")))?;
+    let tar = tokio::task::spawn_blocking(move || tree_tar(&source, &top, owner))
+        .await
+        .map_err(|e| blocking(&what, e))?
+        .map_err(|e| Error::new(ErrorCode::Eacces, format!("{what}: {e}")))?;
     if tar.len() > TREE_LIMIT {
         return Err(Error::new(
             ErrorCode::LimitExceeded,
