@@ -308,6 +308,50 @@ describe('Workspaces on Kubernetes', () => {
     expect(after.output.map((l) => l.text)).toEqual(['mine', 'on-create update-content post-create post-start post-attach '])
   })
 
+  it("a Compose devcontainer's services as containers of the session's Pod: in dependency order, on its loopback by name, sharing named volumes", async () => {
+    const compose = {
+      services: {
+        app: { image, command: ['sleep', 'infinity'], depends_on: { web: { condition: 'service_healthy' } } },
+        seed: { image: 'container-isolation-test:busybox', command: ['sh', '-c', 'echo seeded > /data/index.html'], volumes: ['shared:/data'] },
+        web: {
+          image: 'container-isolation-test:busybox',
+          command: ['httpd', '-f', '-p', '8080', '-h', '/data'],
+          depends_on: { seed: { condition: 'service_completed_successfully' } },
+          healthcheck: { test: ['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8080/'], interval: '1s', retries: 30 },
+          volumes: ['shared:/data'],
+        },
+      },
+      volumes: { shared: {} },
+    }
+    const dir = project({
+      'README.md': 'x\n',
+      '.devcontainer/devcontainer.json': JSON.stringify({ dockerComposeFile: 'compose.json', service: 'app', workspaceFolder: '/workspace' }),
+      '.devcontainer/compose.json': JSON.stringify(compose),
+    })
+    made.push('kube-compose')
+    const info = await workspaces.create({ projectDir: dir, sessionId: 'kube-compose' })
+    expect(info.state).toBe('running')
+    const env = await workspaces.environment('kube-compose', 't1', { logDir })
+    const got = await env.shell.execute('exec 3<>/dev/tcp/web/8080; printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3; tail -n 1 <&3; echo "$NO_PROXY" | tr , "\\n" | grep -x web', { toolRequestId: 'k1' })
+    expect(got.output.map((l) => l.text)).toEqual(['seeded', 'web'])
+    // A stopped session's Pod is made again with its services.
+    await workspaces.stop('kube-compose')
+    const again = await workspaces.environment('kube-compose', 't2', { logDir })
+    const back = await again.shell.execute('exec 3<>/dev/tcp/web/8080; printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3; tail -n 1 <&3', { toolRequestId: 'k2' })
+    expect(back.output.map((l) => l.text)).toEqual(['seeded'])
+
+    const bound = project({
+      'README.md': 'x\n',
+      '.devcontainer/devcontainer.json': JSON.stringify({ dockerComposeFile: 'compose.json', service: 'app' }),
+      '.devcontainer/compose.json': JSON.stringify({ services: { app: { image }, db: { image, volumes: ['./data:/data'] } } }),
+    })
+    await expect(workspaces.create({ projectDir: bound, sessionId: 'kube-compose-bind' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      message: expect.stringContaining("compose service 'db': the bind mount of '/data'"),
+    })
+    expect(await workspaces.get('kube-compose-bind')).toBeUndefined()
+  })
+
   it('a lifecycle step that fails fails the create, and leaves no Pod and no session', async () => {
     const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': JSON.stringify({ image, postCreateCommand: 'echo broken >&2; exit 3' }) })
     made.push('kube-dc-fail')

@@ -120,7 +120,7 @@ pub struct ServicePort {
 }
 
 /// What a service waits for in a dependency before it starts (compose `depends_on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Condition {
     /// `service_started`: the dependency was started.

@@ -23,10 +23,12 @@ use super::pod_agent::PodAgents;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
 use super::pod_logs::follow_logs;
+use super::pod_services::add_services;
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
 use super::session_pod::{session_pod, PodPlacement};
 use crate::agent::AgentConnection;
 use crate::base_dir::resolve_base_dir;
+use crate::compose_services::StoredServices;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::engine::PullPolicy;
 use crate::error::{Error, ErrorCode, Result};
@@ -173,7 +175,12 @@ impl KubernetesRuntime {
         Ok(Some(owner.clone()))
     }
 
-    async fn make_pod(&self, config: &ContainerConfig, name: &str) -> Result<Pod> {
+    async fn make_pod(
+        &self,
+        config: &ContainerConfig,
+        name: &str,
+        services: Option<&StoredServices>,
+    ) -> Result<Pod> {
         let image = config
             .image
             .clone()
@@ -212,7 +219,31 @@ impl KubernetesRuntime {
             owner,
             pull: self.pull,
         };
-        session_pod(config, name, &image, &labels, &placement)
+        let mut pod = session_pod(config, name, &image, &labels, &placement)?;
+        if let Some(services) = services {
+            add_services(&mut pod, services, config, config.pull.unwrap_or(self.pull))?;
+        }
+        Ok(pod)
+    }
+
+    /// `create`, with a Compose devcontainer's other services as containers of the Pod,
+    /// started before the session's in their dependency order.
+    pub async fn create_with_services(
+        &self,
+        config: ContainerConfig,
+        services: Option<&StoredServices>,
+    ) -> Result<String> {
+        config.validate()?;
+        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
+        let pod = self.make_pod(&config, &name, services).await?;
+        if config.network.as_deref() == Some("none") {
+            let cluster = self.cluster().await?;
+            self.deny_all
+                .get_or_try_init(|| ensure_deny_all(cluster))
+                .await?;
+        }
+        self.submit(&self.pods().await?, &pod, &name).await?;
+        Ok(name)
     }
 
     /// Makes the Pod and waits for its container to start; a Pod that cannot start is
@@ -235,17 +266,7 @@ impl KubernetesRuntime {
 
 impl ContainerRuntime for KubernetesRuntime {
     async fn create(&self, config: ContainerConfig) -> Result<String> {
-        config.validate()?;
-        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
-        let pod = self.make_pod(&config, &name).await?;
-        if config.network.as_deref() == Some("none") {
-            let cluster = self.cluster().await?;
-            self.deny_all
-                .get_or_try_init(|| ensure_deny_all(cluster))
-                .await?;
-        }
-        self.submit(&self.pods().await?, &pod, &name).await?;
-        Ok(name)
+        self.create_with_services(config, None).await
     }
 
     /// A running Pod: nothing. One whose container exited: made again from its own spec

@@ -18,6 +18,7 @@ mod pod_info;
 mod pod_labels;
 mod pod_logs;
 mod pod_relay;
+mod pod_services;
 mod pod_shell;
 mod pod_wait;
 mod policy_probe;

@@ -220,7 +220,7 @@ fn main_command(config: &ContainerConfig) -> Option<Vec<String>> {
     }
 }
 
-fn pull_policy(pull: PullPolicy) -> &'static str {
+pub(super) fn pull_policy(pull: PullPolicy) -> &'static str {
     match pull {
         PullPolicy::Missing => "IfNotPresent",
         PullPolicy::Always => "Always",
@@ -239,7 +239,7 @@ fn restart_policy(config: &ContainerConfig) -> &'static str {
 
 /// `uid[:gid]`; a user by name would need the image's `/etc/passwd`, which the cluster does
 /// not read for us.
-fn numeric_user(user: Option<&str>, name: &str) -> Result<(Option<i64>, Option<i64>)> {
+pub(super) fn numeric_user(user: Option<&str>, name: &str) -> Result<(Option<i64>, Option<i64>)> {
     let Some(user) = user.filter(|u| !u.is_empty()) else {
         return Ok((None, None));
     };
@@ -258,7 +258,7 @@ fn numeric_user(user: Option<&str>, name: &str) -> Result<(Option<i64>, Option<i
     }
 }
 
-fn container_security(
+pub(super) fn container_security(
     config: &ContainerConfig,
     uid: Option<i64>,
     gid: Option<i64>,
@@ -294,7 +294,7 @@ fn container_security(
 }
 
 /// Memory and CPU as limits and equal requests (the scheduler places by requests).
-fn resources(config: &ContainerConfig) -> Option<ResourceRequirements> {
+pub(super) fn resources(config: &ContainerConfig) -> Option<ResourceRequirements> {
     let mut limits = BTreeMap::new();
     if let Some(memory) = config.resources.memory.or(config.memory) {
         limits.insert("memory".to_string(), Quantity(memory.to_string()));

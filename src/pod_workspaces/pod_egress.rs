@@ -32,13 +32,18 @@ fn no_egress() -> Egress {
 
 impl PodWorkspaces {
     /// The Pod's variables: the session's own, and the relay's proxy variables (names the
-    /// session keeps off the proxy kept).
+    /// session keeps off the proxy kept, and its compose services', which are on its
+    /// loopback).
     pub(super) fn pod_variables(&self, record: &WorkspaceRecord) -> BTreeMap<String, String> {
         let mut env = record.pod_env.clone();
         if record.pod_egress.is_some() {
             let kept = env.get("NO_PROXY").cloned().unwrap_or_default();
             env.extend(proxy_environment());
             add_no_proxy(&mut env, kept.split(','));
+            if let Some(services) = &record.compose {
+                let names = services.services.iter().map(|s| s.name.as_str());
+                add_no_proxy(&mut env, names.chain([services.app_service.as_str()]));
+            }
         }
         env
     }

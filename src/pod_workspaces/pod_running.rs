@@ -23,7 +23,8 @@ impl PodWorkspaces {
         let config = pod_config(record, self.pod_variables(record));
         let creating = format!("creating Pod {}", record.container_id);
         progress.step(Phase::Create, &creating);
-        self.runtime.create(config).await?;
+        let services = record.compose.as_ref();
+        self.runtime.create_with_services(config, services).await?;
         progress.step(Phase::Create, "copying the repository into the Pod");
         self.copy_clone_in(record).await
     }

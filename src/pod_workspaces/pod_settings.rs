@@ -1,7 +1,7 @@
 //! devcontainer.json for a session on a cluster: read under the host's trust as on the
-//! engines, and what a cluster cannot give refused by field (`UNSUPPORTED`) before the Pod
-//! is made — an image build, features, a network of its own; Compose is refused as on the
-//! engines' image configs. The session's Pod config comes from these settings.
+//! engines (a Compose config's other services kept for the Pod), and what a cluster cannot
+//! give refused by field (`UNSUPPORTED`) before the Pod is made — an image build, features,
+//! a network of its own. The session's record and Pod config come from these settings.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::pod_names::pod_name;
 use super::pod_sessions::{blocking_error, CreatePodWorkspace};
 use crate::clone::branch_name;
+use crate::compose_services::StoredServices;
 use crate::container_runtime::ContainerConfig;
 use crate::devcontainer::{read_devcontainer_config_with, HostEnv, ReadOptions};
 use crate::devcontainer::{DevcontainerConfig, DEFAULT_WORKSPACE_FOLDER};
@@ -17,7 +18,7 @@ use crate::runtime::Lifetime;
 use crate::session_settings::{
     resolve_settings, ImageChoice, SessionSettings, SettingsRequest, Trust,
 };
-use crate::workspace::{owner_for, run_on_host, Storage, WorkspaceRecord};
+use crate::workspace::{owner_for, read_compose_session, run_on_host, Storage, WorkspaceRecord};
 
 /// Said in every devcontainer session's warnings: what the engines read from the image.
 pub const METADATA_UNREAD: &str = "the image's devcontainer.metadata label is not read on Kubernetes (the API server does not show an image's labels): set what it holds (remoteUser, lifecycle commands) in devcontainer.json";
@@ -86,20 +87,33 @@ fn check_for_cluster(settings: &SessionSettings) -> Result<()> {
     Ok(())
 }
 
-/// The settings of a new session from the project's devcontainer.json under `trust`,
-/// `initializeCommand` run on the host (the trust allowing it); `None` without one.
+/// The settings of a new session from the project's devcontainer.json under `trust` (and
+/// a Compose config's other services), `initializeCommand` run on the host (the trust
+/// allowing it); `None` without one.
 pub(super) async fn devcontainer_settings(
     request: &CreatePodWorkspace,
     default_image: Option<&str>,
     trust: &Trust,
     clone: &Path,
-) -> Result<Option<SessionSettings>> {
+) -> Result<Option<(SessionSettings, Option<StoredServices>)>> {
     if !request.devcontainer {
         return Ok(None);
     }
     let project = Path::new(&request.project_dir);
     let Some(config) = read_config(project, clone, trust).await? else {
         return Ok(None);
+    };
+    let (config, services) = match config.compose {
+        Some(_) => {
+            let (at, local, trust) = (project.to_path_buf(), clone.to_path_buf(), trust.clone());
+            let session = tokio::task::spawn_blocking(move || {
+                read_compose_session(&config, &at, &local, &trust, &[])
+            })
+            .await
+            .map_err(blocking_error)??;
+            (session.config, Some(session.services))
+        }
+        None => (config, None),
     };
     let settings_request = SettingsRequest {
         project,
@@ -119,7 +133,7 @@ pub(super) async fn devcontainer_settings(
         run_on_host(project, init).await?;
     }
     settings.warnings.push(METADATA_UNREAD.to_string());
-    Ok(Some(settings))
+    Ok(Some((settings, services)))
 }
 
 /// A new session's record: its settings' image, folder and variables where it has
@@ -129,8 +143,9 @@ pub(super) fn session_record(
     base: &Path,
     (clone_path, start_commit): (PathBuf, git2::Oid),
     image: Option<String>,
-    settings: Option<SessionSettings>,
+    devcontainer: Option<(SessionSettings, Option<StoredServices>)>,
 ) -> WorkspaceRecord {
+    let (settings, compose) = devcontainer.unzip();
     let (image, mount_path, pod_env) = match &settings {
         Some(s) => (
             s.image.name().to_string(),
@@ -160,7 +175,7 @@ pub(super) fn session_record(
         devcontainer: settings.is_some(),
         created_at_ms: chrono::Utc::now().timestamp_millis(),
         settings,
-        compose: None,
+        compose: compose.flatten(),
         checkpoint_image: None,
         owner: owner_for(request.lifetime),
         pod_env,
@@ -203,6 +218,14 @@ pub(super) fn pod_config(
             ..Default::default()
         },
     };
+    // The services listen on the Pod's loopback: their names (and the session's own
+    // service's) lead there, as they do on the engines.
+    if let Some(services) = &record.compose {
+        let names = services.services.iter().map(|s| s.name.as_str());
+        for name in names.chain(std::iter::once(services.app_service.as_str())) {
+            config.extra_hosts.push(format!("{name}:127.0.0.1"));
+        }
+    }
     config.name = Some(record.container_id.clone());
     config.image = Some(record.image.clone());
     // No route out: connections go through the relay (`pod_egress`), and the deny-all

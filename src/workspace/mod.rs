@@ -27,6 +27,7 @@ mod workspace_record;
 mod workspace_storage;
 mod workspaces;
 
+pub use compose_config::{read_compose_session, ComposeSession};
 pub use idle_tracker::{IdleOwner, IdleTracker, SessionCall, SessionUseHook};
 pub use lifecycle_runner::{run_on_host, InContainer, CREATE_STEPS};
 pub use plain_folder::PlainFolder;
