@@ -352,6 +352,39 @@ describe('Workspaces on Kubernetes', () => {
     expect(await workspaces.get('kube-compose-bind')).toBeUndefined()
   })
 
+  it('a warm pool of Pods: a session of the same settings claims a ready Pod, relabelled as its own, and the pool refills', async () => {
+    const poolBase = mkdtempSync(join(tmpdir(), 'kube-pool-'))
+    const pooled = new Workspaces({ baseDir: poolBase, engine: { kubernetes }, image, pull: 'never', egress: 'none', pool: { size: 1 } })
+    const pods = new KubernetesRuntime({ kubernetes, baseDir: join(poolBase, 'kubernetes') })
+    const ids = ['kube-pool-a', 'kube-pool-b']
+    try {
+      expect(pooled.poolStatus()).toMatchObject({ size: 1, ready: 0 })
+      const first = await pooled.create({ projectDir: project(), sessionId: ids[0], devcontainer: false })
+      expect(first.containerId).toMatch(/^cis-kube-pool-a-/)
+      expect(await pooled.poolReady()).toMatchObject({ ready: 1 })
+      const events: string[] = []
+      const dir = project({ 'README.md': 'second\n' })
+      const second = await pooled.create({ projectDir: dir, sessionId: ids[1], devcontainer: false, onProgress: (e) => events.push(e.detail) })
+      expect(second.containerId).toMatch(/^wp-/)
+      await sleep(100)
+      expect(events[0]).toBe(`claiming Pod ${second.containerId} from the warm pool`)
+      const labels = (await pods.inspect(second.containerId)).labels
+      expect(labels['dev.container-isolation.lifetime']).toBe('session')
+      expect(labels['dev.container-isolation.pool']).toBeUndefined()
+      const env = await pooled.environment(ids[1], 't1', { logDir })
+      expect(await env.fileIO.readFile('README.md')).toBe('second\n')
+      await env.fileIO.writeFile('w.txt', 'claimed\n')
+      expect((await pooled.changes(ids[1])).uncommitted.map((f) => f.path)).toEqual(['w.txt'])
+      expect(await pooled.poolReady()).toMatchObject({ ready: 1 })
+      // A session of other settings gets a Pod of its own.
+      const other = await pooled.create({ projectDir: project(), sessionId: 'kube-pool-c', devcontainer: false, env: { OTHER: '1' } })
+      ids.push('kube-pool-c')
+      expect(other.containerId).toMatch(/^cis-kube-pool-c-/)
+    } finally {
+      await Promise.all(ids.map((id) => pooled.destroy(id).catch(() => {})))
+    }
+  })
+
   it('a lifecycle step that fails fails the create, and leaves no Pod and no session', async () => {
     const dir = project({ 'README.md': 'x\n', '.devcontainer/devcontainer.json': JSON.stringify({ image, postCreateCommand: 'echo broken >&2; exit 3' }) })
     made.push('kube-dc-fail')
@@ -385,7 +418,6 @@ describe('Workspaces on Kubernetes', () => {
       code: 'UNSUPPORTED',
       message: expect.stringContaining("create's network"),
     })
-    expect(() => new Workspaces({ baseDir, engine: { kubernetes }, pool: { size: 1 } })).toThrow(/pool is not available for sessions on Kubernetes/)
     expect(() => new Workspaces({ baseDir, engine: { kubernetes, socketPath: '/x' } })).toThrow(/no other engine field/)
     await expect(workspaces.containerAccess('kube-net')).rejects.toMatchObject({ code: 'UNSUPPORTED' })
     expect(workspaces.poolStatus()).toBeUndefined()

@@ -11,14 +11,16 @@
 // - `shell(id).execute('true')` (Magenta's Shell, agent only) against `kubectl exec -- bash -c true`;
 // - a ready session (`Workspaces` on the cluster: create from a small git project → environment
 //   → shell.execute('true'), the clone copied in), against the ready Pod of kubectl above, and
-//   `changes()` of that session (its workspace read back) against `kubectl exec -- tar -c`.
+//   `changes()` of that session (its workspace read back) against `kubectl exec -- tar -c`;
+// - the same ready session from a warm pool (`pool: { size: 1 }`, the pool full before each
+//   timed create: a ready member claimed, relabelled, given the clone).
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { run, table, time } from './common.mjs'
+import { median, run, table, time } from './common.mjs'
 import { KubeCluster } from '../scripts/kube-cluster.mjs'
 
 const require = createRequire(import.meta.url)
@@ -111,6 +113,24 @@ try {
   const readBack = await time(() => workspaces.changes(sessions[0]))
   for (const sessionId of sessions) await workspaces.destroy(sessionId)
 
+  const pooled = new Workspaces({ engine: { kubernetes }, baseDir: options(true).baseDir, image, pull: 'never', pool: { size: 1 } })
+  const warmMs = []
+  await pooled.create({ projectDir: project, sessionId: 'warmup', devcontainer: false })
+  sessions.length = 0
+  sessions.push('warmup')
+  for (let i = 0; i < readyN; i++) {
+    await pooled.poolReady()
+    const sessionId = `warm${n++}`
+    const started = performance.now()
+    const info = await pooled.create({ projectDir: project, sessionId, devcontainer: false })
+    const env = await pooled.environment(sessionId, 'bench')
+    await env.shell.execute('true', { toolRequestId: 'ready' })
+    warmMs.push(performance.now() - started)
+    if (!info.containerId.startsWith('wp-')) throw new Error(`session ${sessionId} got no pool member`)
+    sessions.push(sessionId)
+  }
+  for (const sessionId of sessions) await pooled.destroy(sessionId)
+
   const show = (column, label) =>
     table(`Kubernetes ${d.versions.kubernetes}, two nodes, ${image} (ms, medians): ${label}`, [
       ['ready Pod (create → exec true)', readyKubectl, column === 2 ? readyAgent : readyPlain],
@@ -118,6 +138,7 @@ try {
     ], ['kubectl', 'ours'])
   table(`Kubernetes ${d.versions.kubernetes}: Workspaces sessions (ms, medians)`, [
     ['ready session (create → environment → execute true)', readyKubectl, readySession],
+    ['ready session from a warm pool', readyKubectl, median(warmMs)],
     ['changes() (workspace read back) vs kubectl exec tar -c', readBackKubectl, readBack],
   ], ['kubectl', 'ours'])
   show(2, 'through the session agent')

@@ -42,9 +42,9 @@ go to the snapshot's repository under the base directory).
   --base-dir D    state directory (default $CONTAINER_ISOLATION_HOME or ~/.container-isolation)
   --kubernetes, --kubeconfig F, --kube-context C, --namespace N
                   sessions as Pods of a Kubernetes cluster (default: as kubectl finds it), each
-                  given its clone and read back, with no route out but --egress's relay; needs
-                  --image (the project's devcontainer.json is not read there), no --pool or
-                  --trust; checkpoints there hold the repository only
+                  given its clone and read back, with no route out but --egress's relay;
+                  devcontainer.json as far as a cluster allows it (no build, no features),
+                  --pool as Pods made ahead; checkpoints there hold the repository only
 
 Register with Claude Code: claude mcp add container-isolation -- npx container-isolation mcp --project .`
 
@@ -94,9 +94,8 @@ function defaultBaseDir() {
  * The cluster of `--kubernetes` (or any of its options), where what only an engine session
  * has is a usage error; `undefined` without them.
  */
-function clusterOptions(raw, { pool }) {
+function clusterOptions(raw) {
   if (!raw.kubernetes && ['kubeconfig', 'kube-context', 'namespace'].every((k) => raw[k] === undefined)) return undefined
-  if (pool !== undefined) throw new McpUsageError('--pool is not available for sessions on Kubernetes yet')
   const cluster = {}
   if (raw.kubeconfig !== undefined) cluster.kubeconfig = raw.kubeconfig
   if (raw['kube-context'] !== undefined) cluster.context = raw['kube-context']
@@ -137,7 +136,7 @@ function parseMcpArgs(argv) {
     pool = Number(raw.pool)
     if (!/^[0-9]+$/.test(raw.pool) || pool < 1 || pool > 16) throw new McpUsageError('--pool is a number of containers from 1 to 16')
   }
-  const kubernetes = clusterOptions(raw, { pool })
+  const kubernetes = clusterOptions(raw)
   const image = raw.image ?? process.env.CONTAINER_ISOLATION_IMAGE ?? undefined
   return {
     projectDir: path.resolve(raw.project ?? '.'),

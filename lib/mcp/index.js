@@ -51,7 +51,7 @@ async function main(argv) {
   // On a cluster, a `process` session's Pod goes with its host Lease instead of a watchdog.
   const pool = opts.pool ? { pool: { size: opts.pool } } : {}
   const workspaces = opts.kubernetes
-    ? new Workspaces({ baseDir: opts.baseDir, engine: { kubernetes: opts.kubernetes } })
+    ? new Workspaces({ baseDir: opts.baseDir, engine: { kubernetes: opts.kubernetes }, ...pool })
     : new Workspaces({ baseDir: opts.baseDir, watchdog: !opts.keep, ...pool })
   const runtime = opts.kubernetes
     ? new KubernetesRuntime({ kubernetes: opts.kubernetes, baseDir: join(opts.baseDir, 'kubernetes') })

@@ -11,6 +11,7 @@ use super::kubernetes_runtime::{kubernetes_options, KubernetesOptions};
 use super::progress::{progress_target, pull_policy};
 use super::resources::resources_from_js;
 use super::trust::host_trust;
+use super::warm_pool::pool_options;
 use super::workspaces_options::{CreateWorkspaceOptions, WorkspacesOptions};
 use crate::base_dir::resolve_base_dir;
 use crate::error::{Error, ErrorCode, Result};
@@ -74,7 +75,6 @@ pub fn pod_sessions(
     refuse_given(&[
         ("watchdog", opts.watchdog.is_some()),
         ("storage", opts.storage.is_some()),
-        ("pool", opts.pool.is_some()),
     ])
     .map_err(sync_error)?;
     let pull = pull_policy(opts.pull).map_err(sync_error)?;
@@ -82,8 +82,10 @@ pub fn pod_sessions(
     let resources = resources_from_js(opts.resources, "resources").map_err(sync_error)?;
     let idle_timeout = duration_ms(opts.idle_timeout_ms, "idleTimeoutMs").map_err(sync_error)?;
     let trust = host_trust(opts.trust, opts.allow_host_commands);
+    let pool = pool_options(opts.pool).map_err(sync_error)?;
     Ok(PodWorkspaces::new(PodWorkspacesOptions {
         trust,
+        pool,
         resources,
         idle_timeout,
         progress: progress_target(opts.on_progress),

@@ -5,6 +5,7 @@ use napi_derive::napi;
 
 use super::error::Outcome;
 use super::warm_pool::WarmPoolStatus;
+use super::workspace_sessions::Sessions;
 use super::workspaces::Workspaces;
 
 #[napi]
@@ -12,10 +13,11 @@ impl Workspaces {
     /// The warm pool as it is now; `undefined` without the `pool` option.
     #[napi(ts_return_type = "WarmPoolStatus | undefined")]
     pub fn pool_status(&self) -> Either<WarmPoolStatus, Undefined> {
-        let Ok(inner) = self.on_engine("poolStatus") else {
-            return Either::B(());
+        let status = match &self.sessions {
+            Sessions::Engine(sessions) => sessions.pool_status(),
+            Sessions::Pods(pods) => pods.pool_status(),
         };
-        match inner.pool_status() {
+        match status {
             Some(status) => Either::A(status.into()),
             None => Either::B(()),
         }
@@ -27,10 +29,10 @@ impl Workspaces {
     /// `undefined` without the `pool` option.
     #[napi(ts_return_type = "Promise<WarmPoolStatus | undefined>")]
     pub async fn pool_ready(&self) -> Outcome<Option<WarmPoolStatus>> {
-        let inner = self.on_engine("poolReady");
-        async move { inner?.pool_ready().await }
-            .await
-            .map(|status| status.map(WarmPoolStatus::from))
-            .into()
+        let ready = match &self.sessions {
+            Sessions::Engine(sessions) => sessions.pool_ready().await,
+            Sessions::Pods(pods) => pods.pool_ready().await,
+        };
+        ready.map(|status| status.map(WarmPoolStatus::from)).into()
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams};
 use kube::Api;
 use tokio::sync::OnceCell;
 
@@ -17,31 +17,23 @@ use super::cluster_check::{check_cluster, ClusterCheck};
 use super::cluster_client::{connect, Cluster, KubernetesOptions};
 use super::cluster_survey::{survey_cluster, ClusterSurvey};
 use super::host_lease::{create_host_lease, reap_lapsed};
-use super::network_policy::ensure_deny_all;
 use super::pod_again::made_again;
 use super::pod_agent::PodAgents;
+use super::pod_creation::START_LIMIT;
 use super::pod_exec::{run_in_pod, run_plain};
 use super::pod_info::{configured_user, info_from_pod};
 use super::pod_logs::follow_logs;
-use super::pod_services::add_services;
 use super::pod_wait::{read_pod, until_exited, until_gone, until_started};
-use super::session_pod::{session_pod, PodPlacement};
 use crate::agent::AgentConnection;
 use crate::base_dir::resolve_base_dir;
-use crate::compose_services::StoredServices;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
 use crate::engine::PullPolicy;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::OutputLine;
 use crate::runtime::exec::{ExecOutcome, ExecRequest};
-use crate::runtime::labels::{container_labels, LabelContext, BASE_DIR, MANAGED};
-use crate::runtime::{
-    container_name, ContainerInfo, Direction, Lifetime, LogsRequest, OwnerIdentity,
-};
+use crate::runtime::labels::{BASE_DIR, MANAGED};
+use crate::runtime::{ContainerInfo, Direction, Lifetime, LogsRequest};
 
-/// How long `create` and `start` wait for the Pod's container to start (scheduling, the
-/// node's image, the sandbox).
-const START_LIMIT: Duration = Duration::from_secs(120);
 /// How long `remove` waits for the Pod to go.
 const REMOVE_LIMIT: Duration = Duration::from_secs(60);
 /// Grace period of `stop` when the caller gives none.
@@ -58,13 +50,13 @@ pub struct KubernetesRuntimeOptions {
 }
 
 pub struct KubernetesRuntime {
-    options: KubernetesOptions,
-    default_image: Option<String>,
-    base_dir: PathBuf,
-    pull: PullPolicy,
+    pub(super) options: KubernetesOptions,
+    pub(super) default_image: Option<String>,
+    pub(super) base_dir: PathBuf,
+    pub(super) pull: PullPolicy,
     cluster: OnceCell<Cluster>,
     lease: OnceCell<OwnerReference>,
-    deny_all: OnceCell<()>,
+    pub(super) deny_all: OnceCell<()>,
     /// Whether `exec` goes through the Pod's agent where it can, and the agents started.
     agent: bool,
     agents: PodAgents,
@@ -104,7 +96,7 @@ impl KubernetesRuntime {
             .await
     }
 
-    async fn pods(&self) -> Result<Api<Pod>> {
+    pub(super) async fn pods(&self) -> Result<Api<Pod>> {
         let cluster = self.cluster().await?;
         Ok(Api::namespaced(cluster.client.clone(), &cluster.namespace))
     }
@@ -159,11 +151,14 @@ impl KubernetesRuntime {
         self.agents.live(id)
     }
 
-    fn remember(&self, name: &str) {
+    pub(super) fn remember(&self, name: &str) {
         self.known.lock().unwrap().insert(name.to_string());
     }
 
-    async fn placement_owner(&self, lifetime: Lifetime) -> Result<Option<OwnerReference>> {
+    pub(super) async fn placement_owner(
+        &self,
+        lifetime: Lifetime,
+    ) -> Result<Option<OwnerReference>> {
         if lifetime != Lifetime::Process {
             return Ok(None);
         }
@@ -173,94 +168,6 @@ impl KubernetesRuntime {
             .get_or_try_init(|| create_host_lease(cluster))
             .await?;
         Ok(Some(owner.clone()))
-    }
-
-    async fn make_pod(
-        &self,
-        config: &ContainerConfig,
-        name: &str,
-        services: Option<&StoredServices>,
-    ) -> Result<Pod> {
-        let image = config
-            .image
-            .clone()
-            .filter(|i| !i.is_empty())
-            .or_else(|| self.default_image.clone())
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "container '{name}': no image (the config's, or the runtime's)"
-                ))
-            })?;
-        let base_dir = self.base_dir.to_string_lossy();
-        let session = config
-            .session_id
-            .clone()
-            .or_else(|| config.id.clone())
-            .unwrap_or_else(|| name.to_string());
-        let labels = container_labels(
-            &config.labels,
-            &LabelContext {
-                session: &session,
-                image: &image,
-                lifetime: config.lifetime,
-                base_dir: &base_dir,
-                clone_path: config.clone_path.as_deref().unwrap_or(""),
-                project_dir: config.project_dir.as_deref().unwrap_or(""),
-                job: config.command.is_some(),
-                owner: OwnerIdentity::current(),
-                created_at_ms: chrono::Utc::now().timestamp_millis(),
-            },
-        );
-        let cluster = self.cluster().await?;
-        let owner = self.placement_owner(config.lifetime).await?;
-        let placement = PodPlacement {
-            namespace: &cluster.namespace,
-            runtime_class: self.options.runtime_class.as_deref(),
-            owner,
-            pull: self.pull,
-        };
-        let mut pod = session_pod(config, name, &image, &labels, &placement)?;
-        if let Some(services) = services {
-            add_services(&mut pod, services, config, config.pull.unwrap_or(self.pull))?;
-        }
-        Ok(pod)
-    }
-
-    /// `create`, with a Compose devcontainer's other services as containers of the Pod,
-    /// started before the session's in their dependency order.
-    pub async fn create_with_services(
-        &self,
-        config: ContainerConfig,
-        services: Option<&StoredServices>,
-    ) -> Result<String> {
-        config.validate()?;
-        let name = container_name(config.name.as_deref(), config.id.as_deref())?;
-        let pod = self.make_pod(&config, &name, services).await?;
-        if config.network.as_deref() == Some("none") {
-            let cluster = self.cluster().await?;
-            self.deny_all
-                .get_or_try_init(|| ensure_deny_all(cluster))
-                .await?;
-        }
-        self.submit(&self.pods().await?, &pod, &name).await?;
-        Ok(name)
-    }
-
-    /// Makes the Pod and waits for its container to start; a Pod that cannot start is
-    /// removed and the reason rejected.
-    async fn submit(&self, pods: &Api<Pod>, pod: &Pod, name: &str) -> Result<()> {
-        let subject = format!("create Pod '{name}'");
-        pods.create(&PostParams::default(), pod)
-            .await
-            .map_err(|err| from_kube(err, &subject, "create pods"))?;
-        self.remember(name);
-        if let Err(err) = until_started(pods, name, START_LIMIT).await {
-            let _ = pods
-                .delete(name, &DeleteParams::default().grace_period(0))
-                .await;
-            return Err(err);
-        }
-        Ok(())
     }
 }
 

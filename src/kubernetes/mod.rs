@@ -11,6 +11,7 @@ mod kubernetes_runtime;
 mod network_policy;
 mod pod_again;
 mod pod_agent;
+mod pod_creation;
 mod pod_environment;
 mod pod_exec;
 mod pod_files;

@@ -9,6 +9,7 @@ mod pod_egress;
 mod pod_idle;
 mod pod_lifecycle;
 mod pod_names;
+mod pod_pool;
 mod pod_ports;
 mod pod_reap;
 mod pod_running;

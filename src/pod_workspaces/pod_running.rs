@@ -29,7 +29,7 @@ impl PodWorkspaces {
         self.copy_clone_in(record).await
     }
 
-    async fn copy_clone_in(&self, record: &WorkspaceRecord) -> Result<()> {
+    pub(super) async fn copy_clone_in(&self, record: &WorkspaceRecord) -> Result<()> {
         let owner = self.workspace_owner(record).await?;
         let clone = PathBuf::from(&record.clone_path);
         let folder = record.container_mount_path.as_str();

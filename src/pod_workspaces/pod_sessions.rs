@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::pod_pool::PodMembers;
 use super::pod_settings::{devcontainer_settings, session_record};
 use crate::clone::{validate_session_id, CloneManager};
 use crate::container_environment::ShellSettings;
@@ -23,6 +24,7 @@ use crate::progress::{Phase, Progress, ProgressTarget};
 use crate::runtime::{Lifetime, ResourceLimits, UseGuard};
 use crate::session_settings::{ProbeCache, Trust};
 use crate::terminal::{TerminalInput, TerminalOutput, TerminalRequest};
+use crate::warm_pool::{PoolKey, PoolOptions, WarmPool};
 use crate::workspace::{
     load_record, remove_record, session_ids, IdleTracker, WorkspaceInfo, WorkspaceRecord,
     KEEP_CHECKPOINTS,
@@ -48,6 +50,8 @@ pub struct PodWorkspacesOptions {
     /// What a session's devcontainer.json may reach beyond the session, unless `create`
     /// gives its own (default: nothing).
     pub trust: Trust,
+    /// Pods made ahead for the settings of the latest session.
+    pub pool: Option<PoolOptions>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -80,6 +84,7 @@ pub struct PodWorkspaces {
     trust: Trust,
     /// The Pods' environments as read in each start, for devcontainer sessions.
     pub(super) probes: ProbeCache,
+    pub(super) pool: Option<WarmPool<PodMembers>>,
     /// Egress set by this process, with its callbacks, by session.
     pub(super) egress_set: SessionEgress,
     /// The ports this process serves for its sessions.
@@ -101,9 +106,18 @@ impl PodWorkspaces {
         let mut runtime = options.runtime;
         let image = runtime.image.clone().filter(|i| !i.is_empty());
         runtime.base_dir = Some(base.to_string_lossy().into_owned());
+        let runtime = Arc::new(KubernetesRuntime::new(runtime));
+        let pool = options.pool.map(|pool| {
+            let tag = PoolKey::of(&[&base.to_string_lossy()]).as_str()[..8].to_string();
+            let members = PodMembers {
+                runtime: runtime.clone(),
+            };
+            WarmPool::new(pool, &base, &tag, members)
+        });
         PodWorkspaces {
             clones: Arc::new(CloneManager::new(base.clone())),
-            runtime: Arc::new(KubernetesRuntime::new(runtime)),
+            runtime,
+            pool,
             image,
             base,
             egress: options.egress,
@@ -164,6 +178,7 @@ impl PodWorkspaces {
     pub async fn create(self: &Arc<Self>, request: CreatePodWorkspace) -> Result<WorkspaceInfo> {
         validate_session_id(&request.session_id)?;
         request.resources.validate("resources")?;
+        let _creating = self.pool_pause();
         self.mark_used(&request.session_id);
         let resources = request.resources.over(self.resources);
         let lock = self.lock_for(&request.session_id);
@@ -210,7 +225,7 @@ impl PodWorkspaces {
                 return Err(err);
             }
         };
-        let record = WorkspaceRecord {
+        let mut record = WorkspaceRecord {
             pod_resources: resources,
             pod_egress: Some(egress.spec.clone()),
             ..session_record(
@@ -227,7 +242,7 @@ impl PodWorkspaces {
             .as_ref()
             .or(self.progress.as_ref())
             .map_or_else(Progress::none, |p| p.for_session(&record.session_id));
-        if let Err(err) = self.bring_up(&record, &progress).await {
+        if let Err(err) = self.bring_up_pooled(&mut record, &progress).await {
             let _ = self.runtime.remove(&record.container_id).await;
             self.drop_clone(&record.session_id).await;
             return Err(err);

@@ -28,4 +28,10 @@ pub trait MemberFactory: Send + Sync + 'static {
     /// The memory limit of a member made from `recipe`, if it has one: the host must have
     /// it to spare on top of the pool's own margin.
     fn memory(&self, recipe: &Self::Recipe) -> Option<u64>;
+
+    /// Whether members run on this host, whose load and memory then decide when one is made
+    /// (a cluster's members run on its nodes).
+    fn on_this_host(&self) -> bool {
+        true
+    }
 }

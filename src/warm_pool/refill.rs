@@ -109,8 +109,13 @@ pub async fn refill<F: MemberFactory>(pool: Weak<Shared<F>>, changed: Arc<Notify
         let job = {
             let mut state = shared.state();
             let was_waiting = state.waiting_for_host.is_some();
-            let job =
-                state.next_job(|recipe| lacking(&shared.options, shared.factory.memory(recipe)));
+            let factory = &shared.factory;
+            let job = state.next_job(|recipe| {
+                factory
+                    .on_this_host()
+                    .then(|| lacking(&shared.options, factory.memory(recipe)))
+                    .flatten()
+            });
             if state.waiting_for_host.is_some() != was_waiting {
                 shared.changed.notify_waiters();
             }

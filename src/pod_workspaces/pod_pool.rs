@@ -1,0 +1,150 @@
+//! A warm pool of session Pods: Pods of the latest session's settings made ahead (owned by
+//! the host Lease, so they go with this process; their agent started), one claimed by a new
+//! session with the same settings — relabelled as the session's (a Pod's name cannot change,
+//! so the session keeps the member's), given the clone, its relay attached and its creation
+//! steps run. A member that cannot be made the session's before anything of the session ran
+//! in it is removed and the Pod made as without a pool.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::pod_sessions::PodWorkspaces;
+use super::pod_settings::pod_config;
+use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::error::Result;
+use crate::kubernetes::{pod_user, KubernetesRuntime};
+use crate::progress::{Phase, Progress};
+use crate::runtime::Lifetime;
+use crate::warm_pool::{Creating, Member, MemberFactory, PoolKey, PoolStatus};
+use crate::workspace::WorkspaceRecord;
+
+/// The label that marks a Pod as a pool member, with its settings' key.
+const POOL_LABEL: &str = "dev.container-isolation.pool";
+
+pub struct PodMembers {
+    pub(super) runtime: Arc<KubernetesRuntime>,
+}
+
+impl MemberFactory for PodMembers {
+    type Recipe = ContainerConfig;
+
+    async fn make(
+        &self,
+        recipe: &ContainerConfig,
+        key: &PoolKey,
+        name: &str,
+        _folder: &Path,
+    ) -> Result<String> {
+        let mut config = recipe.clone();
+        config.name = Some(name.to_string());
+        config.lifetime = Lifetime::Process;
+        config
+            .labels
+            .insert(POOL_LABEL.to_string(), key.as_str().to_string());
+        self.runtime.create(config).await?;
+        // The agent started now, not at the claim.
+        if let Err(err) = pod_user(&self.runtime, name, None).await {
+            let _ = self.runtime.remove(name).await;
+            return Err(err);
+        }
+        Ok(name.to_string())
+    }
+
+    async fn remove(&self, name: &str) {
+        let _ = self.runtime.remove(name).await;
+    }
+
+    /// A Pod's memory is its node's, not this host's.
+    fn memory(&self, _recipe: &ContainerConfig) -> Option<u64> {
+        None
+    }
+
+    fn on_this_host(&self) -> bool {
+        false
+    }
+}
+
+/// The Pod settings a session's record gives, as a pool member is made from them, and
+/// their key: every field of the Pod's config but its name.
+fn recipe_of(runtime_config: ContainerConfig) -> (PoolKey, ContainerConfig) {
+    let recipe = ContainerConfig {
+        name: None,
+        lifetime: Lifetime::Process,
+        ..runtime_config
+    };
+    (PoolKey::of(&[&format!("{recipe:?}")]), recipe)
+}
+
+impl PodWorkspaces {
+    /// While held, the pool makes no member.
+    pub(super) fn pool_pause(&self) -> Option<Creating<PodMembers>> {
+        self.pool.as_ref().map(|pool| pool.creating())
+    }
+
+    /// The session's Pod, brought up (a claimed member, else made), with the pool then
+    /// wanting members of its settings. The record names the Pod it got.
+    pub(super) async fn bring_up_pooled(
+        &self,
+        record: &mut WorkspaceRecord,
+        progress: &Progress,
+    ) -> Result<()> {
+        let Some(pool) = self.pool.as_ref().filter(|_| record.compose.is_none()) else {
+            return self.bring_up(record, progress).await;
+        };
+        let (key, recipe) = recipe_of(pod_config(record, self.pod_variables(record)));
+        let claimed = match pool.take(&key) {
+            Some(member) => self.claim(record, member, progress).await?,
+            None => false,
+        };
+        pool.want(key, recipe);
+        if claimed {
+            return Ok(());
+        }
+        self.bring_up(record, progress).await
+    }
+
+    /// Makes `member` the session's Pod; false (the member removed, the record as it was)
+    /// where it could not be before anything of the session ran in it.
+    async fn claim(
+        &self,
+        record: &mut WorkspaceRecord,
+        member: Member,
+        progress: &Progress,
+    ) -> Result<bool> {
+        let own_name = std::mem::replace(&mut record.container_id, member.name.clone());
+        let claiming = format!("claiming Pod {} from the warm pool", member.name);
+        progress.step(Phase::Create, &claiming);
+        let made_the_sessions = async {
+            let config = pod_config(record, self.pod_variables(record));
+            self.runtime.claim_pod(&member.name, &config).await?;
+            progress.step(Phase::Create, "copying the repository into the Pod");
+            self.copy_clone_in(record).await
+        }
+        .await;
+        if let Err(err) = made_the_sessions {
+            tracing::warn!("warm pool: member '{}' not claimed: {err}", member.name);
+            if let Some(pool) = &self.pool {
+                pool.discard(&member).await;
+            }
+            record.container_id = own_name;
+            return Ok(false);
+        }
+        self.attach_relay(record).await?;
+        self.run_creation_steps(record, progress).await?;
+        Ok(true)
+    }
+
+    /// The warm pool as it is now; `None` without one.
+    pub fn pool_status(&self) -> Option<PoolStatus> {
+        self.pool.as_ref().map(|pool| pool.status())
+    }
+
+    /// Once the pool is full for the settings of the latest session (or cannot be filled
+    /// now); rejects with a member's failure meanwhile.
+    pub async fn pool_ready(&self) -> Result<Option<PoolStatus>> {
+        match &self.pool {
+            Some(pool) => pool.ready().await.map(Some),
+            None => Ok(None),
+        }
+    }
+}
