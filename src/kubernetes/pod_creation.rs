@@ -15,7 +15,7 @@ use super::kubernetes_runtime::KubernetesRuntime;
 use super::network_policy::ensure_deny_all;
 use super::pod_labels::split_labels;
 use super::pod_services::add_services;
-use super::pod_wait::{read_pod, until_started};
+use super::pod_wait::until_started;
 use super::session_pod::{session_pod, PodPlacement};
 use crate::compose_services::StoredServices;
 use crate::container_runtime::ContainerConfig;
@@ -126,33 +126,42 @@ impl KubernetesRuntime {
         Ok(())
     }
 
-    /// Makes the running Pod `name` (a warm pool member, made from the same spec) the one
-    /// `config` describes: its labels and annotations replaced (the member's own removed)
-    /// and its owner set (the host Lease for a `'process'` lifetime, none otherwise).
-    pub async fn claim_pod(&self, name: &str, config: &ContainerConfig) -> Result<()> {
+    /// Makes the running Pod `name` (a warm pool member, made from the same spec with the
+    /// `pool_label`) the one `config` describes: its labels and annotations replaced (the
+    /// same keys, the pool's removed) and its owner set (the host Lease for a `'process'`
+    /// lifetime, none otherwise), in one merge patch.
+    pub async fn claim_pod(
+        &self,
+        name: &str,
+        config: &ContainerConfig,
+        pool_label: &str,
+    ) -> Result<()> {
         let (_, labels) = self.image_and_labels(config, name)?;
         let (labels, annotations) = split_labels(&labels);
         let owner = self.placement_owner(config.lifetime).await?;
-        let pods = self.pods().await?;
-        let current = read_pod(&pods, name).await?.metadata;
-        let replaced = |now: Option<BTreeMap<String, String>>, new: BTreeMap<String, String>| {
-            let mut map = serde_json::Map::new();
-            for key in now.unwrap_or_default().into_keys() {
-                map.insert(key, serde_json::Value::Null);
-            }
-            for (key, value) in new {
-                map.insert(key, serde_json::Value::String(value));
-            }
-            serde_json::Value::Object(map)
-        };
+        // Every key of ours is an annotation; the label of those whose value is no label
+        // value is removed, as is the pool's.
+        let null = serde_json::Value::Null;
+        let mut label_patch: serde_json::Map<String, serde_json::Value> = annotations
+            .keys()
+            .chain([&pool_label.to_string()])
+            .map(|k| (k.clone(), null.clone()))
+            .collect();
+        label_patch.extend(labels.into_iter().map(|(k, v)| (k, v.into())));
+        let mut annotations: serde_json::Map<String, serde_json::Value> = annotations
+            .into_iter()
+            .map(|(k, v)| (k, v.into()))
+            .collect();
+        annotations.insert(pool_label.to_string(), null);
         let patch = serde_json::json!({
             "metadata": {
-                "labels": replaced(current.labels, labels),
-                "annotations": replaced(current.annotations, annotations),
+                "labels": label_patch,
+                "annotations": annotations,
                 "ownerReferences": owner.map(|o| vec![o]),
             }
         });
         let subject = format!("claim Pod '{name}'");
+        let pods = self.pods().await?;
         pods.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|err| from_kube(err, &subject, "patch pods"))?;

@@ -1,8 +1,8 @@
 //! A warm pool of session Pods: Pods of the latest session's settings made ahead (owned by
-//! the host Lease, so they go with this process; their agent started), one claimed by a new
-//! session with the same settings — relabelled as the session's (a Pod's name cannot change,
-//! so the session keeps the member's), given the clone, its relay attached and its creation
-//! steps run. A member that cannot be made the session's before anything of the session ran
+//! the host Lease, so they go with this process; their agent and relay started), one claimed
+//! by a new session with the same settings — relabelled as the session's (a Pod's name cannot
+//! change, so the session keeps the member's), given the clone, its relay handed the
+//! session's policy and its creation steps run. A member that cannot be made the session's before anything of the session ran
 //! in it is removed and the Pod made as without a pool.
 
 use std::path::Path;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::pod_sessions::PodWorkspaces;
 use super::pod_settings::pod_config;
 use crate::container_runtime::{ContainerConfig, ContainerRuntime};
+use crate::egress::Egress;
 use crate::error::Result;
 use crate::kubernetes::{pod_user, KubernetesRuntime};
 use crate::progress::{Phase, Progress};
@@ -25,25 +26,42 @@ pub struct PodMembers {
     pub(super) runtime: Arc<KubernetesRuntime>,
 }
 
+/// What a member is made from: its Pod's config, and the egress whose relay it runs (the
+/// claiming session's policy replaces this one's; the bounds are the same).
+pub struct PodRecipe {
+    config: ContainerConfig,
+    egress: Option<Egress>,
+}
+
+impl PodMembers {
+    /// The member's agent and relay, started now rather than at the claim.
+    async fn warm(&self, name: &str, egress: Option<&Egress>) -> Result<()> {
+        pod_user(&self.runtime, name, None).await?;
+        if let Some(egress) = egress {
+            self.runtime.attach_relay(name, name, egress).await?;
+        }
+        Ok(())
+    }
+}
+
 impl MemberFactory for PodMembers {
-    type Recipe = ContainerConfig;
+    type Recipe = PodRecipe;
 
     async fn make(
         &self,
-        recipe: &ContainerConfig,
+        recipe: &PodRecipe,
         key: &PoolKey,
         name: &str,
         _folder: &Path,
     ) -> Result<String> {
-        let mut config = recipe.clone();
+        let mut config = recipe.config.clone();
         config.name = Some(name.to_string());
         config.lifetime = Lifetime::Process;
         config
             .labels
             .insert(POOL_LABEL.to_string(), key.as_str().to_string());
         self.runtime.create(config).await?;
-        // The agent started now, not at the claim.
-        if let Err(err) = pod_user(&self.runtime, name, None).await {
+        if let Err(err) = self.warm(name, recipe.egress.as_ref()).await {
             let _ = self.runtime.remove(name).await;
             return Err(err);
         }
@@ -55,7 +73,7 @@ impl MemberFactory for PodMembers {
     }
 
     /// A Pod's memory is its node's, not this host's.
-    fn memory(&self, _recipe: &ContainerConfig) -> Option<u64> {
+    fn memory(&self, _recipe: &PodRecipe) -> Option<u64> {
         None
     }
 
@@ -65,14 +83,16 @@ impl MemberFactory for PodMembers {
 }
 
 /// The Pod settings a session's record gives, as a pool member is made from them, and
-/// their key: every field of the Pod's config but its name.
-fn recipe_of(runtime_config: ContainerConfig) -> (PoolKey, ContainerConfig) {
-    let recipe = ContainerConfig {
+/// their key: every field of the Pod's config but its name, and the relay's bounds.
+fn recipe_of(config: ContainerConfig, egress: Option<Egress>) -> (PoolKey, PodRecipe) {
+    let config = ContainerConfig {
         name: None,
         lifetime: Lifetime::Process,
-        ..runtime_config
+        ..config
     };
-    (PoolKey::of(&[&format!("{recipe:?}")]), recipe)
+    let bounds = egress.as_ref().map(|e| (e.max_connections(), e.idle()));
+    let key = PoolKey::of(&[&format!("{config:?}"), &format!("{bounds:?}")]);
+    (key, PodRecipe { config, egress })
 }
 
 impl PodWorkspaces {
@@ -91,7 +111,8 @@ impl PodWorkspaces {
         let Some(pool) = self.pool.as_ref().filter(|_| record.compose.is_none()) else {
             return self.bring_up(record, progress).await;
         };
-        let (key, recipe) = recipe_of(pod_config(record, self.pod_variables(record)));
+        let config = pod_config(record, self.pod_variables(record));
+        let (key, recipe) = recipe_of(config, self.egress_of(record));
         let claimed = match pool.take(&key) {
             Some(member) => self.claim(record, member, progress).await?,
             None => false,
@@ -114,14 +135,16 @@ impl PodWorkspaces {
         let own_name = std::mem::replace(&mut record.container_id, member.name.clone());
         let claiming = format!("claiming Pod {} from the warm pool", member.name);
         progress.step(Phase::Create, &claiming);
-        let made_the_sessions = async {
-            let config = pod_config(record, self.pod_variables(record));
-            self.runtime.claim_pod(&member.name, &config).await?;
-            progress.step(Phase::Create, "copying the repository into the Pod");
-            self.copy_clone_in(record).await
-        }
-        .await;
-        if let Err(err) = made_the_sessions {
+        // The relabelling, the copy and the relay are independent: at once.
+        let config = pod_config(record, self.pod_variables(record));
+        let relabelled = self.runtime.claim_pod(&member.name, &config, POOL_LABEL);
+        progress.step(Phase::Create, "copying the repository into the Pod");
+        let (relabelled, copied, relayed) = tokio::join!(
+            relabelled,
+            self.copy_clone_in(record),
+            self.attach_relay(record)
+        );
+        if let Err(err) = relabelled.and(copied) {
             tracing::warn!("warm pool: member '{}' not claimed: {err}", member.name);
             if let Some(pool) = &self.pool {
                 pool.discard(&member).await;
@@ -129,7 +152,7 @@ impl PodWorkspaces {
             record.container_id = own_name;
             return Ok(false);
         }
-        self.attach_relay(record).await?;
+        relayed?;
         self.run_creation_steps(record, progress).await?;
         Ok(true)
     }

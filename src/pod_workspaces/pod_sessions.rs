@@ -250,7 +250,15 @@ impl PodWorkspaces {
         let ready = format!("Pod {} ready", record.container_id);
         progress.step(Phase::Create, &ready);
         crate::workspace::save_record(&self.base, &record)?;
-        self.info(record).await
+        // The idle clock starts when the session is ready, not when its create began.
+        self.mark_used(&record.session_id);
+        // Running: it was brought up just now.
+        let ports = self.forwards.listed(&record.session_id);
+        Ok(WorkspaceInfo {
+            record,
+            state: "running".to_string(),
+            ports,
+        })
     }
 
     pub async fn get(&self, session_id: &str) -> Result<Option<WorkspaceInfo>> {
