@@ -368,7 +368,7 @@ describe('Workspaces on Kubernetes', () => {
       expect(second.containerId).toMatch(/^wp-/)
       await sleep(100)
       expect(events[0]).toBe(`claiming Pod ${second.containerId} from the warm pool`)
-      const labels = (await pods.inspect(second.containerId)).labels
+      const labels = (await pods.inspect(second.containerId)).labels ?? {}
       expect(labels['dev.container-isolation.lifetime']).toBe('session')
       expect(labels['dev.container-isolation.pool']).toBeUndefined()
       const env = await pooled.environment(ids[1], 't1', { logDir })

@@ -14,8 +14,25 @@ use crate::runtime::ContainerState;
 use crate::workspace::WorkspaceRecord;
 
 impl PodWorkspaces {
-    /// A new Pod for the record, given the host clone (owned by the session's user).
-    pub(super) async fn make_pod(
+    /// The clone copied into the running Pod, owned by the session's user.
+    pub(super) async fn copy_clone_in(&self, record: &WorkspaceRecord) -> Result<()> {
+        let owner = self.workspace_owner(record).await?;
+        let clone = PathBuf::from(&record.clone_path);
+        let folder = record.container_mount_path.as_str();
+        copy_in(&self.runtime, &record.container_id, (&clone, folder), owner).await
+    }
+
+    /// The clone copied in and the relay attached, at once (both wait for the Pod's agent,
+    /// started once), then the creation steps, which may use both.
+    async fn fill_and_run(&self, record: &WorkspaceRecord, progress: &Progress) -> Result<()> {
+        let (copied, relayed) = tokio::join!(self.copy_clone_in(record), self.attach_relay(record));
+        copied.and(relayed)?;
+        self.run_creation_steps(record, progress).await
+    }
+
+    /// A new Pod for the record, given the clone, its relay attached and its creation
+    /// steps run.
+    pub(super) async fn bring_up(
         &self,
         record: &WorkspaceRecord,
         progress: &Progress,
@@ -26,25 +43,7 @@ impl PodWorkspaces {
         let services = record.compose.as_ref();
         self.runtime.create_with_services(config, services).await?;
         progress.step(Phase::Create, "copying the repository into the Pod");
-        self.copy_clone_in(record).await
-    }
-
-    pub(super) async fn copy_clone_in(&self, record: &WorkspaceRecord) -> Result<()> {
-        let owner = self.workspace_owner(record).await?;
-        let clone = PathBuf::from(&record.clone_path);
-        let folder = record.container_mount_path.as_str();
-        copy_in(&self.runtime, &record.container_id, (&clone, folder), owner).await
-    }
-
-    /// A new Pod for the record, its relay attached and its creation steps run.
-    pub(super) async fn bring_up(
-        &self,
-        record: &WorkspaceRecord,
-        progress: &Progress,
-    ) -> Result<()> {
-        self.make_pod(record, progress).await?;
-        self.attach_relay(record).await?;
-        self.run_creation_steps(record, progress).await
+        self.fill_and_run(record, progress).await
     }
 
     /// The session's Pod running with its workspace: started again (a fresh file system,
@@ -55,9 +54,7 @@ impl PodWorkspaces {
             Ok(info) if info.state == ContainerState::Running => self.attach_relay(record).await,
             Ok(_) => {
                 self.runtime.start(pod).await?;
-                self.copy_clone_in(record).await?;
-                self.attach_relay(record).await?;
-                self.run_creation_steps(record, &Progress::none()).await
+                self.fill_and_run(record, &Progress::none()).await
             }
             Err(err) if err.code == ErrorCode::ContainerNotFound => {
                 self.bring_up(record, &Progress::none()).await
