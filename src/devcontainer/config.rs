@@ -120,6 +120,23 @@ pub fn read_devcontainer_config(project: &Path) -> Result<Option<DevcontainerCon
     )
 }
 
+/// The project's devcontainer.json as a session reads it: `${localWorkspaceFolder}` is the
+/// session's `clone`, and only the host variables `allowed` names (`*`: all) are seen.
+pub fn read_for_session(
+    project: &Path,
+    clone: &Path,
+    allowed: &[String],
+) -> Result<Option<DevcontainerConfig>> {
+    let host_env = HostEnv::only(std::env::vars().collect(), allowed);
+    read_devcontainer_config_with(
+        project,
+        ReadOptions {
+            local_folder: Some(clone.to_path_buf()),
+            host_env,
+        },
+    )
+}
+
 pub fn read_devcontainer_config_with(
     project: &Path,
     options: ReadOptions,

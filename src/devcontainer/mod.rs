@@ -28,8 +28,8 @@ mod variables;
 pub use build_config::BuildConfig;
 pub use compose::ComposeConfig;
 pub use config::{
-    devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, DevcontainerConfig,
-    ReadOptions, DEFAULT_WORKSPACE_FOLDER, WAIT_FOR,
+    devcontainer_id, read_devcontainer_config, read_devcontainer_config_with, read_for_session,
+    DevcontainerConfig, ReadOptions, DEFAULT_WORKSPACE_FOLDER, WAIT_FOR,
 };
 pub use dockerfile_bases::base_images;
 pub use feature_metadata::{

@@ -10,10 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{
-    Container, EmptyDirVolumeSource, EnvVar, ExecAction, Pod, Probe, Volume, VolumeMount,
+    Container, EmptyDirVolumeSource, ExecAction, Pod, Probe, Volume, VolumeMount,
 };
 
-use super::session_pod::{container_security, numeric_user, pull_policy, resources, CONTAINER};
+use super::session_pod::{
+    container_security, env_vars, numeric_user, pull_policy, resources, CONTAINER,
+};
 use crate::compose_services::{Condition, ServiceSpec, StoredServices};
 use crate::container_runtime::ContainerConfig;
 use crate::engine::PullPolicy;
@@ -181,17 +183,7 @@ fn service_container(
         command: service.entrypoint.clone(),
         args: service.command.clone(),
         working_dir: service.working_dir.clone(),
-        env: Some(
-            service
-                .environment
-                .iter()
-                .map(|(k, v)| EnvVar {
-                    name: k.clone(),
-                    value: Some(v.clone()),
-                    value_from: None,
-                })
-                .collect(),
-        ),
+        env: Some(env_vars(&service.environment)),
         resources: resources(config),
         security_context: Some(container_security(&member, uid, gid)),
         volume_mounts: Some(mounts),

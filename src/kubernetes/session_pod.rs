@@ -82,17 +82,7 @@ pub fn session_pod(
             .clone()
             .filter(|_| config.image_command),
         working_dir: Some(config.working_directory.clone()),
-        env: Some(
-            config
-                .environment
-                .iter()
-                .map(|(k, v)| EnvVar {
-                    name: k.clone(),
-                    value: Some(v.clone()),
-                    value_from: None,
-                })
-                .collect(),
-        ),
+        env: Some(env_vars(&config.environment)),
         resources: resources(config),
         security_context: Some(container_security(config, run_as_user, run_as_group)),
         volume_mounts: Some(volume_mounts),
@@ -141,6 +131,18 @@ pub fn session_pod(
         spec: Some(spec),
         status: None,
     })
+}
+
+/// Variables as a container's `env`.
+pub(super) fn env_vars(variables: &BTreeMap<String, String>) -> Vec<EnvVar> {
+    variables
+        .iter()
+        .map(|(k, v)| EnvVar {
+            name: k.clone(),
+            value: Some(v.clone()),
+            value_from: None,
+        })
+        .collect()
 }
 
 /// What a Pod cannot do that the config asks, by option name.

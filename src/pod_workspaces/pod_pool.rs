@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::kubernetes::{pod_user, KubernetesRuntime};
 use crate::progress::{Phase, Progress};
 use crate::runtime::Lifetime;
-use crate::warm_pool::{Creating, Member, MemberFactory, PoolKey, PoolStatus};
+use crate::warm_pool::{ready_of, status_of, Creating, Member, MemberFactory, PoolKey, PoolStatus};
 use crate::workspace::WorkspaceRecord;
 
 /// The label that marks a Pod as a pool member, with its settings' key.
@@ -159,15 +159,12 @@ impl PodWorkspaces {
 
     /// The warm pool as it is now; `None` without one.
     pub fn pool_status(&self) -> Option<PoolStatus> {
-        self.pool.as_ref().map(|pool| pool.status())
+        status_of(self.pool.as_ref())
     }
 
     /// Once the pool is full for the settings of the latest session (or cannot be filled
-    /// now); rejects with a member's failure meanwhile.
+    /// now: its status says why); rejects with a member's failure meanwhile.
     pub async fn pool_ready(&self) -> Result<Option<PoolStatus>> {
-        match &self.pool {
-            Some(pool) => pool.ready().await.map(Some),
-            None => Ok(None),
-        }
+        ready_of(self.pool.as_ref()).await
     }
 }

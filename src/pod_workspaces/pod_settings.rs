@@ -11,8 +11,7 @@ use super::pod_sessions::{blocking_error, CreatePodWorkspace};
 use crate::clone::branch_name;
 use crate::compose_services::StoredServices;
 use crate::container_runtime::ContainerConfig;
-use crate::devcontainer::{read_devcontainer_config_with, HostEnv, ReadOptions};
-use crate::devcontainer::{DevcontainerConfig, DEFAULT_WORKSPACE_FOLDER};
+use crate::devcontainer::{read_for_session, DevcontainerConfig, DEFAULT_WORKSPACE_FOLDER};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime::Lifetime;
 use crate::session_settings::{
@@ -35,18 +34,9 @@ async fn read_config(
         clone.to_path_buf(),
         trust.local_env.clone(),
     );
-    tokio::task::spawn_blocking(move || {
-        let host_env = HostEnv::only(std::env::vars().collect(), &allowed);
-        read_devcontainer_config_with(
-            &at,
-            ReadOptions {
-                local_folder: Some(local_folder),
-                host_env,
-            },
-        )
-    })
-    .await
-    .map_err(blocking_error)?
+    tokio::task::spawn_blocking(move || read_for_session(&at, &local_folder, &allowed))
+        .await
+        .map_err(blocking_error)?
 }
 
 /// `UNSUPPORTED` naming the config's field and why a cluster cannot give it.

@@ -14,7 +14,7 @@ mod pool_state;
 mod refill;
 
 pub use member_factory::MemberFactory;
-pub use pool::{Creating, WarmPool};
+pub use pool::{ready_of, status_of, Creating, WarmPool};
 pub use pool_folder::place_clone;
 pub use pool_key::PoolKey;
 pub use pool_options::{PoolOptions, MAX_SIZE};

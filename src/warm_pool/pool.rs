@@ -128,3 +128,17 @@ impl<F: MemberFactory> Drop for WarmPool<F> {
         });
     }
 }
+
+/// The status of a pool a session layer may have: `None` without one.
+pub fn status_of<F: MemberFactory>(pool: Option<&WarmPool<F>>) -> Option<PoolStatus> {
+    pool.map(WarmPool::status)
+}
+
+/// Once a pool a session layer may have is full for the settings of the latest session (or
+/// cannot be filled now: its status says why); rejects with a member's failure meanwhile.
+pub async fn ready_of<F: MemberFactory>(pool: Option<&WarmPool<F>>) -> Result<Option<PoolStatus>> {
+    match pool {
+        Some(pool) => pool.ready().await.map(Some),
+        None => Ok(None),
+    }
+}

@@ -15,7 +15,7 @@ use super::workspaces::{blocking_error, Workspaces};
 use crate::container_runtime::ContainerRuntime;
 use crate::error::Result;
 use crate::runtime::{ContainerState, Lifetime};
-use crate::warm_pool::{place_clone, Creating, Member, PoolKey, PoolStatus};
+use crate::warm_pool::{place_clone, ready_of, status_of, Creating, Member, PoolKey, PoolStatus};
 use crate::workspace_volume::{remove_member_volume, volume_name};
 
 /// What a claim gave the session.
@@ -149,15 +149,12 @@ impl Workspaces {
 
     /// The warm pool as it is now; `None` without one.
     pub fn pool_status(&self) -> Option<PoolStatus> {
-        self.pool.as_ref().map(|pool| pool.status())
+        status_of(self.pool.as_ref())
     }
 
     /// Once the pool is full for the settings of the latest session (or cannot be filled
     /// now: its status says why); rejects with a member's failure meanwhile.
     pub async fn pool_ready(&self) -> Result<Option<PoolStatus>> {
-        match &self.pool {
-            Some(pool) => pool.ready().await.map(Some),
-            None => Ok(None),
-        }
+        ready_of(self.pool.as_ref()).await
     }
 }

@@ -13,9 +13,7 @@ use super::workspace_storage::{volume_name, Storage};
 use super::workspaces::{blocking_error, CreateWorkspace, WorkspaceInfo, Workspaces};
 use crate::clone::{branch_name, validate_session_id};
 use crate::compose_services::StoredServices;
-use crate::devcontainer::{
-    read_devcontainer_config_with, HostEnv, ReadOptions, DEFAULT_WORKSPACE_FOLDER,
-};
+use crate::devcontainer::{read_for_session, DEFAULT_WORKSPACE_FOLDER};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::runtime::Lifetime;
@@ -148,18 +146,9 @@ impl Workspaces {
                 clone.to_path_buf(),
                 trust.local_env.clone(),
             );
-            tokio::task::spawn_blocking(move || {
-                let host_env = HostEnv::only(std::env::vars().collect(), &allowed);
-                read_devcontainer_config_with(
-                    &at,
-                    ReadOptions {
-                        local_folder: Some(local_folder),
-                        host_env,
-                    },
-                )
-            })
-            .await
-            .map_err(blocking_error)??
+            tokio::task::spawn_blocking(move || read_for_session(&at, &local_folder, &allowed))
+                .await
+                .map_err(blocking_error)??
         } else {
             None
         };
