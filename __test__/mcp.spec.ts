@@ -64,12 +64,12 @@ describe('container-isolation mcp', () => {
     main = await startServer(project.path, ['--image', IMAGES.debian])
   })
 
-  it('lists seventeen tools, each with JSON Schema objects for its input (unknown keys refused) and output, and a description saying where it acts', async () => {
+  it('lists eighteen tools, each with JSON Schema objects for its input (unknown keys refused) and output, and a description saying where it acts', async () => {
     const { tools } = await main.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['command_kill', 'command_output', 'edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_checkpoint', 'session_close', 'session_export', 'session_fork', 'session_list', 'session_open', 'session_restore', 'write_file'],
+      ['command_input', 'command_kill', 'command_output', 'edit_file', 'find_files', 'list_directory', 'read_file', 'run_command', 'search_text', 'session_changes', 'session_checkpoint', 'session_close', 'session_export', 'session_fork', 'session_list', 'session_open', 'session_restore', 'write_file'],
     )
-    const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: [], find_files: ['pattern'], search_text: ['pattern'], session_list: [], command_output: ['commandId'], command_kill: ['commandId'] }
+    const required: Record<string, string[]> = { read_file: ['path'], write_file: ['content', 'path'], edit_file: ['newText', 'oldText', 'path'], run_command: ['command'], session_open: [], find_files: ['pattern'], search_text: ['pattern'], session_list: [], command_output: ['commandId'], command_kill: ['commandId'], command_input: ['commandId', 'keys'] }
     for (const tool of tools) {
       const schema = tool.inputSchema as { type: string; properties: Record<string, { type?: string }>; required: string[]; additionalProperties?: boolean }
       expect(schema.type, tool.name).toBe('object')
@@ -106,6 +106,7 @@ describe('container-isolation mcp', () => {
       run_command: hints(false, true, false, true),
       command_output: reads,
       command_kill: hints(false, true, true, false),
+      command_input: hints(false, true, false, false),
       session_checkpoint: hints(false, false, false, false),
       session_restore: hints(false, true, true, false),
       session_fork: hints(false, false, false, false),
@@ -295,6 +296,31 @@ describe('container-isolation mcp', () => {
     expect(output.at(-2).text).toMatch(/^a line of output/)
   }, 400_000)
 
+  it('run_command with tty: a prompt read from the screen and answered with command_input, the terminal sized as asked', async () => {
+    const asked = await main.call('run_command', { session, command: 'printf "%s cols\\n" "$(tput cols)"; read -p "name? " n; echo "hi $n"', tty: true, cols: 90, rows: 10, waitMs: 20_000 })
+    const first = asked.structuredContent
+    expect(first.running).toBe(true)
+    expect(first.output.map((l: { text: string }) => l.text)).toEqual(['90 cols', 'name?'])
+    expect(first.tty).toMatchObject({ cols: 90, rows: 10, cursorRow: 1, cursorColumn: 6 })
+    expect(first.note).toContain('command_input')
+    const answered = (await main.call('command_input', { session, commandId: first.commandId, keys: 'bob\r', waitMs: 20_000 })).structuredContent
+    expect(answered.output.map((l: { text: string }) => l.text)).toEqual(['90 cols', 'name? bob', 'hi bob'])
+    const ended = (await main.call('command_output', { session, commandId: first.commandId, waitMs: 20_000 })).structuredContent
+    expect(ended).toMatchObject({ status: 'exited', exitCode: 0, running: false })
+    // Ctrl-C ends a program that waits, as in a local terminal.
+    const waiting = (await main.call('run_command', { session, command: 'sleep 300', tty: true, waitMs: 1500 })).structuredContent
+    expect(waiting.running).toBe(true)
+    await main.call('command_input', { session, commandId: waiting.commandId, keys: '\u0003', waitMs: 10_000 })
+    const stopped = (await main.call('command_output', { session, commandId: waiting.commandId, waitMs: 10_000 })).structuredContent
+    expect(stopped.running).toBe(false)
+    expect(stopped.exitCode).toBe(130)
+    expect(await main.call('command_input', { session, commandId: stopped.commandId, keys: 'x' })).toMatchObject({ isError: true })
+    const plain = (await main.call('run_command', { session, command: 'sleep 5', background: true })).structuredContent
+    const refused = await main.call('command_input', { session, commandId: plain.commandId, keys: 'x' })
+    expect(JSON.stringify(refused.content)).toContain('runs without a terminal')
+    await main.call('command_kill', { session, commandId: plain.commandId })
+  })
+
   it('a cancelled run_command (notifications/cancelled) is terminated: its whole process tree is gone from the container', async () => {
     const controller = new AbortController()
     let started: () => void
@@ -353,7 +379,7 @@ describe('container-isolation mcp', () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ['read_file', { session, path: 42 }, /^INVALID_ARGUMENT: read_file: path: .*expected string/],
       ['run_command', { session, command: 'true', timeoutMs: 'soon' }, /^INVALID_ARGUMENT: run_command: timeoutMs: /],
-      ['run_command', { session, command: 'true', timeout: 5 }, /^INVALID_ARGUMENT: run_command: unknown argument 'timeout' \(run_command takes session, command, cwd, timeoutMs, waitMs, background\)/],
+      ['run_command', { session, command: 'true', timeout: 5 }, /^INVALID_ARGUMENT: run_command: unknown argument 'timeout' \(run_command takes session, command, cwd, timeoutMs, waitMs, background, tty, cols, rows\)/],
       ['command_output', { commandId: 'cmd-999' }, /^COMMAND_NOT_FOUND: no command 'cmd-999'/],
       ['write_file', { session }, /^INVALID_ARGUMENT: write_file: path: .*; content: /],
       ['read_file', { session, path: '../../etc/passwd' }, /^INVALID_ARGUMENT: path '..\/..\/etc\/passwd' leaves the session's workspace \/workspace/],
