@@ -78,7 +78,7 @@ export function check(transcript: Entry[]): void {
   expect(by.find.result.structuredContent.files).toEqual(['notes/hello.txt'])
   expect(by.failing.result.structuredContent).toMatchObject({ status: 'exited', exitCode: 3, output: [{ stream: 'stderr', text: 'oops' }] })
   expect(by['unknown-arg'].result.isError).toBe(true)
-  expect(text(by['unknown-arg'])).toMatch(/^INVALID_ARGUMENT: run_command: unknown argument 'timeout' \(run_command takes session, command, cwd, timeoutMs, waitMs, background\)/)
+  expect(text(by['unknown-arg'])).toMatch(/^INVALID_ARGUMENT: run_command: unknown argument 'timeout' \(run_command takes session, command, cwd, timeoutMs, waitMs, background, tty, cols, rows\)/)
 
   // The long command: started in the background, read while it runs, then waited for in
   // two calls each under the clients' 60 s; the lines read follow on without a gap.
