@@ -126,7 +126,9 @@ describe(`stand-in agents${label}`, () => {
       expect(access!.path).toBe('engine')
       expect(access!.reason).toBeTruthy()
       expect(peakRssMiB!).toBeLessThan(256)
-      expect(median(during)).toBeLessThanOrEqual(2 * quiet)
+      // Not starved: a starved call waits for the flood (hundreds of ms); on two busy cores
+      // a fair share measured up to 2.02x the quiet p50 (3.7 ms), so the bound is 3x.
+      expect(median(during)).toBeLessThanOrEqual(3 * quiet)
     }, 240_000)
   }
 })
