@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
 import { KubernetesRuntime, Workspaces } from '../lib/index.js'
+import { git, project } from './kube-project'
 
 const cluster: ClusterDescription = JSON.parse(readFileSync(process.env.TEST_KUBE_CLUSTER_JSON!, 'utf8'))
 const kubernetes = { kubeconfig: cluster.kubeconfig.session, namespace: cluster.namespace }
@@ -19,20 +20,6 @@ const image = 'container-isolation-test:debian'
 const workspaces = new Workspaces({ baseDir, engine: { kubernetes }, image, pull: 'never' })
 const runtime = new KubernetesRuntime({ kubernetes, baseDir: join(baseDir, 'kubernetes') })
 const made: string[] = []
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
-
-function project(files: Record<string, string> = { 'README.md': '# project\n' }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kube-dc-project-'))
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true })
-    writeFileSync(join(dir, name), text)
-  }
-  git(dir, 'init', '-q', '-b', 'main')
-  git(dir, 'add', '.')
-  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first')
-  return dir
-}
 
 afterAll(async () => {
   await Promise.all(made.map((id) => workspaces.destroy(id).catch(() => {})))

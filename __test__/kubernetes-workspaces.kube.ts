@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ClusterDescription } from '../scripts/kube-cluster.mjs'
 import { KubernetesRuntime, reapOrphans, Workspaces } from '../lib/index.js'
+import { git, project } from './kube-project'
 import { closeServers, startServer, text } from './mcp-harness'
 
 const cluster: ClusterDescription = JSON.parse(readFileSync(process.env.TEST_KUBE_CLUSTER_JSON!, 'utf8'))
@@ -22,20 +23,6 @@ const workspaces = new Workspaces({ baseDir, engine: { kubernetes }, image, pull
 const runtime = new KubernetesRuntime({ kubernetes, baseDir: join(baseDir, 'kubernetes') })
 const made: string[] = []
 const CLI = join(__dirname, '..', 'bin', 'container-isolation.js')
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
-
-function project(files: Record<string, string> = { 'README.md': '# project\n' }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kube-ws-project-'))
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true })
-    writeFileSync(join(dir, name), text)
-  }
-  git(dir, 'init', '-q', '-b', 'main')
-  git(dir, 'add', '.')
-  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first')
-  return dir
-}
 
 async function create(sessionId: string, dir: string, extra: Record<string, unknown> = {}) {
   made.push(sessionId)

@@ -192,6 +192,7 @@ pub(super) fn pod_config(
     let mut config = match &record.settings {
         Some(settings) => {
             let mut config = settings.container_config();
+            // `mounts[0]` is the clone's own, which is copied in instead.
             config.mounts = settings
                 .mounts
                 .iter()
